@@ -1,0 +1,61 @@
+// asnd's configuration: /etc/asn/asnd.yaml (path overridable), then command-line flags on
+// top. A bad file is refused with the file, the line, the key and the reason.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <sys/types.h>
+
+namespace asn {
+
+inline constexpr const char* kDefaultConfigPath = "/etc/asn/asnd.yaml";
+
+struct Config {
+  std::string log_level = "info";
+  std::string state_dir = "/var/lib/asn";
+
+  // listen:
+  std::string socket_path = "/run/asn/asnd.sock";
+  uint32_t socket_mode = 0660;
+  std::string socket_group;  // empty: the group of the process
+  std::string tcp_listen;    // "host:port"; empty: no TCP listener
+  bool tcp_admin = false;    // allow writes and board reset over TCP
+
+  // backend:
+  std::string backend = "emulated";
+  std::string board_name = "asn0";
+  std::string board_profile = "netfpga-1g";
+  std::string shm_dir = "/dev/shm";
+
+  // From the command line only.
+  bool reset_board = false;
+};
+
+// Values given on the command line; each one set overrides the file.
+struct ConfigOverrides {
+  std::optional<std::string> log_level;
+  std::optional<std::string> state_dir;
+  std::optional<std::string> socket_path;
+  std::optional<std::string> tcp_listen;
+  std::optional<std::string> backend;
+  std::optional<std::string> board_name;
+  std::optional<std::string> board_profile;
+  std::optional<std::string> shm_dir;
+  bool reset_board = false;
+};
+
+// Loads `path`. A missing file is an error only when `required` (the path was given
+// explicitly); otherwise the defaults stand. Throws asn::Error (kInvalidArgument) with
+// "<path>:<line>: <key>: <reason>".
+Config load_config(const std::string& path, bool required);
+
+// Applies the overrides and validates the result (the same checks as the file's values);
+// throws asn::Error naming the flag.
+void apply_overrides(Config& config, const ConfigOverrides& overrides);
+
+// Checks shared by the file and the flags; each throws asn::Error with `where` in front.
+void validate_log_level(const std::string& where, const std::string& level);
+void validate_board_name(const std::string& where, const std::string& name);
+
+}  // namespace asn

@@ -1,0 +1,40 @@
+// The one error type of asnd. Every layer throws asn::Error; the service layer maps it to a
+// gRPC status in one place (grpc_status.cc). Messages say what was wrong and what to do.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace asn {
+
+enum class ErrorCode {
+  kInvalidArgument,     // the request itself is wrong: bad name, value, field, file line
+  kNotFound,            // it names something that does not exist
+  kAlreadyExists,
+  kFailedPrecondition,  // valid, but not in this state: read-only target, board not ready
+  kResourceExhausted,   // a table or queue is full
+  kPermissionDenied,    // an admin operation from a caller that is not allowed to make it
+  kUnavailable,         // the board or a peer cannot be reached now; retrying may help
+  kAborted,
+  kOutOfRange,
+  kUnimplemented,
+  kHardware,            // the board misbehaved: bus error, wrong magic, unknown block version
+  kInternal,            // a bug in asnd
+};
+
+// gRPC's canonical name of the code this error maps to, e.g. "INVALID_ARGUMENT".
+std::string_view code_name(ErrorCode code);
+
+class Error : public std::runtime_error {
+ public:
+  Error(ErrorCode code, std::string message)
+      : std::runtime_error(std::move(message)), code_(code) {}
+
+  ErrorCode code() const { return code_; }
+
+ private:
+  ErrorCode code_;
+};
+
+}  // namespace asn

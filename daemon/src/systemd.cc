@@ -1,0 +1,46 @@
+#include "systemd.hpp"
+
+#include <systemd/sd-daemon.h>
+
+#include <chrono>
+
+#include <spdlog/spdlog.h>
+
+namespace asn {
+
+SystemdNotifier::SystemdNotifier(std::function<bool()> healthy) : healthy_(std::move(healthy)) {}
+
+SystemdNotifier::~SystemdNotifier() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (watchdog_.joinable()) watchdog_.join();
+}
+
+void SystemdNotifier::ready(const std::string& status) {
+  sd_notifyf(0, "READY=1\nSTATUS=%s", status.c_str());
+  uint64_t interval_us = 0;
+  if (sd_watchdog_enabled(0, &interval_us) > 0 && interval_us > 0) {
+    spdlog::info("systemd watchdog every {} ms", interval_us / 1000);
+    watchdog_ = std::thread([this, interval_us] { watchdog_loop(interval_us); });
+  }
+}
+
+void SystemdNotifier::stopping() { sd_notify(0, "STOPPING=1"); }
+
+void SystemdNotifier::watchdog_loop(uint64_t interval_us) {
+  // Ping at half the interval, as sd_watchdog_enabled(3) recommends.
+  const auto period = std::chrono::microseconds(interval_us / 2);
+  std::unique_lock lock(mutex_);
+  while (!cv_.wait_for(lock, period, [this] { return stop_; })) {
+    if (healthy_()) {
+      sd_notify(0, "WATCHDOG=1");
+    } else {
+      spdlog::error("board does not answer; withholding the watchdog ping");
+    }
+  }
+}
+
+}  // namespace asn

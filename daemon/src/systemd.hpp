@@ -1,0 +1,33 @@
+// systemd integration: READY/STOPPING/STATUS notifications and watchdog pings when the
+// unit asks for them (Type=notify, WatchdogSec=). Does nothing outside systemd.
+#pragma once
+
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace asn {
+
+class SystemdNotifier {
+ public:
+  // `healthy` is asked before each watchdog ping: a daemon whose board stopped answering
+  // stops pinging, and systemd restarts it.
+  explicit SystemdNotifier(std::function<bool()> healthy);
+  ~SystemdNotifier();
+
+  void ready(const std::string& status);
+  void stopping();
+
+ private:
+  void watchdog_loop(uint64_t interval_us);
+
+  std::function<bool()> healthy_;
+  std::thread watchdog_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+};
+
+}  // namespace asn
