@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Builds asnd and asnctl, starts asnd on an emulated NetFPGA-1G board named "demo", and
+# shows what an operator sees. Installs missing Debian packages first (root or sudo).
+#   scripts/demo.sh          run the tour, then stop asnd
+#   scripts/demo.sh --keep   leave asnd running afterwards (the script says how to stop it)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+keep=0
+[ "${1:-}" = "--keep" ] && keep=1
+
+scripts/install-deps.sh
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$(nproc)" --target asnd asnctl
+
+run=$(mktemp -d /tmp/asn-demo-XXXXXX)
+socket="$run/asnd.sock"
+asnd=build/daemon/asnd
+asnctl() { echo "\$ asnctl $*"; build/cli/asnctl --socket "$socket" "$@" || true; echo; }
+
+# The demo board's memory lives in /dev/shm/asn-board-demo, like a real board's memory it
+# outlives asnd: run the demo twice and the scratch value written below is still there.
+"$asnd" --config deploy/asnd.yaml --socket "$socket" --board demo --state-dir "$run/state" \
+  --log-level info 2>"$run/asnd.log" &
+pid=$!
+stop() { kill -TERM "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true; }
+[ "$keep" = 1 ] || trap stop EXIT
+
+for _ in $(seq 100); do
+  [ -S "$socket" ] && break
+  kill -0 "$pid" 2>/dev/null || { cat "$run/asnd.log" >&2; exit 1; }
+  sleep 0.1
+done
+
+echo "asnd is running (pid $pid), serving $socket; its log: $run/asnd.log"
+echo
+asnctl status
+asnctl regs read id.scratch
+asnctl regs write id.scratch=0xc0ffee port[0].aldfb_threshold.packets=12
+asnctl regs read id.scratch port[0].aldfb_threshold.packets
+asnctl regs write id.magic=0
+asnctl regs dump --block id
+
+if [ "$keep" = 1 ]; then
+  echo "asnd keeps running: build/cli/asnctl --socket $socket status"
+  echo "stop it with: kill $pid"
+else
+  echo "== asnd log =="
+  stop
+  cat "$run/asnd.log"
+  rm -rf "$run"
+fi

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Builds asn and runs every test: the unit, service and integration suites under ctest, then
+# the unit and service suites again in an AddressSanitizer + UndefinedBehaviorSanitizer
+# build. Installs missing Debian packages first (needs root or sudo for that only).
+#   scripts/test.sh                  everything (what CI runs)
+#   scripts/test.sh --no-sanitize    skip the sanitizer build (quicker, local)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+sanitize=1
+for arg in "$@"; do
+  case "$arg" in
+    --no-sanitize) sanitize=0 ;;
+    *) echo "usage: scripts/test.sh [--no-sanitize]" >&2; exit 2 ;;
+  esac
+done
+
+scripts/install-deps.sh
+jobs=$(nproc)
+
+echo "== build (RelWithDebInfo) =="
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$jobs"
+echo "== tests =="
+ctest --test-dir build --output-on-failure -j"$jobs"
+
+if [ "$sanitize" = 1 ]; then
+  echo "== build (ASan + UBSan) =="
+  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DASN_SANITIZE=ON \
+    -DASN_BUILD_BENCH=OFF >/dev/null
+  cmake --build build-asan -j"$jobs"
+  echo "== unit and service tests under ASan + UBSan =="
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    ctest --test-dir build-asan -L 'unit|service' --output-on-failure -j"$jobs"
+fi
