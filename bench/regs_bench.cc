@@ -1,0 +1,149 @@
+// Cost of each layer a register access goes through: the emulated board itself (the
+// reference every other figure is divided by), the EmulatedBus, the Device layer (typed and
+// symbolic), and a full ReadRegisters/WriteRegisters round trip over asnd's Unix socket.
+#include <benchmark/benchmark.h>
+#include <grpcpp/grpcpp.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "asn/v1/device.grpc.pb.h"
+#include "device.hpp"
+#include "device_service.hpp"
+#include "emulated_bus.hpp"
+
+namespace {
+
+using namespace asn;
+
+struct Fixture {
+  std::string dir;
+  std::unique_ptr<EmulatedBus> bus;
+  std::unique_ptr<Device> device;
+
+  Fixture() {
+    char tmpl[] = "/tmp/asn-bench-XXXXXX";
+    dir = mkdtemp(tmpl);
+    EmulatedBusOptions options;
+    options.board_name = "bench" + std::to_string(getpid());
+    options.shm_dir = dir;
+    options.run_clock = false;
+    bus = std::make_unique<EmulatedBus>(options);
+    device = std::make_unique<Device>(*bus);
+  }
+  ~Fixture() {
+    device.reset();
+    bus.reset();
+    std::filesystem::remove_all(dir);
+  }
+};
+
+Fixture& fixture() {
+  static Fixture f;
+  return f;
+}
+
+void BM_ModelRead32(benchmark::State& state) {
+  auto& board = fixture().bus->board();
+  uint32_t value = 0;
+  for (auto _ : state) {
+    board.read32(regs::id::kScratch.offset, value);
+    benchmark::DoNotOptimize(value);
+  }
+}
+BENCHMARK(BM_ModelRead32);
+
+void BM_BusRead32(benchmark::State& state) {
+  auto& bus = *fixture().bus;
+  for (auto _ : state) benchmark::DoNotOptimize(bus.read32(regs::id::kScratch.offset));
+}
+BENCHMARK(BM_BusRead32);
+
+void BM_DeviceReadField(benchmark::State& state) {
+  auto& device = *fixture().device;
+  for (auto _ : state) benchmark::DoNotOptimize(device.read(regs::port::kControlEnable, 3));
+}
+BENCHMARK(BM_DeviceReadField);
+
+void BM_DeviceWriteField(benchmark::State& state) {
+  auto& device = *fixture().device;
+  uint32_t v = 0;
+  for (auto _ : state) device.write(regs::port::kAldfbThresholdPackets, ++v & 0xff, 2);
+}
+BENCHMARK(BM_DeviceWriteField);
+
+void BM_DeviceResolveName(benchmark::State& state) {
+  auto& device = *fixture().device;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(device.resolve("route.dest_table[7].d1_port_b"));
+  }
+}
+BENCHMARK(BM_DeviceResolveName);
+
+void BM_DeviceDumpAll(benchmark::State& state) {
+  auto& device = *fixture().device;
+  for (auto _ : state) {
+    uint64_t sum = 0;
+    for (const auto& t : device.enumerate("", false)) sum += device.read(t);
+    benchmark::DoNotOptimize(sum);
+  }
+}
+BENCHMARK(BM_DeviceDumpAll);
+
+struct Server {
+  std::unique_ptr<DeviceService> service;
+  std::unique_ptr<grpc::Server> server;
+  std::unique_ptr<v1::Device::Stub> stub;
+  Server() {
+    auto& f = fixture();
+    service = std::make_unique<DeviceService>(*f.device, DaemonIdentity{"emulated", "b", "p"},
+                                              AdminPolicy{});
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort("unix:" + f.dir + "/bench.sock", grpc::InsecureServerCredentials());
+    builder.RegisterService(service.get());
+    server = builder.BuildAndStart();
+    stub = v1::Device::NewStub(
+        grpc::CreateChannel("unix:" + f.dir + "/bench.sock", grpc::InsecureChannelCredentials()));
+  }
+};
+
+Server& server() {
+  static Server s;
+  return s;
+}
+
+void BM_GrpcReadRegisters(benchmark::State& state) {
+  auto& s = server();
+  v1::ReadRegistersRequest request;
+  for (int i = 0; i < state.range(0); ++i) {
+    request.add_items()->set_name("port[" + std::to_string(i % 6) + "].control.enable");
+  }
+  for (auto _ : state) {
+    v1::ReadRegistersResponse response;
+    grpc::ClientContext context;
+    if (!s.stub->ReadRegisters(&context, request, &response).ok()) state.SkipWithError("rpc");
+  }
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_GrpcReadRegisters)->Arg(1)->Arg(64);
+
+void BM_GrpcWriteRegisters(benchmark::State& state) {
+  auto& s = server();
+  v1::WriteRegistersRequest request;
+  for (int i = 0; i < state.range(0); ++i) {
+    auto* item = request.add_items();
+    item->mutable_ref()->set_name("port[" + std::to_string(i % 6) + "].aldfb_threshold.packets");
+    item->set_value(static_cast<uint64_t>(i + 1));
+  }
+  for (auto _ : state) {
+    v1::WriteRegistersResponse response;
+    grpc::ClientContext context;
+    if (!s.stub->WriteRegisters(&context, request, &response).ok()) state.SkipWithError("rpc");
+  }
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_GrpcWriteRegisters)->Arg(1)->Arg(64);
+
+}  // namespace
+
+BENCHMARK_MAIN();
