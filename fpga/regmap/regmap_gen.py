@@ -48,6 +48,7 @@ BOARD_VALUES = {
     "port_index": "kPortIndex",
     "port_media": "kPortMedia",
     "port_speed_mbps": "kPortSpeedMbps",
+    "generation": "kGeneration",
 }
 
 

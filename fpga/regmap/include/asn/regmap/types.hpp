@@ -47,6 +47,7 @@ enum class BoardValue : uint8_t {
   kPortIndex,
   kPortMedia,
   kPortSpeedMbps,
+  kGeneration,  // the board's generation counter, kept outside the register image
 };
 
 enum class Instances : uint8_t { kOne, kPorts };

@@ -1,0 +1,142 @@
+// The emulated asn board: a behavioural model of the register space a real board exposes
+// through its PCIe BAR, kept in a memory file so that it outlives the process that drives it
+// (asnd restarts, the board keeps its configuration, as real hardware does).
+//
+// Everything the model knows about registers comes from the generated register map
+// (asn/regmap/types.hpp); the behaviour that the map cannot express (bank swaps, link state,
+// the TDM sequencer, board reset) is written against the generated names in
+// asn/regmap/regs.hpp. See fpga/model/README.md.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "asn/regmap/types.hpp"
+
+namespace asn::model {
+
+// One placed block of the register space.
+struct BlockInstance {
+  const regmap::BlockDesc* desc;
+  uint32_t base;   // byte offset from the start of the register space
+  unsigned index;  // port number for per-port blocks, else 0
+};
+
+class BoardError : public std::runtime_error {
+ public:
+  enum class Kind {
+    kBadName,          // board name is not 1-64 characters of [A-Za-z0-9_-]
+    kBusy,             // another EmulatedBoard (in any process) holds the board
+    kProfileMismatch,  // the board memory belongs to another profile
+    kSystem,           // the memory file could not be created, locked or mapped
+    kBadProfile,       // the profile does not fit the register map (too many ports, ...)
+  };
+
+  BoardError(Kind kind, const std::string& what) : std::runtime_error(what), kind_(kind) {}
+  Kind kind() const { return kind_; }
+
+ private:
+  Kind kind_;
+};
+
+std::string_view to_string(BoardError::Kind kind);
+
+struct OpenOptions {
+  // Discard whatever the memory holds and start as a new board (asnd --reset-board).
+  bool power_on_reset = false;
+  // Where the board memory file lives; tests pass a temporary directory.
+  std::string shm_dir = "/dev/shm";
+};
+
+struct OpenReport {
+  bool created = false;        // the memory file was new (or empty)
+  bool reinitialised = false;  // existing memory was discarded; `reason` says why
+  std::string reason;          // also set when created; empty on a warm restart
+};
+
+// The fixed header at the start of the board memory file, followed by the BAR image (one
+// uint32_t per 4 bytes of address space, at kMemoryHeaderBytes). Public so that tools and
+// tests can inspect the file; fixed-width fields only, native byte order.
+inline constexpr char kMemoryMagic[8] = {'A', 'S', 'N', 'B', 'O', 'A', 'R', 'D'};
+inline constexpr uint32_t kMemoryLayoutVersion = 1;
+inline constexpr size_t kMemoryHeaderBytes = 4096;
+inline constexpr size_t kProfileNameBytes = 64;
+inline constexpr uint32_t kMemoryStateInitialising = 0;
+inline constexpr uint32_t kMemoryStateReady = 0x52454459;  // "REDY"
+
+struct MemoryHeader {
+  char magic[8];                    // kMemoryMagic, no terminator
+  uint32_t layout_version;          // kMemoryLayoutVersion
+  uint32_t header_bytes;            // kMemoryHeaderBytes
+  uint64_t regmap_digest;           // regmap::register_map().digest the image was laid out by
+  char profile[kProfileNameBytes];  // NUL-terminated profile name
+  uint32_t address_space_bytes;     // size of the BAR image that follows the header
+  uint32_t generation;              // id.generation: bumped by power-on and board reset
+  // kMemoryStateReady once the image is fully initialised; a process that dies while
+  // (re)initialising leaves kMemoryStateInitialising and the next open starts afresh.
+  uint32_t state;
+  uint32_t reserved0;
+  uint64_t tdm_phase;  // core cycles into the current TDM frame
+};
+static_assert(sizeof(MemoryHeader) <= kMemoryHeaderBytes);
+
+// Path of a board's memory file: <shm_dir>/asn-board-<name>. Throws kBadName.
+std::string memory_path(std::string_view name, const OpenOptions& options = {});
+
+class EmulatedBoard {
+ public:
+  // Opens (creating or reinitialising as needed) the board memory and holds it exclusively
+  // until the object is destroyed. Throws BoardError.
+  static std::unique_ptr<EmulatedBoard> open(std::string_view name,
+                                             const regmap::BoardProfile& profile,
+                                             const OpenOptions& options = {});
+  // Removes the memory file (tests, tooling). No-op when it does not exist; throws kBusy
+  // while an EmulatedBoard holds it.
+  static void destroy(std::string_view name, const OpenOptions& options = {});
+  // A profile of regmap::register_map().boards by name, or nullptr.
+  static const regmap::BoardProfile* find_profile(std::string_view name);
+
+  ~EmulatedBoard();
+  EmulatedBoard(const EmulatedBoard&) = delete;
+  EmulatedBoard& operator=(const EmulatedBoard&) = delete;
+
+  const OpenReport& open_report() const;
+  const regmap::BoardProfile& profile() const;
+  const std::string& name() const;
+  const std::string& path() const;  // the memory file
+
+  // Bus access, as the PCIe BAR would see it. Return false on a bus error (the read value
+  // is then 0xffffffff).
+  bool read32(uint32_t offset, uint32_t& value);
+  bool write32(uint32_t offset, uint32_t value);
+
+  struct Op {
+    bool write;
+    uint32_t offset;
+    uint32_t value;
+    bool ok;
+  };
+  // A batch under one lock: reads fill value, each op sets ok.
+  void execute(std::span<Op> ops);
+
+  void board_reset();             // same effect as writing 1 to id.control.board_reset
+  void advance(uint64_t cycles);  // the core clock: runs the TDM sequencer
+  uint32_t generation() const;
+  uint32_t address_space_bytes() const;
+  std::span<const BlockInstance> blocks() const;  // the layout, in address order
+  // The instance of a block type (regs::<block>::kType); nullptr when the board has none.
+  const BlockInstance* find_block(uint16_t type, unsigned index = 0) const;
+  bool irq_pending() const;  // (irq_status & irq_mask) != 0
+
+ private:
+  class Impl;
+  explicit EmulatedBoard(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace asn::model
