@@ -1,0 +1,143 @@
+// asnd's configuration file and flags: defaults, every key, and refusals that name the file,
+// the line and the key.
+#include <gtest/gtest.h>
+
+#include "config.hpp"
+#include "error.hpp"
+#include "grpc_status.hpp"
+#include "support.hpp"
+
+namespace asn {
+namespace {
+
+std::string load_error(const std::string& text) {
+  test::TempDir dir;
+  test::write_file(dir.file("asnd.yaml"), text);
+  try {
+    load_config(dir.file("asnd.yaml"), true);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    return e.what();
+  }
+  return "(accepted)";
+}
+
+TEST(Config, MissingDefaultFileMeansDefaults) {
+  Config c = load_config("/nonexistent/asnd.yaml", false);
+  EXPECT_EQ(c.socket_path, "/run/asn/asnd.sock");
+  EXPECT_EQ(c.socket_mode, 0660u);
+  EXPECT_EQ(c.backend, "emulated");
+  EXPECT_EQ(c.state_dir, "/var/lib/asn");
+  EXPECT_THROW(load_config("/nonexistent/asnd.yaml", true), Error);
+}
+
+TEST(Config, ReadsEveryKey) {
+  test::TempDir dir;
+  test::write_file(dir.file("asnd.yaml"), R"(
+log_level: debug
+state_dir: /srv/asn
+listen:
+  socket: /tmp/x.sock
+  socket_mode: "0600"
+  tcp: 127.0.0.1:50051
+  tcp_admin: true
+backend:
+  kind: emulated
+  board: lab-1
+  profile: emulated-64port
+  shm_dir: /tmp
+)");
+  Config c = load_config(dir.file("asnd.yaml"), true);
+  EXPECT_EQ(c.log_level, "debug");
+  EXPECT_EQ(c.state_dir, "/srv/asn");
+  EXPECT_EQ(c.socket_path, "/tmp/x.sock");
+  EXPECT_EQ(c.socket_mode, 0600u);
+  EXPECT_EQ(c.tcp_listen, "127.0.0.1:50051");
+  EXPECT_TRUE(c.tcp_admin);
+  EXPECT_EQ(c.board_name, "lab-1");
+  EXPECT_EQ(c.board_profile, "emulated-64port");
+  EXPECT_EQ(c.shm_dir, "/tmp");
+}
+
+TEST(Config, EmptyFileMeansDefaults) {
+  test::TempDir dir;
+  test::write_file(dir.file("asnd.yaml"), "# nothing set\n");
+  EXPECT_EQ(load_config(dir.file("asnd.yaml"), true).board_name, "asn0");
+}
+
+TEST(Config, UnknownKeyNamesFileLineAndSuggestion) {
+  std::string what = load_error("log_level: info\nlisten:\n  sokcet: /tmp/a.sock\n");
+  EXPECT_NE(what.find("asnd.yaml:3: listen.sokcet: unknown key"), std::string::npos) << what;
+  EXPECT_NE(what.find("did you mean 'listen.socket'?"), std::string::npos) << what;
+}
+
+TEST(Config, BadValuesNameTheKey) {
+  EXPECT_NE(load_error("log_level: loud\n").find("asnd.yaml:1: log_level: unknown log level "
+                                                  "'loud'"),
+            std::string::npos);
+  EXPECT_NE(load_error("listen:\n  socket_mode: \"0999\"\n").find("listen.socket_mode"),
+            std::string::npos);
+  EXPECT_NE(load_error("listen:\n  tcp: localhost\n").find("is not host:port"),
+            std::string::npos);
+  EXPECT_NE(load_error("listen:\n  tcp: localhost:99999\n").find("is not 1-65535"),
+            std::string::npos);
+  EXPECT_NE(load_error("backend:\n  kind: kernel\n").find("unknown backend 'kernel'"),
+            std::string::npos);
+  EXPECT_NE(load_error("backend:\n  profile: netfpga-10g\n").find("profiles: netfpga-1g"),
+            std::string::npos);
+  EXPECT_NE(load_error("backend:\n  board: \"a b\"\n").find("backend.board"), std::string::npos);
+  EXPECT_NE(load_error("state_dir: relative/path\n").find("not an absolute path"),
+            std::string::npos);
+  EXPECT_NE(load_error("listen: /tmp/a.sock\n").find("expected a section"), std::string::npos);
+  EXPECT_NE(load_error("listen:\n  tcp_admin: maybe\n").find("is not true or false"),
+            std::string::npos);
+  EXPECT_NE(load_error("- a\n- b\n").find("expected keys"), std::string::npos);
+  EXPECT_NE(load_error("log_level: [info\n").find("not valid YAML"), std::string::npos);
+}
+
+TEST(Config, FlagsOverrideAndAreValidated) {
+  Config c;
+  ConfigOverrides o;
+  o.board_name = "b2";
+  o.log_level = "warn";
+  o.reset_board = true;
+  apply_overrides(c, o);
+  EXPECT_EQ(c.board_name, "b2");
+  EXPECT_EQ(c.log_level, "warn");
+  EXPECT_TRUE(c.reset_board);
+  ConfigOverrides bad;
+  bad.board_profile = "nope";
+  try {
+    apply_overrides(c, bad);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--profile: unknown board profile 'nope'"),
+              std::string::npos);
+  }
+}
+
+TEST(ErrorMapping, EveryCodeMapsToTheGrpcCodeOfTheSameName) {
+  const std::pair<ErrorCode, grpc::StatusCode> cases[] = {
+      {ErrorCode::kInvalidArgument, grpc::StatusCode::INVALID_ARGUMENT},
+      {ErrorCode::kNotFound, grpc::StatusCode::NOT_FOUND},
+      {ErrorCode::kAlreadyExists, grpc::StatusCode::ALREADY_EXISTS},
+      {ErrorCode::kFailedPrecondition, grpc::StatusCode::FAILED_PRECONDITION},
+      {ErrorCode::kResourceExhausted, grpc::StatusCode::RESOURCE_EXHAUSTED},
+      {ErrorCode::kPermissionDenied, grpc::StatusCode::PERMISSION_DENIED},
+      {ErrorCode::kUnavailable, grpc::StatusCode::UNAVAILABLE},
+      {ErrorCode::kAborted, grpc::StatusCode::ABORTED},
+      {ErrorCode::kOutOfRange, grpc::StatusCode::OUT_OF_RANGE},
+      {ErrorCode::kUnimplemented, grpc::StatusCode::UNIMPLEMENTED},
+      {ErrorCode::kHardware, grpc::StatusCode::INTERNAL},
+      {ErrorCode::kInternal, grpc::StatusCode::INTERNAL},
+  };
+  for (auto [code, grpc_code] : cases) {
+    EXPECT_EQ(to_grpc_code(code), grpc_code) << code_name(code);
+    grpc::Status status = to_grpc_status(Error(code, "message"));
+    EXPECT_EQ(status.error_code(), grpc_code);
+    EXPECT_EQ(status.error_message(), "message");
+  }
+}
+
+}  // namespace
+}  // namespace asn

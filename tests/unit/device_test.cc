@@ -1,0 +1,285 @@
+// The Device layer over the emulated board: the block walk and its refusals, typed access,
+// name and offset resolution, and validation that writes nothing when input is wrong.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "device.hpp"
+#include "emulated_bus.hpp"
+#include "error.hpp"
+#include "support.hpp"
+
+namespace asn {
+namespace {
+
+namespace regs = asn::regs;
+
+// A bus that forwards to the emulated board but can make chosen words read differently,
+// as a board with other firmware (or none) would.
+class PatchedBus final : public RegisterBus {
+ public:
+  explicit PatchedBus(RegisterBus& inner) : inner_(inner) {}
+  std::map<uint32_t, uint32_t> patches;
+  int writes = 0;
+
+  std::string describe() const override { return "patched " + inner_.describe(); }
+  uint32_t read32(uint32_t offset) override {
+    auto it = patches.find(offset);
+    return it != patches.end() ? it->second : inner_.read32(offset);
+  }
+  void write32(uint32_t offset, uint32_t value) override {
+    ++writes;
+    inner_.write32(offset, value);
+  }
+  void execute(std::span<BusOp> ops) override {
+    for (auto& op : ops) {
+      if (op.kind == BusOp::Kind::kRead) {
+        op.value = read32(op.offset);
+      } else {
+        write32(op.offset, op.value);
+      }
+    }
+  }
+
+ private:
+  RegisterBus& inner_;
+};
+
+class DeviceTest : public ::testing::Test {
+ protected:
+  void open(const std::string& profile = "netfpga-1g") {
+    EmulatedBusOptions options;
+    options.board_name = test::unique_name("dev");
+    options.profile = profile;
+    options.shm_dir = dir_.path();
+    options.run_clock = false;
+    bus_ = std::make_unique<EmulatedBus>(options);
+    patched_ = std::make_unique<PatchedBus>(*bus_);
+  }
+  void SetUp() override { open(); }
+
+  test::TempDir dir_;
+  std::unique_ptr<EmulatedBus> bus_;
+  std::unique_ptr<PatchedBus> patched_;
+};
+
+TEST_F(DeviceTest, WalksTheBlockListOfEachProfile) {
+  for (const auto& board : regmap::register_map().boards) {
+    open(std::string(board.name));
+    Device device(*bus_);
+    EXPECT_EQ(device.capabilities().ports, board.ports.size());
+    EXPECT_EQ(device.count(regs::port::kType), board.ports.size());
+    EXPECT_EQ(device.count(regs::route::kType), 1u);
+    EXPECT_EQ(device.count(regs::lock::kType), 1u);
+    EXPECT_EQ(device.blocks().front().name, "id");
+    EXPECT_EQ(device.blocks()[1].name, "port[0]");
+    EXPECT_EQ(device.capabilities().lock_entries, board.lock_entries);
+    EXPECT_EQ(device.board_kind(), board.kind);
+    EXPECT_EQ(device.regmap_major(), regs::kVersionMajor);
+  }
+}
+
+TEST_F(DeviceTest, RefusesAWrongMagicNamingBothValues) {
+  patched_->patches[regs::id::kMagic.offset] = 0xdeadbeef;
+  try {
+    Device device(*patched_);
+    FAIL() << "a board with the wrong magic was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kHardware);
+    EXPECT_NE(std::string(e.what()).find("0xdeadbeef"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("0x41534e31"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(DeviceTest, RefusesAnUnsupportedBlockVersionNamingBoth) {
+  Device good(*bus_);
+  const DeviceBlock& route = good.block(regs::route::kType);
+  patched_->patches[route.base + regs::route::kBlockVersion.offset] = 7;
+  try {
+    Device device(*patched_);
+    FAIL() << "an unknown block version was accepted";
+  } catch (const Error& e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find("block route"), std::string::npos) << what;
+    EXPECT_NE(what.find("has version 7"), std::string::npos) << what;
+    EXPECT_NE(what.find("supports version 1"), std::string::npos) << what;
+  }
+}
+
+TEST_F(DeviceTest, RefusesANewerRegisterMapMajor) {
+  patched_->patches[regs::id::kRegmapVersion.offset] = regs::id::kRegmapVersionMajor.put(0, 9);
+  EXPECT_THROW(Device device(*patched_), Error);
+}
+
+TEST_F(DeviceTest, RefusesABlockListThatLoops) {
+  Device good(*bus_);
+  const DeviceBlock& tdm = good.block(regs::tdm::kType);
+  patched_->patches[tdm.base + regs::tdm::kBlockNext.offset] = good.block(regs::port::kType).base;
+  try {
+    Device device(*patched_);
+    FAIL() << "a looping block list was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("must move forward"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(DeviceTest, SkipsBlockTypesItDoesNotKnow) {
+  Device good(*bus_);
+  // Make the stripe block look like a future block type: the walk goes past it.
+  const DeviceBlock& stripe = good.block(regs::stripe::kType);
+  patched_->patches[stripe.base + regs::stripe::kBlockType.offset] = 0x7777;
+  Device device(*patched_);
+  EXPECT_EQ(device.count(regs::stripe::kType), 0u);
+  EXPECT_EQ(device.count(regs::lock::kType), 1u);
+}
+
+TEST_F(DeviceTest, TypedFieldWriteKeepsTheOtherFields) {
+  Device device(*bus_);
+  device.write(regs::tdm::kConfigEnable, 1);
+  device.write(regs::tdm::kConfigPolicy, 2);
+  EXPECT_EQ(device.read(regs::tdm::kConfigEnable), 1u);
+  EXPECT_EQ(device.read(regs::tdm::kConfigPolicy), 2u);
+  device.write(regs::port::kAldfbThresholdPackets, 12, 3);
+  EXPECT_EQ(device.read(regs::port::kAldfbThresholdPackets, 3), 12u);
+  EXPECT_EQ(device.read(regs::port::kAldfbThresholdPackets, 2), 8u);
+}
+
+TEST_F(DeviceTest, ResolvesNamesAndOffsetsToTheSameTarget) {
+  Device device(*bus_);
+  Target by_name = device.resolve("port[2].control");
+  Target by_offset = device.resolve(by_name.offset);
+  EXPECT_EQ(by_offset.name, "port[2].control");
+  EXPECT_EQ(device.resolve("id.scratch").offset, regs::id::kScratch.offset);
+  Target field = device.resolve("port[1].control.enable");
+  EXPECT_EQ(field.width_bits, 1);
+  EXPECT_EQ(device.resolve("port[0].vc_occupancy[1]").offset,
+            device.block(regs::port::kType, 0).base + regs::port::kVcOccupancy.at(1).offset);
+  Target entry = device.resolve("route.dest_table[3].d1_port_b");
+  EXPECT_EQ(entry.offset, device.block(regs::route::kType).base +
+                              regs::route::kDestTable.entry_offset(3) + 4);
+  EXPECT_EQ(entry.lsb, 24);
+  EXPECT_EQ(device.resolve(entry.offset).name, "route.dest_table[3].w1");
+  EXPECT_EQ(device.resolve("port[0].rx_packets").width_bits, 64);
+  EXPECT_EQ(device.resolve(device.resolve("port[0].rx_packets").offset + 4).name,
+            "port[0].rx_packets.hi");
+}
+
+struct BadName {
+  const char* name;
+  ErrorCode code;
+  const char* message;
+};
+
+class DeviceBadNames : public DeviceTest, public ::testing::WithParamInterface<BadName> {};
+
+TEST_P(DeviceBadNames, AreRefusedWithTheReason) {
+  Device device(*bus_);
+  try {
+    device.resolve(GetParam().name);
+    FAIL() << GetParam().name << " resolved";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), GetParam().code) << e.what();
+    EXPECT_NE(std::string(e.what()).find(GetParam().message), std::string::npos) << e.what();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Names, DeviceBadNames,
+    ::testing::Values(
+        BadName{"id.sratch", ErrorCode::kNotFound, "did you mean 'scratch'?"},
+        BadName{"idd.scratch", ErrorCode::kNotFound, "no block named 'idd'"},
+        BadName{"port.control", ErrorCode::kInvalidArgument, "needs a port number"},
+        BadName{"port[6].control", ErrorCode::kNotFound, "the board has 6 ports"},
+        BadName{"id[1].scratch", ErrorCode::kInvalidArgument, "there is one id block"},
+        BadName{"port[0].control.enabel", ErrorCode::kNotFound, "did you mean 'enable'?"},
+        BadName{"route.dest_table[16].valid", ErrorCode::kNotFound, "has 16 entries"},
+        BadName{"route.dest_table.valid", ErrorCode::kInvalidArgument, "is a table"},
+        BadName{"port[0].vc_occupancy", ErrorCode::kInvalidArgument, "is an array"},
+        BadName{"scratch", ErrorCode::kInvalidArgument, "is not a register name"},
+        BadName{"port[x].control", ErrorCode::kInvalidArgument, "is not a number"},
+        BadName{"port[0].rx_packets.mid", ErrorCode::kNotFound, ".lo and .hi"}),
+    [](const auto& info) { return "case" + std::to_string(info.index); });
+
+TEST_F(DeviceTest, RefusesOffsetsOutsideTheMap) {
+  Device device(*bus_);
+  EXPECT_THROW(device.resolve(0x2eu), Error);        // unaligned
+  EXPECT_THROW(device.resolve(0x7ffffff0u), Error);  // past the end
+  EXPECT_THROW(device.resolve(0x800u), Error);       // inside id, no register
+  try {
+    device.resolve(0x7ffffff0u);
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("outside the register map"), std::string::npos);
+  }
+}
+
+TEST_F(DeviceTest, BadWritesWriteNothing) {
+  Device device(*patched_);
+  patched_->writes = 0;
+  auto expect_refused = [&](const char* name, uint64_t value, ErrorCode code, const char* text) {
+    Target target = device.resolve(name);
+    std::pair<Target, uint64_t> items[] = {{device.resolve("id.scratch"), 0x55}, {target, value}};
+    try {
+      device.write(items);
+      ADD_FAILURE() << name << " = " << value << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), code) << e.what();
+      EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
+    }
+  };
+  expect_refused("id.magic", 1, ErrorCode::kFailedPrecondition, "id.magic is read-only (RO)");
+  expect_refused("port[0].aldfb_threshold.packets", 0x10000, ErrorCode::kInvalidArgument,
+                 "does not fit port[0].aldfb_threshold.packets (16 bits");
+  expect_refused("id.irq_mask", 0x100, ErrorCode::kInvalidArgument, "sets reserved bits");
+  expect_refused("route.dest_table_active[0].valid", 1, ErrorCode::kFailedPrecondition,
+                 "write route.dest_table[0] (the shadow bank)");
+  expect_refused("lock.lock_table[0].valid", 1, ErrorCode::kFailedPrecondition, "read-only");
+  expect_refused("port[0].rx_packets", 1, ErrorCode::kFailedPrecondition, "read-only");
+  EXPECT_EQ(patched_->writes, 0);
+  EXPECT_EQ(device.read(regs::id::kScratch), 0u);
+}
+
+TEST_F(DeviceTest, BatchOfFieldsOfOneRegisterComposes) {
+  Device device(*bus_);
+  std::pair<Target, uint64_t> items[] = {{device.resolve("tdm.config.enable"), 1},
+                                         {device.resolve("tdm.config.policy"), 3},
+                                         {device.resolve("tdm.config.wormhole"), 1}};
+  device.write(items);
+  EXPECT_EQ(device.read(regs::tdm::kConfig), 0x131u);
+}
+
+TEST_F(DeviceTest, TableWritesGoToTheShadowUntilCommit) {
+  Device device(*bus_);
+  std::pair<Target, uint64_t> items[] = {{device.resolve("route.dest_table[2].d0_port_a"), 5}};
+  device.write(items);
+  EXPECT_EQ(device.read(device.resolve("route.dest_table_active[2].d0_port_a")), 0u);
+  device.write(regs::route::kControlCommit, 1);
+  EXPECT_EQ(device.read(device.resolve("route.dest_table_active[2].d0_port_a")), 5u);
+  EXPECT_EQ(device.read(regs::route::kStatusActiveBank), 1u);
+}
+
+TEST_F(DeviceTest, EnumerateCoversEveryRegisterAndOnlyImplementedEntries) {
+  Device device(*bus_);
+  auto id = device.enumerate("id", false);
+  ASSERT_FALSE(id.empty());
+  EXPECT_EQ(id.front().name, "id.block_type");
+  auto ports = device.enumerate("port", false);
+  auto port2 = device.enumerate("port[2]", false);
+  EXPECT_EQ(ports.size(), port2.size() * device.capabilities().ports);
+  auto route = device.enumerate("route", true);
+  size_t dest_words = 0;
+  for (const auto& t : route) dest_words += t.name.starts_with("route.dest_table[");
+  EXPECT_EQ(dest_words, device.capabilities().route_entries * 4u);
+  for (const auto& t : device.enumerate("", false)) EXPECT_NO_THROW(device.read(t)) << t.name;
+  EXPECT_THROW(device.enumerate("prot", false), Error);
+}
+
+TEST_F(DeviceTest, ResetBoardBumpsGenerationAndClears) {
+  Device device(*bus_);
+  device.write(regs::id::kScratch, 0xabcd);
+  uint32_t before = device.read(regs::id::kGeneration);
+  EXPECT_EQ(device.reset_board(), before + 1);
+  EXPECT_EQ(device.read(regs::id::kScratch), 0u);
+}
+
+}  // namespace
+}  // namespace asn

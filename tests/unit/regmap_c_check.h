@@ -1,0 +1,17 @@
+#ifndef REGMAP_C_CHECK_H
+#define REGMAP_C_CHECK_H
+#include <stdint.h>
+#ifdef __cplusplus
+extern "C" {
+#endif
+uint32_t regmap_c_magic(void);
+uint32_t regmap_c_id_scratch(void);
+uint32_t regmap_c_port_vc_occupancy(unsigned i);
+uint32_t regmap_c_tdm_slot_table_active(void);
+uint32_t regmap_c_cap_ports_vcs(uint32_t reg);
+uint32_t regmap_c_prep_policy(uint32_t policy);
+uint32_t regmap_c_block_size(unsigned which);
+#ifdef __cplusplus
+}
+#endif
+#endif
