@@ -1,0 +1,219 @@
+// asnctl: the operator CLI of asnd. Every command is one or two gRPC calls to asnd's Device
+// service; see docs/asnctl.md for the commands, their output and the exit codes.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "asn/version.hpp"
+#include "commands.hpp"
+#include "connection.hpp"
+#include "errors.hpp"
+#include "parse.hpp"
+
+namespace {
+
+using asnctl::kExitFailed;
+using asnctl::kExitUnreachable;
+using asnctl::kExitUsage;
+
+constexpr const char* kFooter =
+    "Global options (--socket, --address, -o/--output, --timeout) may come before or after\n"
+    "the subcommand.\n"
+    "\n"
+    "Exit codes:\n"
+    "  0  success\n"
+    "  1  asnd refused or failed the request ('asnctl: CODE_NAME: message'), a register\n"
+    "     item failed, or a board reset was not confirmed\n"
+    "  2  usage error: bad command line or value; asnd was not contacted\n"
+    "  3  cannot reach asnd: not running, wrong --socket/--address, or no access to the socket";
+
+// "asnctl regs write": the command as far as it was given.
+std::string command_path(const CLI::App* app) {
+  std::string command = app->get_name();
+  for (auto subs = app->get_subcommands(); !subs.empty(); subs = subs.front()->get_subcommands()) {
+    command += " " + subs.front()->get_name();
+  }
+  return command;
+}
+
+// A usage error: "asnctl regs write: <what is wrong>" and where to find help. Exit code 2.
+std::string usage_message(const CLI::App* app, const std::string& what) {
+  std::string command = command_path(app);
+  return command + ": " + what + "\nRun '" + command + " --help' for more information.\n";
+}
+
+int report_unreachable(const asnctl::Connection& connection, const asnctl::RpcError& e) {
+  std::string message = e.status().error_message();
+  if (e.status().error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+    message = "no connection within " + asnctl::strprintf("%g", connection.timeout_seconds()) +
+              " s (" + message + ")";
+  }
+  std::fprintf(stderr, "asnctl: cannot reach asnd at %s: %s\n", connection.target().c_str(),
+               message.c_str());
+  if (message.find("Permission denied") != std::string::npos) {
+    std::fprintf(stderr,
+                 "hint: the socket is not open to you: run as root, or join the group that owns "
+                 "it (listen.socket_group in /etc/asn/asnd.yaml)\n");
+  } else if (connection.over_tcp()) {
+    std::fprintf(stderr,
+                 "hint: is asnd running with a TCP listener? start it with 'asnd --tcp %s' or "
+                 "set listen.tcp in /etc/asn/asnd.yaml\n",
+                 connection.target().c_str());
+  } else {
+    std::fprintf(stderr,
+                 "hint: is asnd running? start it with 'systemctl start asnd' or "
+                 "'asnd --socket PATH'\n");
+  }
+  return kExitUnreachable;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"asnctl: operator CLI of asnd, the asn switch daemon", "asnctl"};
+  app.fallthrough();  // global options are also accepted after the subcommand
+  app.require_subcommand(1);
+  app.failure_message([](const CLI::App* a, const CLI::Error& e) {
+    // CLI11 says "A subcommand is required" for a misspelt one too: name it instead.
+    std::vector<std::string> extra = a->remaining();
+    if (e.get_name() == "RequiredError" && !extra.empty()) {
+      return usage_message(a, "unknown command '" + extra.front() + "'");
+    }
+    return usage_message(a, e.what());
+  });
+  app.footer(kFooter);
+  app.set_version_flag("--version", "asnctl " + std::string(asn::kVersion));
+
+  asnctl::GlobalOptions global;
+  if (const char* env = std::getenv("ASN_SOCKET"); env != nullptr && *env != '\0') {
+    global.socket_path = env;
+  }
+  auto* socket_opt = app.add_option("--socket", global.socket_path,
+                                    "asnd's Unix socket (default: $ASN_SOCKET, else "
+                                    "/run/asn/asnd.sock)")
+                         ->type_name("PATH");
+  auto* address_opt =
+      app.add_option("--address", global.address, "Reach asnd over TCP instead of the socket")
+          ->type_name("HOST:PORT");
+  app.add_option("-o,--output", global.output, "Output format: table (default) or json")
+      ->check(CLI::IsMember({"table", "json"}).description(""))
+      ->type_name("FORMAT");
+  app.add_option("--timeout", global.timeout_seconds,
+                 "Deadline of each call to asnd, in seconds (default 10)")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            char* end = nullptr;
+            double seconds = std::strtod(text.c_str(), &end);
+            if (text.empty() || *end != '\0' || !(seconds >= 0.001 && seconds <= 86400)) {
+              return "expected seconds from 0.001 to 86400, not '" + text + "'";
+            }
+            return "";
+          },
+          ""))
+      ->type_name("SECONDS");
+
+  auto* status = app.add_subcommand(
+      "status", "Is all well? asnd, the board, its ports and error counters at a glance");
+  auto* info =
+      app.add_subcommand("info", "Everything asnd reports: identity, capabilities, blocks, ports");
+
+  auto* regs = app.add_subcommand("regs", "Read, write and dump registers");
+  regs->require_subcommand(1);
+  std::vector<std::string> read_items;
+  auto* regs_read = regs->add_subcommand("read", "Read registers, fields or table words");
+  regs_read
+      ->add_option("ITEM", read_items,
+                   "A name (id.scratch, port[2].control.enable, route.dest_table[3].valid) or "
+                   "a byte offset (0x.. hex or decimal)")
+      ->required();
+  std::vector<std::string> write_items;
+  auto* regs_write = regs->add_subcommand(
+      "write", "Write registers, fields or table words in one batch: all or nothing");
+  regs_write
+      ->add_option("ASSIGNMENT", write_items,
+                   "NAME=VALUE or OFFSET=VALUE; VALUE is decimal or 0x hex (a field's value, "
+                   "not shifted)")
+      ->required();
+  std::string dump_block;
+  bool dump_tables = false;
+  auto* regs_dump = regs->add_subcommand("dump", "Every register, in address order");
+  regs_dump->add_option("--block", dump_block, "Only this block: id, port, port[2], route, ...")
+      ->type_name("BLOCK");
+  regs_dump->add_flag("--tables", dump_tables, "Also every word of every table entry");
+
+  auto* board = app.add_subcommand("board", "Board operations");
+  board->require_subcommand(1);
+  bool reset_yes = false;
+  auto* board_reset = board->add_subcommand(
+      "reset", "Reset the board: every register and table returns to its reset value");
+  board_reset->add_flag("-y,--yes", reset_yes, "Do not ask; required when stdin is not a terminal");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : kExitUsage;
+  }
+
+  // Everything that can be checked without asnd is checked before contacting it.
+  asn::v1::ReadRegistersRequest read_request;
+  asn::v1::WriteRegistersRequest write_request;
+  asn::v1::DumpRegistersRequest dump_request;
+  try {
+    if (socket_opt->count() > 0 && address_opt->count() > 0) {
+      throw asnctl::UsageError("--socket and --address exclude each other: give one");
+    }
+    if (address_opt->count() > 0 && global.address.empty()) {
+      throw asnctl::UsageError("--address: an empty address; expected HOST:PORT");
+    }
+    if (global.address.empty() && global.socket_path.empty()) {
+      throw asnctl::UsageError("--socket: an empty path");
+    }
+    if (regs_read->parsed()) {
+      for (const auto& item : read_items) *read_request.add_items() = asnctl::parse_ref(item);
+    } else if (regs_write->parsed()) {
+      for (const auto& item : write_items) *write_request.add_items() = asnctl::parse_write(item);
+    } else if (regs_dump->parsed()) {
+      dump_request.set_block(dump_block);
+      dump_request.set_include_tables(dump_tables);
+    } else if (board_reset->parsed() && !reset_yes && isatty(STDIN_FILENO) == 0) {
+      throw asnctl::UsageError(
+          "stdin is not a terminal, so asnctl cannot ask; pass --yes to reset "
+          "without asking");
+    }
+  } catch (const asnctl::UsageError& e) {
+    std::fputs(usage_message(&app, e.what()).c_str(), stderr);
+    return kExitUsage;
+  }
+
+  auto format =
+      global.output == "json" ? asnctl::OutputFormat::kJson : asnctl::OutputFormat::kTable;
+  asnctl::Connection connection(global);
+  try {
+    if (status->parsed()) return asnctl::run_status(connection, format);
+    if (info->parsed()) return asnctl::run_info(connection, format);
+    if (regs_read->parsed()) return asnctl::run_regs_read(connection, format, read_request);
+    if (regs_write->parsed()) return asnctl::run_regs_write(connection, format, write_request);
+    if (regs_dump->parsed()) return asnctl::run_regs_dump(connection, format, dump_request);
+    if (board_reset->parsed()) return asnctl::run_board_reset(connection, format, reset_yes);
+  } catch (const asnctl::RpcError& e) {
+    if (e.unreachable()) return report_unreachable(connection, e);
+    std::string message = e.status().error_message();
+    if (e.status().error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+      message = "asnd did not answer within " +
+                asnctl::strprintf("%g", connection.timeout_seconds()) + " s (--timeout)";
+    }
+    std::fprintf(stderr, "asnctl: %s: %s\n", asnctl::code_name(e.status().error_code()).data(),
+                 message.c_str());
+    return kExitFailed;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "asnctl: %s\n", e.what());
+    return kExitFailed;
+  }
+  std::fprintf(stderr, "asnctl: no command given\n");
+  return kExitUsage;
+}

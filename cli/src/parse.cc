@@ -1,0 +1,83 @@
+#include "parse.hpp"
+
+#include <cctype>
+
+#include "errors.hpp"
+#include "output.hpp"
+
+namespace asnctl {
+
+std::optional<uint64_t> parse_number(std::string_view text, uint64_t max) {
+  unsigned base = 10;
+  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
+    base = 16;
+    text.remove_prefix(2);
+  }
+  if (text.empty()) return std::nullopt;
+  uint64_t value = 0;
+  for (char c : text) {
+    unsigned digit;
+    if (c >= '0' && c <= '9') {
+      digit = static_cast<unsigned>(c - '0');
+    } else if (base == 16 && c >= 'a' && c <= 'f') {
+      digit = static_cast<unsigned>(c - 'a' + 10);
+    } else if (base == 16 && c >= 'A' && c <= 'F') {
+      digit = static_cast<unsigned>(c - 'A' + 10);
+    } else {
+      return std::nullopt;
+    }
+    if (value > (max - digit) / base) return std::nullopt;
+    value = value * base + digit;
+  }
+  return value;
+}
+
+asn::v1::RegisterRef parse_ref(std::string_view item) {
+  asn::v1::RegisterRef ref;
+  if (item.empty()) throw UsageError("an empty register name");
+  if (std::isdigit(static_cast<unsigned char>(item[0]))) {
+    auto offset = parse_number(item, UINT32_MAX);
+    if (!offset) {
+      throw UsageError("bad offset '" + std::string(item) +
+                       "': expected a decimal number or 0x hex up to 0xffffffff");
+    }
+    ref.set_offset(static_cast<uint32_t>(*offset));
+  } else {
+    ref.set_name(std::string(item));
+  }
+  return ref;
+}
+
+asn::v1::RegisterWrite parse_write(std::string_view item) {
+  auto eq = item.find('=');
+  if (eq == std::string_view::npos) {
+    throw UsageError("'" + std::string(item) + "' is not NAME=VALUE (or OFFSET=VALUE)");
+  }
+  std::string_view target = item.substr(0, eq);
+  std::string_view value_text = item.substr(eq + 1);
+  if (target.empty()) {
+    throw UsageError("'" + std::string(item) + "' names no register before '='");
+  }
+  auto value = parse_number(value_text);
+  if (!value) {
+    throw UsageError("bad value '" + std::string(value_text) + "' in '" + std::string(item) +
+                     "': expected a decimal number or 0x hex up to 64 bits");
+  }
+  asn::v1::RegisterWrite write;
+  *write.mutable_ref() = parse_ref(target);
+  write.set_value(*value);
+  return write;
+}
+
+std::string describe_ref(const asn::v1::RegisterRef& ref) {
+  switch (ref.target_case()) {
+    case asn::v1::RegisterRef::kName:
+      return ref.name();
+    case asn::v1::RegisterRef::kOffset:
+      return hex(ref.offset());
+    default:
+      return "(empty)";
+  }
+}
+
+}  // namespace asnctl

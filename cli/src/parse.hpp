@@ -1,0 +1,28 @@
+// Parsing of command-line items into request messages. Everything here runs before asnd is
+// contacted; a bad item throws UsageError.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "asn/v1/device.pb.h"
+
+namespace asnctl {
+
+// "0x1f" (hex, either case) or "31" (decimal), at most `max`; nullopt for anything else,
+// including signs, spaces, empty digits and overflow.
+std::optional<uint64_t> parse_number(std::string_view text, uint64_t max = UINT64_MAX);
+
+// A register item: a byte offset if it starts with a digit (then it must be a number that
+// fits 32 bits), otherwise a name such as id.scratch or port[2].control.enable.
+asn::v1::RegisterRef parse_ref(std::string_view item);
+
+// NAME=VALUE or OFFSET=VALUE, VALUE decimal or 0x hex (up to 64 bits).
+asn::v1::RegisterWrite parse_write(std::string_view item);
+
+// How to show a ref in messages: the name, or the offset in hex.
+std::string describe_ref(const asn::v1::RegisterRef& ref);
+
+}  // namespace asnctl

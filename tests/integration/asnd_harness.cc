@@ -1,0 +1,117 @@
+#include "asnd_harness.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <thread>
+
+namespace asn::test {
+
+namespace {
+
+bool accepts(const std::string& path) {
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+  bool ok = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  close(fd);
+  return ok;
+}
+
+}  // namespace
+
+AsndProcess::AsndProcess(const TempDir& dir, std::string board)
+    : dir_(dir.path()),
+      board_(std::move(board)),
+      socket_(dir.file("asnd.sock")),
+      shm_dir_(dir.path()),
+      log_(dir.file("asnd.log")),
+      config_(dir.file("asnd.yaml")) {}
+
+AsndProcess::~AsndProcess() {
+  if (pid_ > 0) {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+}
+
+bool AsndProcess::start(const std::vector<std::string>& extra, const std::string& config) {
+  std::vector<std::string> argv = {ASND_PATH, "--config",    config_,         "--socket",
+                                   socket_,   "--board",     board_,          "--shm-dir",
+                                   shm_dir_,  "--state-dir", dir_ + "/state"};
+  write_file(config_, config);
+  const size_t log_start = log().size();  // the log file collects every start
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  pid_ = fork();
+  if (pid_ == 0) {
+    int fd = open(log_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    std::vector<char*> args;
+    for (auto& a : argv) args.push_back(a.data());
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (!running()) return false;
+    // Serving means this asnd said so and the socket answers (another process may hold a
+    // socket at the same path).
+    if (log().find("serving on", log_start) != std::string::npos && accepts(socket_)) {
+      return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+bool AsndProcess::running() {
+  if (pid_ <= 0) return false;
+  int status = 0;
+  pid_t r = waitpid(pid_, &status, WNOHANG);
+  if (r == 0) return true;
+  exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  pid_ = -1;
+  return false;
+}
+
+void AsndProcess::signal(int sig) {
+  if (pid_ > 0) kill(pid_, sig);
+}
+
+int AsndProcess::stop() {
+  if (pid_ <= 0) return exit_code_;
+  kill(pid_, SIGTERM);
+  int status = 0;
+  waitpid(pid_, &status, 0);
+  pid_ = -1;
+  exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return exit_code_;
+}
+
+std::string AsndProcess::log() const {
+  try {
+    return read_file(log_);
+  } catch (...) {
+    return "";
+  }
+}
+
+CommandResult AsndProcess::asnctl(const std::vector<std::string>& args,
+                                  const std::string& input) const {
+  std::vector<std::string> argv = {ASNCTL_PATH, "--socket", socket_};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_command(argv, input);
+}
+
+}  // namespace asn::test

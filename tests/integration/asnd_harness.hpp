@@ -1,0 +1,53 @@
+// Starts the real asnd on a temporary socket, board and state directory, and runs the real
+// asnctl against it.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "support.hpp"
+
+namespace asn::test {
+
+class AsndProcess {
+ public:
+  // `dir` holds the socket, the board memory, the state directory and the log.
+  AsndProcess(const TempDir& dir, std::string board);
+  ~AsndProcess();
+
+  // Writes `config` to the config file, starts asnd with it, the common flags and `extra`,
+  // and waits until it serves (true) or exits (false; exit_code() then says how).
+  bool start(const std::vector<std::string>& extra = {}, const std::string& config = "");
+  const std::string& config_path() const { return config_; }
+  // SIGTERM, then waits; returns the exit code.
+  int stop();
+  void signal(int sig);
+  bool running();
+  int exit_code() const { return exit_code_; }
+  std::string log() const;
+
+  // Point a second asnd at the first one's socket or board memory.
+  void use_socket(const std::string& path) { socket_ = path; }
+  void use_shm_dir(const std::string& dir) { shm_dir_ = dir; }
+
+  const std::string& socket() const { return socket_; }
+  const std::string& board() const { return board_; }
+  const std::string& shm_dir() const { return shm_dir_; }
+
+  // Runs asnctl --socket <socket> args...
+  CommandResult asnctl(const std::vector<std::string>& args, const std::string& input = "") const;
+
+ private:
+  std::string dir_;
+  std::string board_;
+  std::string socket_;
+  std::string shm_dir_;
+  std::string log_;
+  std::string config_;
+  pid_t pid_ = -1;
+  int exit_code_ = -1;
+};
+
+}  // namespace asn::test

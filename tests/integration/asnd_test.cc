@@ -1,0 +1,188 @@
+// End to end: the real asnd on an emulated board, driven by the real asnctl.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <regex>
+#include <thread>
+
+#include "asnd_harness.hpp"
+
+namespace asn::test {
+namespace {
+
+using ::testing::HasSubstr;
+
+class AsndTest : public ::testing::Test {
+ protected:
+  TempDir dir_;
+  AsndProcess asnd_{dir_, unique_name("it")};
+
+  void start(const std::vector<std::string>& extra = {}) {
+    ASSERT_TRUE(asnd_.start(extra)) << "asnd did not start (exit " << asnd_.exit_code()
+                                    << "):\n" << asnd_.log();
+  }
+
+  uint64_t read_value(const std::string& name) {
+    auto r = asnd_.asnctl({"--output", "json", "regs", "read", name});
+    EXPECT_EQ(r.exit_code, 0) << r.all();
+    std::smatch m;
+    std::regex value_re("\"value\":\\s*\"?([0-9]+)\"?");
+    EXPECT_TRUE(std::regex_search(r.out, m, value_re)) << r.out;
+    return m.empty() ? ~0ull : std::stoull(m[1]);
+  }
+};
+
+TEST_F(AsndTest, StatusShowsTheBoard) {
+  start();
+  auto r = asnd_.asnctl({"status"});
+  EXPECT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_THAT(r.out, HasSubstr(asnd_.board()));
+  EXPECT_THAT(r.out, HasSubstr("netfpga-1g"));
+  auto info = asnd_.asnctl({"info"});
+  EXPECT_EQ(info.exit_code, 0) << info.all();
+  EXPECT_THAT(info.out, HasSubstr("port[5]"));
+  EXPECT_THAT(info.out, HasSubstr("aurora"));
+  EXPECT_EQ(asnd_.stop(), 0) << asnd_.log();
+  EXPECT_FALSE(std::filesystem::exists(asnd_.socket())) << "asnd left its socket behind";
+}
+
+TEST_F(AsndTest, WritingAReadOnlyRegisterIsReportedAndChangesNothing) {
+  start();
+  auto r = asnd_.asnctl({"regs", "write", "id.magic=0x1"});
+  EXPECT_EQ(r.exit_code, 1) << r.all();
+  EXPECT_THAT(r.all(), HasSubstr("FAILED_PRECONDITION"));
+  EXPECT_THAT(r.all(), HasSubstr("id.magic is read-only (RO)"));
+  EXPECT_EQ(read_value("id.magic"), 0x41534e31u);
+  EXPECT_EQ(read_value("id.ro_write_count"), 0u) << "the write reached the board";
+}
+
+TEST_F(AsndTest, BadInputNamesTheThing) {
+  start();
+  auto unknown = asnd_.asnctl({"regs", "read", "id.sratch"});
+  EXPECT_EQ(unknown.exit_code, 1) << unknown.all();
+  EXPECT_THAT(unknown.all(), HasSubstr("did you mean 'scratch'?"));
+  auto outside = asnd_.asnctl({"regs", "read", "0x7ffffff0"});
+  EXPECT_EQ(outside.exit_code, 1) << outside.all();
+  EXPECT_THAT(outside.all(), HasSubstr("outside the register map"));
+  auto wide = asnd_.asnctl({"regs", "write", "port[0].control.enable=2"});
+  EXPECT_EQ(wide.exit_code, 1) << wide.all();
+  EXPECT_THAT(wide.all(), HasSubstr("INVALID_ARGUMENT"));
+  EXPECT_THAT(wide.all(), HasSubstr("does not fit port[0].control.enable (1 bits"));
+  auto usage = asnd_.asnctl({"regs", "write", "id.scratch"});
+  EXPECT_EQ(usage.exit_code, 2) << usage.all();
+  EXPECT_EQ(read_value("id.scratch"), 0u);
+}
+
+TEST_F(AsndTest, BoardMemorySurvivesARestartAndBoardResetClearsIt) {
+  start();
+  uint64_t generation = read_value("id.generation");
+  auto w = asnd_.asnctl({"regs", "write", "id.scratch=0x1234abcd"});
+  ASSERT_EQ(w.exit_code, 0) << w.all();
+  ASSERT_EQ(asnd_.stop(), 0) << asnd_.log();
+
+  start();
+  EXPECT_EQ(read_value("id.scratch"), 0x1234abcdu);
+  EXPECT_EQ(read_value("id.generation"), generation);
+
+  auto reset = asnd_.asnctl({"board", "reset", "--yes"});
+  EXPECT_EQ(reset.exit_code, 0) << reset.all();
+  EXPECT_EQ(read_value("id.scratch"), 0u);
+  EXPECT_EQ(read_value("id.generation"), generation + 1);
+}
+
+TEST_F(AsndTest, ResetBoardFlagStartsFromAFreshBoard) {
+  start();
+  uint64_t generation = read_value("id.generation");
+  ASSERT_EQ(asnd_.asnctl({"regs", "write", "id.scratch=5"}).exit_code, 0);
+  ASSERT_EQ(asnd_.stop(), 0);
+  start({"--reset-board"});
+  EXPECT_EQ(read_value("id.scratch"), 0u);
+  EXPECT_EQ(read_value("id.generation"), generation + 1);
+}
+
+TEST_F(AsndTest, BoardResetNeedsConfirmationWithoutATerminal) {
+  start();
+  auto r = asnd_.asnctl({"board", "reset"});
+  EXPECT_EQ(r.exit_code, 2) << r.all();
+  EXPECT_THAT(r.all(), HasSubstr("--yes"));
+}
+
+TEST_F(AsndTest, BadConfigExitsNonZeroNamingTheKey) {
+  bool started = asnd_.start({}, "log_level: info\nbackend:\n  profil: netfpga-1g\n");
+  EXPECT_FALSE(started);
+  EXPECT_EQ(asnd_.exit_code(), 2);
+  EXPECT_THAT(asnd_.log(), HasSubstr(asnd_.config_path() + ":3: backend.profil: unknown key"));
+  EXPECT_THAT(asnd_.log(), HasSubstr("did you mean 'backend.profile'?"));
+}
+
+TEST_F(AsndTest, SecondAsndOnTheSameBoardIsRefused) {
+  start();
+  TempDir other_dir;
+  AsndProcess second(other_dir, asnd_.board());
+  second.use_shm_dir(asnd_.shm_dir());  // the same board memory, another socket
+  bool started = second.start();
+  EXPECT_FALSE(started);
+  EXPECT_EQ(second.exit_code(), 1);
+  EXPECT_THAT(second.log(), HasSubstr("in use"));
+}
+
+TEST_F(AsndTest, SecondAsndOnTheSameSocketIsRefused) {
+  start();
+  TempDir other_dir;
+  AsndProcess second(other_dir, unique_name("it"));
+  second.use_socket(asnd_.socket());
+  bool started = second.start();
+  EXPECT_FALSE(started);
+  EXPECT_THAT(second.log(), HasSubstr("another asnd is already serving"));
+  // The first one still serves.
+  EXPECT_EQ(asnd_.asnctl({"status"}).exit_code, 0);
+}
+
+TEST_F(AsndTest, StaleSocketOfACrashedAsndIsReplaced) {
+  start();
+  asnd_.signal(SIGKILL);
+  while (asnd_.running()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(std::filesystem::exists(asnd_.socket()));
+  start();
+  EXPECT_EQ(asnd_.asnctl({"status"}).exit_code, 0);
+}
+
+TEST_F(AsndTest, SighupRereadsTheLogLevel) {
+  start();
+  write_file(asnd_.config_path(), "log_level: debug\n");
+  asnd_.signal(SIGHUP);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (asnd_.log().find("SIGHUP: log level debug") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_THAT(asnd_.log(), HasSubstr("SIGHUP: log level debug"));
+  ASSERT_EQ(asnd_.asnctl({"regs", "write", "id.scratch=1"}).exit_code, 0);
+  EXPECT_EQ(asnd_.stop(), 0);
+  EXPECT_THAT(asnd_.log(), HasSubstr("register write: id.scratch"));
+}
+
+TEST_F(AsndTest, DumpListsRegisters) {
+  start();
+  auto r = asnd_.asnctl({"regs", "dump", "--block", "id"});
+  EXPECT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_THAT(r.out, HasSubstr("id.magic"));
+  EXPECT_THAT(r.out, HasSubstr("41534e31"));
+  auto json = asnd_.asnctl({"-o", "json", "regs", "dump", "--block", "port[1]"});
+  EXPECT_EQ(json.exit_code, 0) << json.all();
+  EXPECT_THAT(json.out, HasSubstr("\"port[1].aldfb_threshold\""));
+}
+
+TEST(Asnctl, WithoutAsndSaysHowToStartIt) {
+  TempDir dir;
+  auto r = run_command({ASNCTL_PATH, "--socket", dir.file("nobody.sock"), "status"});
+  EXPECT_EQ(r.exit_code, 3) << r.all();
+  EXPECT_THAT(r.all(), HasSubstr("cannot reach asnd"));
+  EXPECT_THAT(r.all(), HasSubstr("hint"));
+}
+
+}  // namespace
+}  // namespace asn::test
