@@ -56,6 +56,7 @@ bool AsndProcess::start(const std::vector<std::string>& extra, const std::string
     int fd = open(log_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     dup2(fd, 1);
     dup2(fd, 2);
+    for (const auto& [name, value] : env_) setenv(name.c_str(), value.c_str(), 1);
     std::vector<char*> args;
     for (auto& a : argv) args.push_back(a.data());
     args.push_back(nullptr);

@@ -31,6 +31,10 @@ class AsndProcess {
   // Point a second asnd at the first one's socket or board memory.
   void use_socket(const std::string& path) { socket_ = path; }
   void use_shm_dir(const std::string& dir) { shm_dir_ = dir; }
+  // Extra environment for asnd (NOTIFY_SOCKET, WATCHDOG_USEC, ...).
+  void set_env(const std::string& name, const std::string& value) {
+    env_.emplace_back(name, value);
+  }
 
   const std::string& socket() const { return socket_; }
   const std::string& board() const { return board_; }
@@ -46,6 +50,7 @@ class AsndProcess {
   std::string shm_dir_;
   std::string log_;
   std::string config_;
+  std::vector<std::pair<std::string, std::string>> env_;
   pid_t pid_ = -1;
   int exit_code_ = -1;
 };
