@@ -1,6 +1,8 @@
 #include "config.hpp"
 
+#include <fmt/format.h>
 #include <grp.h>
+#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <array>
@@ -10,9 +12,6 @@
 #include <functional>
 #include <map>
 #include <sstream>
-
-#include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
 
 #include "asn/regmap/types.hpp"
 #include "error.hpp"
@@ -101,23 +100,19 @@ bool boolean(const std::string& where, const YAML::Node& node) {
 
 const std::map<std::string, Key>& keys() {
   static const std::map<std::string, Key> table = {
-      {"log_level",
-       {[](Config& c, const std::string& w, const YAML::Node& n) {
+      {"log_level", {[](Config& c, const std::string& w, const YAML::Node& n) {
          c.log_level = scalar(w, n);
          validate_log_level(w, c.log_level);
        }}},
-      {"state_dir",
-       {[](Config& c, const std::string& w, const YAML::Node& n) {
+      {"state_dir", {[](Config& c, const std::string& w, const YAML::Node& n) {
          c.state_dir = scalar(w, n);
          validate_absolute(w, c.state_dir);
        }}},
-      {"listen.socket",
-       {[](Config& c, const std::string& w, const YAML::Node& n) {
+      {"listen.socket", {[](Config& c, const std::string& w, const YAML::Node& n) {
          c.socket_path = scalar(w, n);
          validate_socket_path(w, c.socket_path);
        }}},
-      {"listen.socket_mode",
-       {[](Config& c, const std::string& w, const YAML::Node& n) {
+      {"listen.socket_mode", {[](Config& c, const std::string& w, const YAML::Node& n) {
          std::string text = scalar(w, n);
          unsigned mode = 0;
          auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), mode, 8);
@@ -126,35 +121,29 @@ const std::map<std::string, Key>& keys() {
          }
          c.socket_mode = mode;
        }}},
-      {"listen.socket_group",
-       {[](Config& c, const std::string& w, const YAML::Node& n) {
+      {"listen.socket_group", {[](Config& c, const std::string& w, const YAML::Node& n) {
          c.socket_group = scalar(w, n);
          validate_group(w, c.socket_group);
        }}},
-      {"listen.tcp",
-       {[](Config& c, const std::string& w, const YAML::Node& n) {
+      {"listen.tcp", {[](Config& c, const std::string& w, const YAML::Node& n) {
          c.tcp_listen = n.IsNull() ? "" : scalar(w, n);
          validate_tcp(w, c.tcp_listen);
        }}},
       {"listen.tcp_admin",
        {[](Config& c, const std::string& w, const YAML::Node& n) { c.tcp_admin = boolean(w, n); }}},
-      {"backend.kind",
-       {[](Config& c, const std::string& w, const YAML::Node& n) {
+      {"backend.kind", {[](Config& c, const std::string& w, const YAML::Node& n) {
          c.backend = scalar(w, n);
          validate_backend(w, c.backend);
        }}},
-      {"backend.board",
-       {[](Config& c, const std::string& w, const YAML::Node& n) {
+      {"backend.board", {[](Config& c, const std::string& w, const YAML::Node& n) {
          c.board_name = scalar(w, n);
          validate_board_name(w, c.board_name);
        }}},
-      {"backend.profile",
-       {[](Config& c, const std::string& w, const YAML::Node& n) {
+      {"backend.profile", {[](Config& c, const std::string& w, const YAML::Node& n) {
          c.board_profile = scalar(w, n);
          validate_profile(w, c.board_profile);
        }}},
-      {"backend.shm_dir",
-       {[](Config& c, const std::string& w, const YAML::Node& n) {
+      {"backend.shm_dir", {[](Config& c, const std::string& w, const YAML::Node& n) {
          c.shm_dir = scalar(w, n);
          validate_absolute(w, c.shm_dir);
        }}},
@@ -196,10 +185,10 @@ void validate_log_level(const std::string& where, const std::string& level) {
 }
 
 void validate_board_name(const std::string& where, const std::string& name) {
-  bool ok = !name.empty() && name.size() <= 64 &&
-            std::all_of(name.begin(), name.end(), [](char ch) {
-              return std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_';
-            });
+  bool ok =
+      !name.empty() && name.size() <= 64 && std::all_of(name.begin(), name.end(), [](char ch) {
+        return std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_';
+      });
   if (!ok) bad(where, fmt::format("board name '{}' must be 1-64 of A-Z a-z 0-9 - _", name));
 }
 
@@ -208,9 +197,9 @@ Config load_config(const std::string& path, bool required) {
   std::ifstream in(path);
   if (!in) {
     if (!required && !std::filesystem::exists(path)) return config;
-    throw Error(ErrorCode::kInvalidArgument,
-                fmt::format("{}: cannot read the configuration file: {}", path,
-                            std::strerror(errno)));
+    throw Error(
+        ErrorCode::kInvalidArgument,
+        fmt::format("{}: cannot read the configuration file: {}", path, std::strerror(errno)));
   }
   std::stringstream text;
   text << in.rdbuf();

@@ -2,10 +2,11 @@
 // top. A bad file is refused with the file, the line, the key and the reason.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <sys/types.h>
 
 namespace asn {
 

@@ -1,6 +1,11 @@
 #include "daemon.hpp"
 
+#include <fmt/format.h>
 #include <grp.h>
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+#include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -9,12 +14,6 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-
-#include <fmt/format.h>
-#include <grpcpp/ext/proto_server_reflection_plugin.h>
-#include <grpcpp/grpcpp.h>
-#include <grpcpp/health_check_service_interface.h>
-#include <spdlog/spdlog.h>
 
 #include "asn/version.hpp"
 #include "device.hpp"
@@ -51,9 +50,8 @@ void prepare_socket_path(const std::string& path) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) {
-    throw Error(ErrorCode::kUnavailable,
-                fmt::format("cannot create the socket directory {}: {}", dir.string(),
-                            ec.message()));
+    throw Error(ErrorCode::kUnavailable, fmt::format("cannot create the socket directory {}: {}",
+                                                     dir.string(), ec.message()));
   }
   if (!fs::exists(fs::symlink_status(path))) return;
   if (!fs::is_socket(fs::symlink_status(path))) {
@@ -74,14 +72,13 @@ void prepare_socket_path(const std::string& path) {
 
 void secure_socket(const Config& config) {
   if (chmod(config.socket_path.c_str(), config.socket_mode) != 0) {
-    system_error(fmt::format("cannot set mode {:o} on {}", config.socket_mode,
-                             config.socket_path));
+    system_error(fmt::format("cannot set mode {:o} on {}", config.socket_mode, config.socket_path));
   }
   if (!config.socket_group.empty()) {
     const group* g = getgrnam(config.socket_group.c_str());
     if (g == nullptr || chown(config.socket_path.c_str(), static_cast<uid_t>(-1), g->gr_gid) != 0) {
-      system_error(fmt::format("cannot give {} to group {}", config.socket_path,
-                               config.socket_group));
+      system_error(
+          fmt::format("cannot give {} to group {}", config.socket_path, config.socket_group));
     }
   }
 }
@@ -136,10 +133,9 @@ int run_daemon(const Config& config, const std::string& config_path, bool config
                device.capabilities().ports, device.regmap_major(), device.regmap_minor(),
                generation);
 
-  DeviceService device_service(device,
-                               DaemonIdentity{config.backend, config.board_name,
-                                              config.board_profile},
-                               AdminPolicy{config.tcp_admin});
+  DeviceService device_service(
+      device, DaemonIdentity{config.backend, config.board_name, config.board_profile},
+      AdminPolicy{config.tcp_admin});
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();

@@ -1,11 +1,11 @@
 #include "device.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
 #include <map>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "error.hpp"
 #include "suggest.hpp"
@@ -187,11 +187,11 @@ void Device::walk() {
       // its registers may have changed. Unknown block types are skipped (a newer firmware
       // may add blocks an older asnd does not use).
       if (block_version != desc->version) {
-        throw Error(ErrorCode::kHardware,
-                    fmt::format("{}: block {} (type 0x{:04x}) at 0x{:x} has version {}; this "
-                                "asnd supports version {}",
-                                bus_.describe(), desc->name, type, offset, block_version,
-                                desc->version));
+        throw Error(
+            ErrorCode::kHardware,
+            fmt::format("{}: block {} (type 0x{:04x}) at 0x{:x} has version {}; this "
+                        "asnd supports version {}",
+                        bus_.describe(), desc->name, type, offset, block_version, desc->version));
       }
       unsigned index = instances[type]++;
       std::string name = desc->instances == regmap::Instances::kPorts
@@ -213,9 +213,8 @@ void Device::walk() {
   // with kNotFound from block(). Two of a single-instance block is a corrupt list.
   for (const auto& b : map.blocks) {
     if (b.instances == regmap::Instances::kOne && instances[b.type] > 1) {
-      throw Error(ErrorCode::kHardware,
-                  fmt::format("{}: expected one {} block, found {}", bus_.describe(), b.name,
-                              instances[b.type]));
+      throw Error(ErrorCode::kHardware, fmt::format("{}: expected one {} block, found {}",
+                                                    bus_.describe(), b.name, instances[b.type]));
     }
   }
   // The layout of a board does not change when it is reset; keep the vector other threads
@@ -324,8 +323,8 @@ const DeviceBlock* Device::find_block(std::string_view name, std::optional<unsig
     }
     if (*index >= n) {
       throw Error(ErrorCode::kNotFound,
-                  fmt::format("'{}': the board has {} ports ({}[0] to {}[{}])", full, n, name,
-                              name, n - 1));
+                  fmt::format("'{}': the board has {} ports ({}[0] to {}[{}])", full, n, name, name,
+                              n - 1));
     }
   } else if (index && *index != 0) {
     throw Error(ErrorCode::kInvalidArgument,
@@ -384,8 +383,7 @@ Target field_target(const DeviceBlock& block, const RegisterDesc& reg, unsigned 
   return t;
 }
 
-Target half_target(const DeviceBlock& block, const RegisterDesc& reg, unsigned element,
-                   bool high) {
+Target half_target(const DeviceBlock& block, const RegisterDesc& reg, unsigned element, bool high) {
   Target t = register_target(block, reg, element);
   t.name += high ? ".hi" : ".lo";
   t.offset += high ? 4 : 0;
@@ -393,8 +391,8 @@ Target half_target(const DeviceBlock& block, const RegisterDesc& reg, unsigned e
   return t;
 }
 
-Target table_target(const DeviceBlock& block, const TableDesc& table, bool active,
-                    uint32_t entry, unsigned word, const regmap::TableFieldDesc* field) {
+Target table_target(const DeviceBlock& block, const TableDesc& table, bool active, uint32_t entry,
+                    unsigned word, const regmap::TableFieldDesc* field) {
   Target t;
   t.name = fmt::format("{}.{}{}[{}].", block.name, table.name, active ? "_active" : "", entry);
   t.name += field ? std::string(field->name) : fmt::format("w{}", word);
@@ -414,8 +412,8 @@ Target table_target(const DeviceBlock& block, const TableDesc& table, bool activ
         "{}.{}.{}",
         t.name, block.name, table.name, entry, block.name, table.swap_register, table.swap_field);
   } else if (table.access == Access::kRO) {
-    t.read_only_hint = fmt::format("{}.{} is read-only (the board maintains it)", block.name,
-                                   table.name);
+    t.read_only_hint =
+        fmt::format("{}.{} is read-only (the board maintains it)", block.name, table.name);
   }
   return t;
 }
@@ -448,8 +446,8 @@ Target Device::resolve(std::string_view name) const {
     }
     unsigned element = item.index.value_or(0);
     if (element >= reg.count) {
-      throw Error(ErrorCode::kNotFound, fmt::format("'{}': {} has {} elements", name, reg.name,
-                                                    reg.count));
+      throw Error(ErrorCode::kNotFound,
+                  fmt::format("'{}': {} has {} elements", name, reg.name, reg.count));
     }
     if (parts.size() == 2) return register_target(block, reg, element);
     std::string_view field_name = parts[2].ident;
@@ -461,9 +459,9 @@ Target Device::resolve(std::string_view name) const {
       if (field_name == "lo" || field_name == "hi") {
         return half_target(block, reg, element, field_name == "hi");
       }
-      throw Error(ErrorCode::kNotFound,
-                  fmt::format("'{}': {} is a 64-bit value; its words are .lo and .hi", name,
-                              reg.name));
+      throw Error(
+          ErrorCode::kNotFound,
+          fmt::format("'{}': {} is a 64-bit value; its words are .lo and .hi", name, reg.name));
     }
     std::vector<std::string> fields;
     for (const auto& f : reg.fields) {
@@ -488,9 +486,8 @@ Target Device::resolve(std::string_view name) const {
                               item.ident, item.ident, item.ident, entries - 1));
     }
     if (*item.index >= entries) {
-      throw Error(ErrorCode::kNotFound,
-                  fmt::format("'{}': {}.{} has {} entries on this board", name, block.name,
-                              table.name, entries));
+      throw Error(ErrorCode::kNotFound, fmt::format("'{}': {}.{} has {} entries on this board",
+                                                    name, block.name, table.name, entries));
     }
     if (parts.size() == 2) {
       throw Error(ErrorCode::kInvalidArgument,
@@ -516,9 +513,9 @@ Target Device::resolve(std::string_view name) const {
                 fmt::format("'{}': {}.{} entries have no field '{}'{}", name, block.name,
                             table.name, field_name, did_you_mean(field_name, fields)));
   }
-  throw Error(ErrorCode::kNotFound, fmt::format("'{}': block {} has no register or table '{}'{}",
-                                                name, block.name, item.ident,
-                                                did_you_mean(item.ident, candidates)));
+  throw Error(ErrorCode::kNotFound,
+              fmt::format("'{}': block {} has no register or table '{}'{}", name, block.name,
+                          item.ident, did_you_mean(item.ident, candidates)));
 }
 
 std::optional<Device::Located> Device::locate(uint32_t offset) const {
@@ -593,11 +590,11 @@ uint64_t Device::read(const Target& target) {
 
 void Device::check_write(const Target& target, uint64_t value) const {
   if (target.access == Access::kRO) {
-    throw Error(ErrorCode::kFailedPrecondition,
-                fmt::format("{}; nothing was written", target.read_only_hint.empty()
-                                                          ? read_only_hint(target.name,
-                                                                           target.access)
-                                                          : target.read_only_hint));
+    throw Error(
+        ErrorCode::kFailedPrecondition,
+        fmt::format("{}; nothing was written", target.read_only_hint.empty()
+                                                   ? read_only_hint(target.name, target.access)
+                                                   : target.read_only_hint));
   }
   if (value > target.max_value()) {
     throw Error(ErrorCode::kInvalidArgument,
@@ -648,9 +645,9 @@ std::vector<Target> Device::enumerate(std::string_view block_filter, bool includ
   if (!block_filter.empty()) {
     auto parts = split_name(block_filter);
     if (parts.size() != 1) {
-      throw Error(ErrorCode::kInvalidArgument,
-                  fmt::format("'{}' is not a block name (id, port, port[2], route, ...)",
-                              block_filter));
+      throw Error(
+          ErrorCode::kInvalidArgument,
+          fmt::format("'{}' is not a block name (id, port, port[2], route, ...)", block_filter));
     }
     filter_name = parts[0].ident;
     filter_index = parts[0].index;
@@ -690,8 +687,7 @@ std::vector<Target> Device::enumerate(std::string_view block_filter, bool includ
 
 uint32_t Device::reset_board() {
   std::lock_guard lock(mutex_);
-  bus_.write32(address(regs::id::kControl, 0),
-               regs::id::kControlBoardReset.put(0, 1));
+  bus_.write32(address(regs::id::kControl, 0), regs::id::kControlBoardReset.put(0, 1));
   walk();
   return bus_.read32(address(regs::id::kGeneration, 0));
 }

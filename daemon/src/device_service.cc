@@ -43,6 +43,11 @@ void check_batch(int size, std::string_view what) {
   }
 }
 
+// gRPC names a Unix-socket peer just "unix:"; say it in words in the log.
+std::string describe_peer(const std::string& peer) {
+  return peer.rfind("unix:", 0) == 0 ? "a client on the Unix socket" : peer;
+}
+
 }  // namespace
 
 bool AdminPolicy::allows(const std::string& peer) const {
@@ -52,8 +57,7 @@ bool AdminPolicy::allows(const std::string& peer) const {
 DeviceService::DeviceService(Device& device, DaemonIdentity identity, AdminPolicy policy)
     : device_(device), identity_(std::move(identity)), policy_(policy) {}
 
-void DeviceService::require_admin(grpc::ServerContext* context,
-                                  std::string_view operation) const {
+void DeviceService::require_admin(grpc::ServerContext* context, std::string_view operation) const {
   if (!policy_.allows(context->peer())) {
     throw Error(ErrorCode::kPermissionDenied,
                 fmt::format("{} is an admin operation: use asnd's Unix socket, or set "
@@ -94,10 +98,10 @@ grpc::Status DeviceService::GetInfo(grpc::ServerContext*, const v1::GetInfoReque
     c->set_clock_hz(caps.clock_hz);
     response->set_generation(device_.read(regs::id::kGeneration));
     response->set_asnd_version(std::string(kVersion));
-    response->set_uptime_seconds(static_cast<uint64_t>(
-        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() -
-                                                         identity_.started)
-            .count()));
+    response->set_uptime_seconds(
+        static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::seconds>(
+                                  std::chrono::steady_clock::now() - identity_.started)
+                                  .count()));
     for (const auto& block : device_.blocks()) {
       auto* b = response->add_blocks();
       b->set_name(block.name);
@@ -174,7 +178,7 @@ grpc::Status DeviceService::WriteRegisters(grpc::ServerContext* context,
     device_.write(items);
     for (const auto& [target, value] : items) {
       spdlog::info("register write: {} (0x{:x}) = 0x{:x} by {}", target.name, target.offset, value,
-                   context->peer());
+                   describe_peer(context->peer()));
       fill_value(target, value, response->add_results());
     }
   });
@@ -195,14 +199,14 @@ grpc::Status DeviceService::DumpRegisters(grpc::ServerContext* context,
   });
 }
 
-grpc::Status DeviceService::ResetBoard(grpc::ServerContext* context,
-                                       const v1::ResetBoardRequest*,
+grpc::Status DeviceService::ResetBoard(grpc::ServerContext* context, const v1::ResetBoardRequest*,
                                        v1::ResetBoardResponse* response) {
   return guarded("ResetBoard", [&] {
     require_admin(context, "resetting the board");
     uint32_t before = device_.read(regs::id::kGeneration);
     uint32_t after = device_.reset_board();
-    spdlog::warn("board reset by {}: generation {} -> {}", context->peer(), before, after);
+    spdlog::warn("board reset by {}: generation {} -> {}", describe_peer(context->peer()), before,
+                 after);
     response->set_generation_before(before);
     response->set_generation_after(after);
   });

@@ -30,14 +30,12 @@ class DeviceService final : public v1::Device::Service {
 
   grpc::Status GetInfo(grpc::ServerContext* context, const v1::GetInfoRequest* request,
                        v1::DeviceInfo* response) override;
-  grpc::Status ReadRegisters(grpc::ServerContext* context,
-                             const v1::ReadRegistersRequest* request,
+  grpc::Status ReadRegisters(grpc::ServerContext* context, const v1::ReadRegistersRequest* request,
                              v1::ReadRegistersResponse* response) override;
   grpc::Status WriteRegisters(grpc::ServerContext* context,
                               const v1::WriteRegistersRequest* request,
                               v1::WriteRegistersResponse* response) override;
-  grpc::Status DumpRegisters(grpc::ServerContext* context,
-                             const v1::DumpRegistersRequest* request,
+  grpc::Status DumpRegisters(grpc::ServerContext* context, const v1::DumpRegistersRequest* request,
                              grpc::ServerWriter<v1::RegisterValue>* writer) override;
   grpc::Status ResetBoard(grpc::ServerContext* context, const v1::ResetBoardRequest* request,
                           v1::ResetBoardResponse* response) override;

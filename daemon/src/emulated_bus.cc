@@ -1,9 +1,9 @@
 #include "emulated_bus.hpp"
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "error.hpp"
 
@@ -28,9 +28,9 @@ std::string profile_names() {
 EmulatedBus::EmulatedBus(const EmulatedBusOptions& options) {
   const regmap::BoardProfile* profile = model::EmulatedBoard::find_profile(options.profile);
   if (profile == nullptr) {
-    throw Error(ErrorCode::kInvalidArgument,
-                fmt::format("unknown board profile '{}' (profiles: {})", options.profile,
-                            profile_names()));
+    throw Error(
+        ErrorCode::kInvalidArgument,
+        fmt::format("unknown board profile '{}' (profiles: {})", options.profile, profile_names()));
   }
   model::OpenOptions open;
   open.power_on_reset = options.power_on_reset;
@@ -77,9 +77,8 @@ uint32_t EmulatedBus::read32(uint32_t offset) {
 
 void EmulatedBus::write32(uint32_t offset, uint32_t value) {
   if (!board_->write32(offset, value)) {
-    throw Error(ErrorCode::kHardware,
-                fmt::format("{}: bus error writing 0x{:x} to offset 0x{:x}", describe(), value,
-                            offset));
+    throw Error(ErrorCode::kHardware, fmt::format("{}: bus error writing 0x{:x} to offset 0x{:x}",
+                                                  describe(), value, offset));
   }
 }
 

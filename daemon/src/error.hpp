@@ -9,8 +9,8 @@
 namespace asn {
 
 enum class ErrorCode {
-  kInvalidArgument,     // the request itself is wrong: bad name, value, field, file line
-  kNotFound,            // it names something that does not exist
+  kInvalidArgument,  // the request itself is wrong: bad name, value, field, file line
+  kNotFound,         // it names something that does not exist
   kAlreadyExists,
   kFailedPrecondition,  // valid, but not in this state: read-only target, board not ready
   kResourceExhausted,   // a table or queue is full
@@ -19,8 +19,8 @@ enum class ErrorCode {
   kAborted,
   kOutOfRange,
   kUnimplemented,
-  kHardware,            // the board misbehaved: bus error, wrong magic, unknown block version
-  kInternal,            // a bug in asnd
+  kHardware,  // the board misbehaved: bus error, wrong magic, unknown block version
+  kInternal,  // a bug in asnd
 };
 
 // gRPC's canonical name of the code this error maps to, e.g. "INVALID_ARGUMENT".

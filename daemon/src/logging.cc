@@ -1,13 +1,12 @@
 #include "logging.hpp"
 
-#include <sys/stat.h>
-
-#include <cstdlib>
-#include <cstdio>
-
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/sinks/systemd_sink.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <cstdlib>
 
 namespace asn {
 

@@ -1,8 +1,8 @@
 // asnd: the asn switch daemon.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 
 #include "asn/version.hpp"
@@ -26,8 +26,8 @@ int main(int argc, char** argv) {
   CLI::App app{"asnd: control plane daemon of the asn active storage network switch"};
   std::string config_path = asn::kDefaultConfigPath;
   asn::ConfigOverrides o;
-  auto* config_opt = app.add_option("-c,--config", config_path, "Configuration file")
-                         ->capture_default_str();
+  auto* config_opt =
+      app.add_option("-c,--config", config_path, "Configuration file")->capture_default_str();
   app.add_option("--socket", o.socket_path, "Unix socket to serve on (listen.socket)");
   app.add_option("--tcp", o.tcp_listen, "Also serve on host:port (listen.tcp)");
   app.add_option("--backend", o.backend, "Board backend (backend.kind): emulated");

@@ -1,8 +1,8 @@
 #include "suggest.hpp"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 namespace asn {
 

@@ -1,10 +1,9 @@
 #include "systemd.hpp"
 
+#include <spdlog/spdlog.h>
 #include <systemd/sd-daemon.h>
 
 #include <chrono>
-
-#include <spdlog/spdlog.h>
 
 namespace asn {
 

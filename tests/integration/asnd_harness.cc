@@ -45,8 +45,8 @@ AsndProcess::~AsndProcess() {
 }
 
 bool AsndProcess::start(const std::vector<std::string>& extra, const std::string& config) {
-  std::vector<std::string> argv = {ASND_PATH, "--config",    config_,         "--socket",
-                                   socket_,   "--board",     board_,          "--shm-dir",
+  std::vector<std::string> argv = {ASND_PATH, "--config",    config_,        "--socket",
+                                   socket_,   "--board",     board_,         "--shm-dir",
                                    shm_dir_,  "--state-dir", dir_ + "/state"};
   write_file(config_, config);
   const size_t log_start = log().size();  // the log file collects every start

@@ -55,8 +55,7 @@ TEST_F(AsndServicesTest, HealthServiceSaysServing) {
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
   // HealthCheckRequest{service: ""} is the empty message.
-  auto call =
-      stub.PrepareUnaryCall(&context, "/grpc.health.v1.Health/Check", to_buffer(""), &cq);
+  auto call = stub.PrepareUnaryCall(&context, "/grpc.health.v1.Health/Check", to_buffer(""), &cq);
   call->StartCall();
   grpc::ByteBuffer response;
   grpc::Status status;

@@ -21,8 +21,8 @@ class AsndTest : public ::testing::Test {
   AsndProcess asnd_{dir_, unique_name("it")};
 
   void start(const std::vector<std::string>& extra = {}) {
-    ASSERT_TRUE(asnd_.start(extra)) << "asnd did not start (exit " << asnd_.exit_code()
-                                    << "):\n" << asnd_.log();
+    ASSERT_TRUE(asnd_.start(extra)) << "asnd did not start (exit " << asnd_.exit_code() << "):\n"
+                                    << asnd_.log();
   }
 
   uint64_t read_value(const std::string& name) {

@@ -1,14 +1,15 @@
 // The Device gRPC service through a real gRPC server on a Unix socket (and TCP for the
 // admin policy), over a gMock RegisterBus that delegates to the emulated board: the tests
 // see what the service does to the bus, e.g. that a refused write never reaches it.
+#include "device_service.hpp"
+
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <grpcpp/grpcpp.h>
-#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "asn/v1/device.grpc.pb.h"
 #include "device.hpp"
-#include "device_service.hpp"
 #include "emulated_bus.hpp"
 #include "error.hpp"
 #include "support.hpp"
@@ -68,8 +69,8 @@ class DeviceServiceTest : public ::testing::Test {
     ASSERT_TRUE(server_);
     unix_ = v1::Device::NewStub(
         grpc::CreateChannel("unix:" + dir_.file("s.sock"), grpc::InsecureChannelCredentials()));
-    tcp_ = v1::Device::NewStub(grpc::CreateChannel(
-        "127.0.0.1:" + std::to_string(tcp_port_), grpc::InsecureChannelCredentials()));
+    tcp_ = v1::Device::NewStub(grpc::CreateChannel("127.0.0.1:" + std::to_string(tcp_port_),
+                                                   grpc::InsecureChannelCredentials()));
   }
 
   void TearDown() override {
@@ -150,9 +151,9 @@ TEST_F(DeviceServiceTest, ReadsByNameAndOffsetWithPerItemErrors) {
 
 TEST_F(DeviceServiceTest, WritesAndReadsBack) {
   v1::WriteRegistersResponse response;
-  ASSERT_TRUE(write(*unix_, {{"id.scratch", 0xcafe}, {"port[3].aldfb_threshold.packets", 20}},
-                    &response)
-                  .ok());
+  ASSERT_TRUE(
+      write(*unix_, {{"id.scratch", 0xcafe}, {"port[3].aldfb_threshold.packets", 20}}, &response)
+          .ok());
   ASSERT_EQ(response.results_size(), 2);
   EXPECT_EQ(response.results(1).name(), "port[3].aldfb_threshold.packets");
   auto values = read({"id.scratch", "port[3].aldfb_threshold.packets"});

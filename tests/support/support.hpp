@@ -22,9 +22,9 @@ class TempDir {
 };
 
 struct CommandResult {
-  int exit_code;       // the exit status, or 128 + signal
-  std::string out;     // stdout
-  std::string err;     // stderr
+  int exit_code;    // the exit status, or 128 + signal
+  std::string out;  // stdout
+  std::string err;  // stderr
   std::string all() const { return out + err; }
 };
 

@@ -1,8 +1,9 @@
 // asnd's configuration file and flags: defaults, every key, and refusals that name the file,
 // the line and the key.
+#include "config.hpp"
+
 #include <gtest/gtest.h>
 
-#include "config.hpp"
 #include "error.hpp"
 #include "grpc_status.hpp"
 #include "support.hpp"
@@ -72,13 +73,13 @@ TEST(Config, UnknownKeyNamesFileLineAndSuggestion) {
 }
 
 TEST(Config, BadValuesNameTheKey) {
-  EXPECT_NE(load_error("log_level: loud\n").find("asnd.yaml:1: log_level: unknown log level "
-                                                  "'loud'"),
+  EXPECT_NE(load_error("log_level: loud\n")
+                .find("asnd.yaml:1: log_level: unknown log level "
+                      "'loud'"),
             std::string::npos);
   EXPECT_NE(load_error("listen:\n  socket_mode: \"0999\"\n").find("listen.socket_mode"),
             std::string::npos);
-  EXPECT_NE(load_error("listen:\n  tcp: localhost\n").find("is not host:port"),
-            std::string::npos);
+  EXPECT_NE(load_error("listen:\n  tcp: localhost\n").find("is not host:port"), std::string::npos);
   EXPECT_NE(load_error("listen:\n  tcp: localhost:99999\n").find("is not 1-65535"),
             std::string::npos);
   EXPECT_NE(load_error("backend:\n  kind: kernel\n").find("unknown backend 'kernel'"),

@@ -1,10 +1,11 @@
 // The Device layer over the emulated board: the block walk and its refusals, typed access,
 // name and offset resolution, and validation that writes nothing when input is wrong.
+#include "device.hpp"
+
 #include <gtest/gtest.h>
 
 #include <map>
 
-#include "device.hpp"
 #include "emulated_bus.hpp"
 #include "error.hpp"
 #include "support.hpp"
@@ -155,8 +156,8 @@ TEST_F(DeviceTest, ResolvesNamesAndOffsetsToTheSameTarget) {
   EXPECT_EQ(device.resolve("port[0].vc_occupancy[1]").offset,
             device.block(regs::port::kType, 0).base + regs::port::kVcOccupancy.at(1).offset);
   Target entry = device.resolve("route.dest_table[3].d1_port_b");
-  EXPECT_EQ(entry.offset, device.block(regs::route::kType).base +
-                              regs::route::kDestTable.entry_offset(3) + 4);
+  EXPECT_EQ(entry.offset,
+            device.block(regs::route::kType).base + regs::route::kDestTable.entry_offset(3) + 4);
   EXPECT_EQ(entry.lsb, 24);
   EXPECT_EQ(device.resolve(entry.offset).name, "route.dest_table[3].w1");
   EXPECT_EQ(device.resolve("port[0].rx_packets").width_bits, 64);

@@ -1,18 +1,22 @@
 /* Compiled as C (C99, -pedantic): proves the generated header is plain C with fixed-width
  * types, usable by the kernel driver. The C++ test compares these values with the C++
  * descriptors. */
-#include "asn_regs.h"
-
 #include "regmap_c_check.h"
+
+#include "asn_regs.h"
 
 uint32_t regmap_c_magic(void) { return ASN_REGMAP_MAGIC; }
 uint32_t regmap_c_id_scratch(void) { return ASN_ID_SCRATCH; }
 uint32_t regmap_c_port_vc_occupancy(unsigned i) { return ASN_PORT_VC_OCCUPANCY(i); }
 uint32_t regmap_c_tdm_slot_table_active(void) { return ASN_TDM_SLOT_TABLE_ACTIVE; }
-uint32_t regmap_c_cap_ports_vcs(uint32_t reg) { return ASN_FIELD_GET(ASN_ID_CAP_PORTS_VCS_PER_PORT, reg); }
-uint32_t regmap_c_prep_policy(uint32_t policy) { return ASN_FIELD_PREP(ASN_TDM_CONFIG_POLICY, policy); }
+uint32_t regmap_c_cap_ports_vcs(uint32_t reg) {
+  return ASN_FIELD_GET(ASN_ID_CAP_PORTS_VCS_PER_PORT, reg);
+}
+uint32_t regmap_c_prep_policy(uint32_t policy) {
+  return ASN_FIELD_PREP(ASN_TDM_CONFIG_POLICY, policy);
+}
 uint32_t regmap_c_block_size(unsigned which) {
-  static const uint32_t sizes[] = {ASN_ID_SIZE, ASN_PORT_SIZE, ASN_ROUTE_SIZE,
+  static const uint32_t sizes[] = {ASN_ID_SIZE,  ASN_PORT_SIZE,   ASN_ROUTE_SIZE,
                                    ASN_TDM_SIZE, ASN_STRIPE_SIZE, ASN_LOCK_SIZE};
   return which < sizeof(sizes) / sizeof(sizes[0]) ? sizes[which] : 0;
 }

@@ -20,8 +20,8 @@ using asn::test::write_file;
 
 asn::test::CommandResult generate(const std::string& yaml, const std::string& dir) {
   return run_command({ASN_PYTHON, REGMAP_GEN, yaml, "--c-header", dir + "/asn_regs.h",
-                      "--cpp-header", dir + "/regs.hpp", "--cpp-desc", dir + "/desc.cc",
-                      "--docs", dir + "/registers.md"});
+                      "--cpp-header", dir + "/regs.hpp", "--cpp-desc", dir + "/desc.cc", "--docs",
+                      dir + "/registers.md"});
 }
 
 TEST(RegmapGenerator, OutputIsDeterministic) {
@@ -41,9 +41,9 @@ TEST(RegmapGenerator, CommittedDocsMatchTheMap) {
 TEST(RegmapGenerator, HeaderCompilesAsStrictC) {
   TempDir dir;
   write_file(dir.file("check.c"), "#include \"asn_regs.h\"\nint main(void) { return 0; }\n");
-  auto r = run_command({"cc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic",
-                        "-fsyntax-only", std::string("-I") + REGMAP_GENERATED_DIR,
-                        dir.file("check.c")});
+  auto r =
+      run_command({"cc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-fsyntax-only",
+                   std::string("-I") + REGMAP_GENERATED_DIR, dir.file("check.c")});
   EXPECT_EQ(r.exit_code, 0) << r.all();
 }
 
@@ -116,8 +116,8 @@ INSTANTIATE_TEST_SUITE_P(
                   "register clock_hz: offset 0x4e is not 32-bit aligned"},
         BrokenMap{"table too small", "max_entries: 4096\n", "max_entries: 8\n",
                   "table dest_table: board netfpga-1g needs 16 entries; the window holds 8"},
-        BrokenMap{"unknown key", "entries_from: route_entries",
-                  "entries_form: route_entries", "unknown key 'entries_form'"}),
+        BrokenMap{"unknown key", "entries_from: route_entries", "entries_form: route_entries",
+                  "unknown key 'entries_form'"}),
     [](const auto& info) {
       std::string name = info.param.what;
       for (auto& c : name) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';

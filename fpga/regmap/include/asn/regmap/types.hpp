@@ -68,10 +68,10 @@ struct FieldDesc {
 
 struct RegisterDesc {
   std::string_view name;
-  uint32_t offset;      // of element 0
-  uint8_t width_bits;   // 32 or 64 (low word at offset, high word at offset + 4)
-  uint16_t count;       // elements of a register array; 1 for a plain register
-  Access access;        // the register's access; fields may narrow it
+  uint32_t offset;                    // of element 0
+  uint8_t width_bits;                 // 32 or 64 (low word at offset, high word at offset + 4)
+  uint16_t count;                     // elements of a register array; 1 for a plain register
+  Access access;                      // the register's access; fields may narrow it
   std::span<const FieldDesc> fields;  // empty for 64-bit counters: the whole value
   std::string_view description;
 
@@ -96,9 +96,9 @@ struct TableDesc {
   uint32_t offset;         // shadow bank window (or the only window)
   uint32_t active_offset;  // active bank window of a double-buffered table, else 0
   uint32_t entry_bytes;
-  uint32_t max_entries;    // window size / entry_bytes
-  BoardValue entries_from; // entries the board implements
-  Access access;           // of the (shadow) window; the active window is RO
+  uint32_t max_entries;            // window size / entry_bytes
+  BoardValue entries_from;         // entries the board implements
+  Access access;                   // of the (shadow) window; the active window is RO
   std::string_view swap_register;  // register whose field swaps the banks
   std::string_view swap_field;
   std::span<const TableFieldDesc> fields;
