@@ -271,11 +271,15 @@ uint32_t Device::read(regmap::RegRef reg, unsigned instance) {
 }
 
 uint64_t Device::read64(regmap::RegRef reg, unsigned instance) {
-  uint32_t lo = address(reg, instance);
-  // High, low, high: a counter that carries between the two reads is read again.
-  BusOp ops[] = {BusOp::read(lo + 4), BusOp::read(lo), BusOp::read(lo + 4)};
+  return read_counter(address(reg, instance));
+}
+
+uint64_t Device::read_counter(uint32_t low) {
+  // High, low, high: when the counter carried between the reads, the low word is read again
+  // and belongs with the second high word.
+  BusOp ops[] = {BusOp::read(low + 4), BusOp::read(low), BusOp::read(low + 4)};
   bus_.execute(ops);
-  if (ops[0].value != ops[2].value) ops[1].value = bus_.read32(lo);
+  if (ops[0].value != ops[2].value) ops[1].value = bus_.read32(low);
   return (uint64_t{ops[2].value} << 32) | ops[1].value;
 }
 
@@ -572,20 +576,9 @@ Target Device::resolve(uint32_t offset) const {
                           block.name, block.base, rel));
 }
 
-uint64_t Device::read_locked(const Target& target) {
-  if (target.is_64()) {
-    BusOp ops[] = {BusOp::read(target.offset + 4), BusOp::read(target.offset),
-                   BusOp::read(target.offset + 4)};
-    bus_.execute(ops);
-    if (ops[0].value != ops[2].value) ops[1].value = bus_.read32(target.offset);
-    return (uint64_t{ops[2].value} << 32) | ops[1].value;
-  }
-  return (bus_.read32(target.offset) & target.mask) >> target.lsb;
-}
-
 uint64_t Device::read(const Target& target) {
-  std::lock_guard lock(mutex_);
-  return read_locked(target);
+  if (target.is_64()) return read_counter(target.offset);
+  return (bus_.read32(target.offset) & target.mask) >> target.lsb;
 }
 
 void Device::check_write(const Target& target, uint64_t value) const {

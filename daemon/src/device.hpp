@@ -113,7 +113,7 @@ class Device {
   std::optional<Located> locate(uint32_t offset) const;
   uint32_t entries_of(const regmap::TableDesc& table) const;
   uint32_t address(regmap::RegRef reg, unsigned instance) const;
-  uint64_t read_locked(const Target& target);
+  uint64_t read_counter(uint32_t low_offset);
 
   RegisterBus& bus_;
   std::mutex mutex_;  // makes read-modify-write sequences atomic among asnd's threads

@@ -274,6 +274,34 @@ TEST_F(DeviceTest, EnumerateCoversEveryRegisterAndOnlyImplementedEntries) {
   EXPECT_THROW(device.enumerate("prot", false), Error);
 }
 
+// A 64-bit counter that carries from low to high word between the reads of a high-low-high
+// sequence must not come back torn (0x1_ffffffff read as 0x2_ffffffff).
+TEST_F(DeviceTest, SixtyFourBitCounterIsReadConsistentlyAcrossACarry) {
+  Device device(*patched_);
+  uint32_t low = device.resolve("port[1].rx_bytes").offset;
+  class CarryingBus final : public RegisterBus {
+   public:
+    CarryingBus(RegisterBus& inner, uint32_t low) : inner_(inner), low_(low) {}
+    std::string describe() const override { return inner_.describe(); }
+    uint32_t read32(uint32_t offset) override {
+      if (offset == low_ + 4) return high_reads_++ == 0 ? 1 : 2;  // carries after 1st read
+      if (offset == low_) return high_reads_ <= 1 ? 0xffffffffu : 0x5u;
+      return inner_.read32(offset);
+    }
+    void write32(uint32_t offset, uint32_t value) override { inner_.write32(offset, value); }
+    void execute(std::span<BusOp> ops) override {
+      for (auto& op : ops) op.value = read32(op.offset);
+    }
+
+   private:
+    RegisterBus& inner_;
+    uint32_t low_;
+    int high_reads_ = 0;
+  } carrying(*bus_, low);
+  Device over_carry(carrying);
+  EXPECT_EQ(over_carry.read(over_carry.resolve("port[1].rx_bytes")), (uint64_t{2} << 32) | 5);
+}
+
 TEST_F(DeviceTest, ResetBoardBumpsGenerationAndClears) {
   Device device(*bus_);
   device.write(regs::id::kScratch, 0xabcd);
