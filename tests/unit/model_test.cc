@@ -20,6 +20,7 @@
 
 #include "asn/model/board.hpp"
 #include "asn/regmap/regs.hpp"
+#include "support.hpp"
 
 namespace asn::model {
 namespace {
@@ -38,22 +39,7 @@ const regmap::BoardProfile& profile(std::string_view name) {
 }
 
 // A private shm_dir per test, removed afterwards.
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/asn-model-test-XXXXXX";
-    if (::mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using asn::test::TempDir;
 
 // ---- register access helpers: registers are named by the generated references ----------
 
