@@ -583,31 +583,34 @@ uint64_t Device::read(const Target& target) {
 
 void Device::check_write(const Target& target, uint64_t value) const {
   if (target.access == Access::kRO) {
-    throw Error(
-        ErrorCode::kFailedPrecondition,
-        fmt::format("{}; nothing was written", target.read_only_hint.empty()
-                                                   ? read_only_hint(target.name, target.access)
-                                                   : target.read_only_hint));
+    throw Error(ErrorCode::kFailedPrecondition, target.read_only_hint.empty()
+                                                    ? read_only_hint(target.name, target.access)
+                                                    : target.read_only_hint);
   }
   if (value > target.max_value()) {
     throw Error(ErrorCode::kInvalidArgument,
-                fmt::format("value 0x{:x} does not fit {} ({} bits, at most 0x{:x}); nothing was "
-                            "written",
-                            value, target.name, target.width_bits, target.max_value()));
+                fmt::format("value 0x{:x} does not fit {} ({} bits, at most 0x{:x})", value,
+                            target.name, target.width_bits, target.max_value()));
   }
   if (target.mask == 0xffffffffu) {
     uint32_t reserved = static_cast<uint32_t>(value) & ~target.defined_mask;
     if (reserved != 0) {
       throw Error(ErrorCode::kInvalidArgument,
                   fmt::format("value 0x{:x} sets reserved bits 0x{:08x} of {} (defined bits "
-                              "0x{:08x}); nothing was written",
+                              "0x{:08x})",
                               value, reserved, target.name, target.defined_mask));
     }
   }
 }
 
 void Device::write(std::span<const std::pair<Target, uint64_t>> items) {
-  for (const auto& [target, value] : items) check_write(target, value);
+  for (const auto& [target, value] : items) {
+    try {
+      check_write(target, value);
+    } catch (const Error& e) {
+      throw Error(e.code(), std::string(e.what()) + "; nothing was written");
+    }
+  }
   std::lock_guard lock(mutex_);
   // Field writes keep the other RW fields of their word; the current words are read first,
   // and a word written by an earlier item of the batch is taken from the batch.

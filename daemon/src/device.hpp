@@ -89,7 +89,7 @@ class Device {
   Target resolve(uint32_t offset) const;
   uint64_t read(const Target& target);
   // Throws kFailedPrecondition for a read-only target, kInvalidArgument for a value wider
-  // than the target or with reserved bits set. Writes nothing.
+  // than the target or with reserved bits set. Writes nothing; the caller says so.
   void check_write(const Target& target, uint64_t value) const;
   // check_write() for every item first, then all writes in one bus transaction.
   void write(std::span<const std::pair<Target, uint64_t>> items);

@@ -162,11 +162,8 @@ grpc::Status DeviceService::WriteRegisters(grpc::ServerContext* context,
         items.emplace_back(std::move(target), item.value());
       } catch (const Error& e) {
         if (!first_code) first_code = e.code();
-        std::string message = e.what();
-        const std::string suffix = "; nothing was written";
-        if (message.ends_with(suffix)) message.resize(message.size() - suffix.size());
         problems.push_back(
-            fmt::format("item {} ({}): {}", i + 1, describe_ref(item.ref()), message));
+            fmt::format("item {} ({}): {}", i + 1, describe_ref(item.ref()), e.what()));
       }
     }
     if (!problems.empty()) {

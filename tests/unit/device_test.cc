@@ -225,6 +225,7 @@ TEST_F(DeviceTest, BadWritesWriteNothing) {
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), code) << e.what();
       EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
+      EXPECT_TRUE(std::string(e.what()).ends_with("; nothing was written")) << e.what();
     }
   };
   expect_refused("id.magic", 1, ErrorCode::kFailedPrecondition, "id.magic is read-only (RO)");
