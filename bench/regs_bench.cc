@@ -3,29 +3,27 @@
 // symbolic), and a full ReadRegisters/WriteRegisters round trip over asnd's Unix socket.
 #include <benchmark/benchmark.h>
 #include <grpcpp/grpcpp.h>
-#include <unistd.h>
-
-#include <filesystem>
 
 #include "asn/v1/device.grpc.pb.h"
 #include "device.hpp"
 #include "device_service.hpp"
 #include "emulated_bus.hpp"
+#include "support.hpp"
 
 namespace {
 
 using namespace asn;
 
+// The board memory goes in a temporary directory, removed at exit.
 struct Fixture {
-  std::string dir;
+  test::TempDir temp;
+  std::string dir = temp.path();
   std::unique_ptr<EmulatedBus> bus;
   std::unique_ptr<Device> device;
 
   Fixture() {
-    char tmpl[] = "/tmp/asn-bench-XXXXXX";
-    dir = mkdtemp(tmpl);
     EmulatedBusOptions options;
-    options.board_name = "bench" + std::to_string(getpid());
+    options.board_name = test::unique_name("bench");
     options.shm_dir = dir;
     options.run_clock = false;
     bus = std::make_unique<EmulatedBus>(options);
@@ -34,7 +32,6 @@ struct Fixture {
   ~Fixture() {
     device.reset();
     bus.reset();
-    std::filesystem::remove_all(dir);
   }
 };
 

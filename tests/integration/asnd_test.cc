@@ -1,7 +1,11 @@
 // End to end: the real asnd on an emulated board, driven by the real asnctl.
+#include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -174,6 +178,42 @@ TEST_F(AsndTest, DumpListsRegisters) {
   auto json = asnd_.asnctl({"-o", "json", "regs", "dump", "--block", "port[1]"});
   EXPECT_EQ(json.exit_code, 0) << json.all();
   EXPECT_THAT(json.out, HasSubstr("\"port[1].aldfb_threshold\""));
+}
+
+// A TCP port nobody listens on right now.
+int free_tcp_port() {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+TEST_F(AsndTest, TcpClientsReadButMayNotWriteUnlessAllowed) {
+  std::string address = "127.0.0.1:" + std::to_string(free_tcp_port());
+  start({"--tcp", address});
+  auto read = run_command({ASNCTL_PATH, "--address", address, "regs", "read", "id.magic"});
+  EXPECT_EQ(read.exit_code, 0) << read.all();
+  EXPECT_THAT(read.out, HasSubstr("0x41534e31"));
+  auto write = run_command({ASNCTL_PATH, "--address", address, "regs", "write", "id.scratch=1"});
+  EXPECT_EQ(write.exit_code, 1) << write.all();
+  EXPECT_THAT(write.all(), HasSubstr("PERMISSION_DENIED"));
+  EXPECT_EQ(read_value("id.scratch"), 0u);
+}
+
+TEST_F(AsndTest, CheckConfigValidatesWithoutStarting) {
+  write_file(dir_.file("good.yaml"), "log_level: warn\nbackend:\n  profile: emulated-64port\n");
+  auto good = run_command({ASND_PATH, "--config", dir_.file("good.yaml"), "--check-config"});
+  EXPECT_EQ(good.exit_code, 0) << good.all();
+  EXPECT_THAT(good.out, HasSubstr("configuration is valid"));
+  write_file(dir_.file("bad.yaml"), "listen:\n  socket_mode: rw\n");
+  auto bad = run_command({ASND_PATH, "--config", dir_.file("bad.yaml"), "--check-config"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.all();
+  EXPECT_THAT(bad.err, HasSubstr("bad.yaml:2: listen.socket_mode"));
 }
 
 TEST(Asnctl, WithoutAsndSaysHowToStartIt) {
