@@ -1,0 +1,12 @@
+# asn_test(NAME LABEL SOURCES... LIBS ...): one GoogleTest binary, its tests registered with
+# ctest under LABEL (unit, service, integration, kernel). Defined at the top level so that
+# every folder (tests/, lib/, bench/) can register tests the same way.
+include(GoogleTest)
+
+function(asn_test name label)
+  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gmock GTest::gtest_main)
+  asn_warnings(${name})
+  gtest_discover_tests(${name} PROPERTIES LABELS ${label} DISCOVERY_TIMEOUT 60)
+endfunction()
