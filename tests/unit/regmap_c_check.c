@@ -9,9 +9,10 @@ uint32_t regmap_c_magic(void) { return ASN_REGMAP_MAGIC; }
 uint32_t regmap_c_id_scratch(void) { return ASN_ID_SCRATCH; }
 uint32_t regmap_c_port_vc_occupancy(unsigned i) { return ASN_PORT_VC_OCCUPANCY(i); }
 uint32_t regmap_c_tdm_slot_table_active(void) { return ASN_TDM_SLOT_TABLE_ACTIVE; }
-uint32_t regmap_c_cap_ports_vcs(uint32_t reg) {
-  return ASN_FIELD_GET(ASN_ID_CAP_PORTS_VCS_PER_PORT, reg);
-}
+uint32_t regmap_c_cap_offset(unsigned index) { return ASN_ID_CAP_BASE + 4U * index; }
+uint32_t regmap_c_cap_tdm_slots_index(void) { return ASN_CAP_TDM_SLOTS; }
+uint32_t regmap_c_slot_out_word(unsigned i) { return ASN_TDM_SLOT_TABLE_OUT_WORD(i); }
+uint32_t regmap_c_slot_out_shift(unsigned i) { return ASN_TDM_SLOT_TABLE_OUT_SHIFT(i); }
 uint32_t regmap_c_prep_policy(uint32_t policy) {
   return ASN_FIELD_PREP(ASN_TDM_CONFIG_POLICY, policy);
 }

@@ -8,7 +8,10 @@ uint32_t regmap_c_magic(void);
 uint32_t regmap_c_id_scratch(void);
 uint32_t regmap_c_port_vc_occupancy(unsigned i);
 uint32_t regmap_c_tdm_slot_table_active(void);
-uint32_t regmap_c_cap_ports_vcs(uint32_t reg);
+uint32_t regmap_c_cap_offset(unsigned index);
+uint32_t regmap_c_cap_tdm_slots_index(void);
+uint32_t regmap_c_slot_out_word(unsigned i);
+uint32_t regmap_c_slot_out_shift(unsigned i);
 uint32_t regmap_c_prep_policy(uint32_t policy);
 uint32_t regmap_c_block_size(unsigned which);
 #ifdef __cplusplus

@@ -3,6 +3,7 @@
 // of a broken map.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <string>
@@ -53,7 +54,14 @@ TEST(RegmapGenerator, CHeaderAgreesWithCppDescriptors) {
   EXPECT_EQ(regmap_c_id_scratch(), regs::id::kScratch.offset);
   EXPECT_EQ(regmap_c_port_vc_occupancy(3), regs::port::kVcOccupancy.at(3).offset);
   EXPECT_EQ(regmap_c_tdm_slot_table_active(), regs::tdm::kSlotTable.active_offset);
-  EXPECT_EQ(regmap_c_cap_ports_vcs(0x00400206u), 2u);
+  for (const auto& cap : asn::regmap::register_map().capabilities) {
+    EXPECT_EQ(regmap_c_cap_offset(cap.index), cap.offset) << cap.name;
+  }
+  EXPECT_EQ(regmap_c_cap_tdm_slots_index(), asn::regmap::index_of(asn::regmap::Cap::kTdmSlots));
+  for (unsigned i : {0u, 3u, 4u, 63u}) {
+    EXPECT_EQ(regmap_c_slot_out_word(i), regs::tdm::kSlotTableOut.at(i).word) << i;
+    EXPECT_EQ(regmap_c_slot_out_shift(i), regs::tdm::kSlotTableOut.at(i).lsb) << i;
+  }
   EXPECT_EQ(regmap_c_prep_policy(2), regs::tdm::kConfigPolicy.put(0, 2));
   const auto& blocks = asn::regmap::register_map().blocks;
   ASSERT_EQ(blocks.size(), 6u);
@@ -61,17 +69,32 @@ TEST(RegmapGenerator, CHeaderAgreesWithCppDescriptors) {
 }
 
 TEST(RegmapGenerator, DescriptorsFollowTheConventions) {
-  for (const auto& block : asn::regmap::register_map().blocks) {
+  const auto& map = asn::regmap::register_map();
+  for (const auto& block : map.blocks) {
     ASSERT_GE(block.registers.size(), 3u) << block.name;
     EXPECT_EQ(block.registers[0].name, "block_type");
     EXPECT_EQ(block.registers[1].name, "block_version");
     EXPECT_EQ(block.registers[2].name, "block_next");
     EXPECT_EQ(block.size & (block.size - 1), 0u) << block.name;
     for (const auto& table : block.tables) {
-      for (const auto& board : asn::regmap::register_map().boards) {
-        EXPECT_LE(board.ports.size(), table.max_entries);
+      for (const auto& board : map.boards) {
+        EXPECT_LE(board.capabilities[table.entries_from], table.max_entries) << table.name;
       }
+      EXPECT_EQ(table.double_buffered(), !table.bank_field.empty()) << table.name;
     }
+  }
+  // Every capability is an id.cap_<name> register at its indexed word, one field wide enough.
+  const auto& id = map.blocks[0];
+  for (const auto& cap : map.capabilities) {
+    const auto reg = std::find_if(id.registers.begin(), id.registers.end(),
+                                   [&](const auto& r) { return r.capability == cap.index; });
+    ASSERT_NE(reg, id.registers.end()) << cap.name;
+    EXPECT_EQ(reg->name, "cap_" + std::string(cap.name));
+    EXPECT_EQ(reg->offset, cap.offset);
+    EXPECT_EQ(reg->fields.size(), 1u);
+  }
+  for (const auto& board : map.boards) {
+    EXPECT_EQ(board.capabilities.size(), map.capabilities.size()) << board.name;
   }
 }
 
@@ -102,22 +125,41 @@ TEST_P(RegmapGeneratorRefuses, NamesTheProblem) {
 INSTANTIATE_TEST_SUITE_P(
     BrokenMaps, RegmapGeneratorRefuses,
     ::testing::Values(
-        BrokenMap{"overlap", "offset: 0x2c\n", "offset: 0x28\n",
-                  "block id: register scratch at 0x28 overlaps register cap_lock_entries"},
+        BrokenMap{"overlap", "offset: 0x2c\n", "offset: 0x18\n",
+                  "block id: register scratch at 0x18 overlaps register cap_count"},
         BrokenMap{"access", "access: W1C", "access: RWX",
                   "block id register irq_status: access 'RWX' is not one of RO, RW, WO, W1C"},
-        BrokenMap{"field overlap", "{name: vcs_per_port, bits: \"11:8\"",
-                  "{name: vcs_per_port, bits: \"8:7\"",
-                  "block id register cap_ports field vcs_per_port: overlaps another field"},
+        BrokenMap{"field overlap", "{name: route_commit, bits: \"2\"",
+                  "{name: route_commit, bits: \"1\"",
+                  "block id register irq_status field route_commit: overlaps another field"},
         BrokenMap{"reset too wide", "{name: packets, bits: \"15:0\", reset: 8}",
                   "{name: packets, bits: \"15:0\", reset: 70000}",
                   "field packets: reset value 70000 does not fit 16 bits"},
-        BrokenMap{"unaligned", "offset: 0x4c", "offset: 0x4e",
-                  "register clock_hz: offset 0x4e is not 32-bit aligned"},
+        BrokenMap{"unaligned", "offset: 0x48", "offset: 0x4a",
+                  "register ro_write_count: offset 0x4a is not 32-bit aligned"},
         BrokenMap{"table too small", "max_entries: 4096\n", "max_entries: 8\n",
                   "table dest_table: board netfpga-1g needs 16 entries; the window holds 8"},
         BrokenMap{"unknown key", "entries_from: route_entries", "entries_form: route_entries",
-                  "unknown key 'entries_form'"}),
+                  "unknown key 'entries_form'"},
+        BrokenMap{"unknown capability", "entries_from: route_entries",
+                  "entries_from: route_entrys",
+                  "entries_from 'route_entrys' is not a capability"},
+        BrokenMap{"capability without a value", "    tdm_slots: 64\n", "",
+                  "board netfpga-1g: missing 'tdm_slots' (capability without a default)"},
+        BrokenMap{"capability too large", "    vcs_per_port: 2\n", "    vcs_per_port: 9\n",
+                  "board netfpga-1g: vcs_per_port = 9 is outside 0..8"},
+        BrokenMap{"bank not named", "        bank: status.active_bank\n        swap: control.arm\n",
+                  "        swap: control.arm\n",
+                  "table slot_table: a double-buffered table needs active_offset, swap and bank"},
+        BrokenMap{"bank not RO", "        bank: status.active_bank\n        swap: control.arm\n",
+                  "        bank: config.enable\n        swap: control.arm\n",
+                  "bank field 'config.enable' must be RO"},
+        BrokenMap{"since past the version", "      - name: current_slot\n",
+                  "      - name: current_slot\n        since: 2\n",
+                  "register current_slot: since 2 is past the block's version 1"},
+        BrokenMap{"unknown pinned block", "    dram_mib: 64\n",
+                  "    dram_mib: 64\n    block_versions: {routing: 1}\n",
+                  "block_versions names no block 'routing'"}),
     [](const auto& info) {
       std::string name = info.param.what;
       for (auto& c : name) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';

@@ -1,0 +1,2 @@
+"""The asn register map: a typed model of fpga/regmap/asn_regmap.yaml (model.py) and one
+emitter per generated output (emit_*.py)."""
