@@ -184,14 +184,13 @@ TEST_P(LayoutTest, IdBlockReportsTheProfile) {
   EXPECT_EQ(rd(*board, regs::id::kRegmapVersionMajor), regs::kVersionMajor);
   EXPECT_EQ(rd(*board, regs::id::kRegmapVersionMinor), regs::kVersionMinor);
   EXPECT_EQ(rd(*board, regs::id::kBoardKindKind), p.kind);
-  EXPECT_EQ(rd(*board, regs::id::kCapPortsPorts), p.ports.size());
-  EXPECT_EQ(rd(*board, regs::id::kCapPortsVcsPerPort), p.vcs_per_port);
-  EXPECT_EQ(rd(*board, regs::id::kCapPortsQueueDepth), p.queue_depth);
-  EXPECT_EQ(rd(*board, regs::id::kCapTdmSlotsSlots), p.tdm_slots);
-  EXPECT_EQ(rd(*board, regs::id::kCapRouteEntriesEntries), p.route_entries);
-  EXPECT_EQ(rd(*board, regs::id::kCapStripeGroupsGroups), p.stripe_groups);
-  EXPECT_EQ(rd(*board, regs::id::kCapLockEntriesEntries), p.lock_entries);
-  EXPECT_EQ(rd(*board, regs::id::kClockHzHz), p.clock_hz);
+  EXPECT_EQ(rd(*board, regs::id::kCapPortsValue), p.ports.size());
+  EXPECT_EQ(rd(*board, regs::id::kCapCountCount), regmap::register_map().capabilities.size());
+  // Every capability the map declares, at its indexed word, without naming any of them.
+  for (const regmap::CapabilityDesc& cap : regmap::register_map().capabilities) {
+    EXPECT_EQ(cap.offset, regmap::register_map().capabilities[0].offset + 4u * cap.index);
+    EXPECT_EQ(rd_at(*board, cap.offset), p.capabilities[cap.index]) << cap.name;
+  }
   for (unsigned port = 0; port < p.ports.size(); ++port) {
     EXPECT_EQ(rd(*board, regs::port::kPortInfoMedia, port), p.ports[port].media);
     EXPECT_EQ(rd(*board, regs::port::kSpeedMbpsMbps, port), p.ports[port].speed_mbps);
@@ -373,7 +372,8 @@ TEST_F(ModelTest, BusErrors) {
   const std::vector<uint32_t> bad = {
       0x2e,                                              // unaligned
       0x1001,                                            // unaligned in a port block
-      regs::id::kClockHz.offset + 4,                     // past the id registers
+      regs::id::kRoWriteCount.offset + 4,                // past the id registers
+      regs::id::kCapDramMib.offset + 4,                  // past the capabilities
       0xffc,                                             // end of the id block
       port0 + 0x70,                                      // past vc_occupancy[7]
       0x1600,                                            // gap after the last port
@@ -666,7 +666,7 @@ TEST_F(ModelTest, BoardResetRestoresEverything) {
   EXPECT_EQ(rd_at(*board, slot), 0u);
   EXPECT_EQ(rd_at(*board, group), 0u);
   EXPECT_EQ(rd(*board, regs::id::kMagic), regs::kMagic);
-  EXPECT_EQ(rd(*board, regs::id::kCapPortsPorts), 6u);
+  EXPECT_EQ(rd(*board, regs::id::kCapPortsValue), 6u);
   EXPECT_EQ(rd(*board, regs::id::kBlockNext), 0x1000u);
 
   board->board_reset();
@@ -829,7 +829,7 @@ TEST_F(ModelTest, AnotherProfileIsRefused) {
   EXPECT_TRUE(board->open_report().reinitialised);
   EXPECT_THAT(board->open_report().reason, HasSubstr("power-on reset"));
   EXPECT_EQ(board->generation(), 2u);
-  EXPECT_EQ(rd(*board, regs::id::kCapPortsPorts), 64u);
+  EXPECT_EQ(rd(*board, regs::id::kCapPortsValue), 64u);
   EXPECT_EQ(rd(*board, regs::id::kScratch), 0u);
 }
 
@@ -1004,6 +1004,39 @@ TEST_F(ModelTest, ProfilesThatDoNotFitAreRefused) {
   regmap::BoardProfile none = profile(k1g);
   none.ports = {};
   EXPECT_THROW(EmulatedBoard::open("board0", none, options_), BoardError);
+
+  // Capabilities beyond what the map's fields hold, or a block version the map lacks.
+  std::vector<uint32_t> caps(big.capabilities.begin(), big.capabilities.end());
+  regmap::BoardProfile wide = profile(k64);
+  caps[regmap::index_of(regmap::Cap::kVcsPerPort)] = 9;
+  wide.capabilities = caps;
+  EXPECT_THROW(EmulatedBoard::open("board0", wide, options_), BoardError);
+  const regmap::BlockVersion future[] = {{regs::route::kType, regs::route::kVersion + 1}};
+  regmap::BoardProfile pinned = profile(k1g);
+  pinned.block_versions = future;
+  EXPECT_THROW(EmulatedBoard::open("board0", pinned, options_), BoardError);
+}
+
+// The board copies the profile it is opened with: the caller's may go away.
+TEST_F(ModelTest, BoardOwnsItsProfile) {
+  std::unique_ptr<EmulatedBoard> board;
+  {
+    std::string name = "short-lived";
+    std::vector<regmap::PortProfile> ports(3, regmap::PortProfile{1, 1000});
+    std::vector<uint32_t> caps(profile(k1g).capabilities.begin(), profile(k1g).capabilities.end());
+    caps[regmap::index_of(regmap::Cap::kPorts)] = 3;
+    regmap::BoardProfile custom = profile(k1g);
+    custom.name = name;
+    custom.ports = ports;
+    custom.capabilities = caps;
+    board = EmulatedBoard::open("board0", custom, options_);
+    std::fill(name.begin(), name.end(), 'x');
+    std::fill(caps.begin(), caps.end(), 0);
+  }
+  EXPECT_EQ(board->profile().name, "short-lived");
+  EXPECT_EQ(board->profile().ports.size(), 3u);
+  EXPECT_EQ(board->profile().cap(regmap::Cap::kTdmSlots), profile(k1g).cap(regmap::Cap::kTdmSlots));
+  EXPECT_EQ(rd(*board, regs::id::kCapPortsValue), 3u);
 }
 
 }  // namespace

@@ -8,13 +8,15 @@
 #include <optional>
 
 #include "asn/regmap/regs.hpp"
+#include "block_model.hpp"
+#include "blocks/id_block.hpp"
 #include "layout.hpp"
 #include "memory_file.hpp"
+#include "owned_profile.hpp"
 
 namespace asn::model {
 namespace {
 
-using detail::Effect;
 using regmap::BoardProfile;
 
 constexpr size_t kMaxNameLength = 64;
@@ -76,20 +78,29 @@ std::string memory_path(std::string_view name, const OpenOptions& options) {
 
 // All state of one open board. Every member function expects `mu` to be held by the caller
 // (EmulatedBoard's public functions take it).
-class EmulatedBoard::Impl {
+class EmulatedBoard::Impl final : public detail::BoardContext {
  public:
   Impl(std::string_view board_name, const BoardProfile& board_profile, const OpenOptions& options);
 
   bool read32(uint32_t offset, uint32_t& value);
   bool write32(uint32_t offset, uint32_t value);
-  void board_reset();
   void advance(uint64_t cycles);
-  bool irq_pending() const;
+  bool irq_pending();
+
+  // BoardContext, for the block models.
+  const BoardProfile& profile() const override { return owned_profile.get(); }
+  uint32_t generation() const override { return header->generation; }
+  void raise(const regmap::FieldRef& cause) override {
+    detail::RegisterView id = id_view();
+    detail::IdBlockModel::raise(id, cause);
+  }
+  void board_reset() override;
+  std::span<uint64_t> private_state(const BlockInstance& block) override;
 
   mutable std::mutex mu;
   const std::string name;
   const std::string path;
-  const BoardProfile& profile;
+  const detail::OwnedProfile owned_profile;
   const detail::Layout layout;
   OpenReport report;
   detail::MemoryFile file;
@@ -105,43 +116,86 @@ class EmulatedBoard::Impl {
     uint32_t storage;                    // index into image
   };
 
-  const BlockInstance* block_of_type(uint16_t type) const;
+  void create_models();
   bool decode(uint32_t offset, Target& target) const;
   void init_image();
-
-  uint32_t& reg(const BlockInstance& block, const regmap::RegRef& ref, unsigned word = 0) {
-    return image[(block.base + ref.offset) / 4 + word];
+  detail::RegisterView view(size_t block) {
+    return detail::RegisterView(image, layout.blocks[block],
+                                layout.decode[layout.decode_index[block]]);
   }
-  uint32_t& id_reg(const regmap::RegRef& ref) { return reg(layout.blocks.front(), ref); }
-  void raise(const regmap::FieldRef& irq) { id_reg(regs::id::kIrqStatus) |= irq.mask(); }
-  void bus_error(uint32_t offset);
-  void ro_write();
+  detail::RegisterView id_view() { return view(0); }
 
-  void apply_effect(Effect effect, const BlockInstance& block, uint32_t old, uint32_t value);
-  void port_control_written(const BlockInstance& port, uint32_t old);
-  void route_commit();
-  uint64_t tdm_frame_cycles();
-  void tdm_refresh();
-  void tdm_set_current_slot();
-  void tdm_swap();
-  void tdm_arm();
-
-  const BlockInstance* route_ = nullptr;
-  const BlockInstance* tdm_ = nullptr;
+  // One model per block instance, in layout order, and where its private state starts.
+  std::vector<std::unique_ptr<detail::BlockModel>> models_;
+  std::vector<size_t> private_offset_;
 };
+
+namespace {
+
+bool same_field(const regmap::FieldRef& a, const regmap::RegisterDesc& reg,
+                const regmap::FieldDesc& field) {
+  return a.reg.offset == reg.offset && a.lsb == field.lsb && a.width == field.width;
+}
+
+bool lists(const std::vector<regmap::FieldRef>& fields, const regmap::RegisterDesc& reg,
+           const regmap::FieldDesc& field) {
+  return std::any_of(fields.begin(), fields.end(),
+                     [&](const regmap::FieldRef& f) { return same_field(f, reg, field); });
+}
+
+const regmap::RegisterDesc* register_named(const regmap::BlockDesc& block, std::string_view name) {
+  for (const regmap::RegisterDesc& reg : block.registers) {
+    if (reg.name == name) return &reg;
+  }
+  return nullptr;
+}
+
+// A model acts on the write-only fields and bank swaps it lists; a map that has others for
+// its block is refused (the behaviour would silently be missing).
+void check_contract(const detail::BlockModel& model, const BlockInstance& block) {
+  const regmap::BlockDesc& desc = *block.desc;
+  auto refuse = [&](const std::string& what) {
+    throw std::logic_error("register map block '" + std::string(desc.name) + "': " + what +
+                           " has no behaviour in the model");
+  };
+  const auto wo = model.write_only_fields();
+  for (const regmap::RegisterDesc& reg : desc.registers) {
+    if (reg.since > block.version) continue;
+    for (const regmap::FieldDesc& field : reg.fields) {
+      if (field.access == regmap::Access::kWO && field.since <= block.version &&
+          !lists(wo, reg, field)) {
+        refuse("write-only field " + std::string(reg.name) + "." + std::string(field.name));
+      }
+    }
+  }
+  const auto swaps = model.swaps();
+  for (const regmap::TableDesc& table : desc.tables) {
+    if (!table.double_buffered() || table.since > block.version) continue;
+    const regmap::RegisterDesc* reg = register_named(desc, table.swap_register);
+    const regmap::FieldDesc* field = nullptr;
+    for (const regmap::FieldDesc& f : reg ? reg->fields : std::span<const regmap::FieldDesc>()) {
+      if (f.name == table.swap_field) field = &f;
+    }
+    if (field == nullptr || !lists(swaps, *reg, *field)) {
+      refuse("the bank swap of table " + std::string(table.name));
+    }
+  }
+}
+
+}  // namespace
 
 EmulatedBoard::Impl::Impl(std::string_view board_name, const BoardProfile& board_profile,
                           const OpenOptions& options)
     : name(board_name),
       path(memory_path(board_name, options)),
-      profile(board_profile),
-      layout(detail::build_layout(regmap::register_map(), board_profile)) {
+      owned_profile(board_profile),
+      layout(detail::build_layout(regmap::register_map(), owned_profile.get())) {
   if (layout.blocks.front().desc->type != regs::id::kType) {
     throw std::logic_error("register map: the block at offset 0 is not the id block");
   }
-  route_ = block_of_type(regs::route::kType);
-  tdm_ = block_of_type(regs::tdm::kType);
+  create_models();
 
+  const BoardProfile& profile = owned_profile.get();
   const uint64_t digest = regmap::register_map().digest;
   const size_t bytes = kMemoryHeaderBytes + layout.address_space_bytes;
   file = detail::MemoryFile::open_locked(path, name, /*create=*/true);
@@ -202,11 +256,25 @@ EmulatedBoard::Impl::Impl(std::string_view board_name, const BoardProfile& board
   }
 }
 
-const BlockInstance* EmulatedBoard::Impl::block_of_type(uint16_t type) const {
+void EmulatedBoard::Impl::create_models() {
+  size_t next = 0;
   for (const BlockInstance& block : layout.blocks) {
-    if (block.desc->type == type) return &block;
+    auto model = detail::make_block_model(*block.desc);
+    check_contract(*model, block);
+    private_offset_.push_back(next);
+    next += model->private_words();
+    models_.push_back(std::move(model));
   }
-  return nullptr;
+  if (next > kModelStateWords) {
+    throw std::logic_error("the block models need " + std::to_string(next) +
+                           " words of private state; the memory header holds " +
+                           std::to_string(kModelStateWords));
+  }
+}
+
+std::span<uint64_t> EmulatedBoard::Impl::private_state(const BlockInstance& block) {
+  const size_t i = static_cast<size_t>(&block - layout.blocks.data());
+  return {header->model_state + private_offset_[i], models_[i]->private_words()};
 }
 
 void EmulatedBoard::Impl::init_image() {
@@ -215,8 +283,12 @@ void EmulatedBoard::Impl::init_image() {
   // that dies half way must leave "initialising" behind.
   std::atomic_signal_fence(std::memory_order_seq_cst);
   std::memset(image, 0, layout.address_space_bytes);
+  std::memset(header->model_state, 0, sizeof header->model_state);
   for (const auto& [word, value] : layout.reset_words) image[word] = value;
-  header->tdm_phase = 0;
+  for (size_t i = 0; i < models_.size(); ++i) {
+    detail::RegisterView v = view(i);
+    models_[i]->reset(*this, v);
+  }
   std::atomic_signal_fence(std::memory_order_seq_cst);
   header->state = kMemoryStateReady;
 }
@@ -238,101 +310,58 @@ bool EmulatedBoard::Impl::decode(uint32_t offset, Target& target) const {
     if (within / window.entry_bytes >= window.entries) return false;
     unsigned bank = 0;
     if (window.double_buffered) {
-      const bool active = (image[(block.base + decode.bank_offset) / 4] & decode.bank_mask) != 0;
+      const bool active = (image[block.base / 4 + window.bank_word] & window.bank_mask) != 0;
       bank = window.active_window == active ? 1 : 0;
     }
     target = Target{i, nullptr, &window, (block.base + window.bank_offset[bank] + within) / 4};
     return true;
   }
   const size_t word = rel / 4;
-  if (word >= decode.words.size() || !decode.words[word].mapped) return false;
+  if (word >= decode.words.size() || !decode.words[word].mapped()) return false;
   target = Target{i, &decode.words[word], nullptr, offset / 4};
   return true;
-}
-
-void EmulatedBoard::Impl::bus_error(uint32_t offset) {
-  ++id_reg(regs::id::kBusErrorCount);
-  id_reg(regs::id::kBusErrorAddr) = offset;
-  raise(regs::id::kIrqStatusBusError);
-}
-
-void EmulatedBoard::Impl::ro_write() {
-  ++id_reg(regs::id::kRoWriteCount);
-  raise(regs::id::kIrqStatusRoWrite);
 }
 
 bool EmulatedBoard::Impl::read32(uint32_t offset, uint32_t& value) {
   Target target{};
   if (!decode(offset, target)) {
-    bus_error(offset);
+    detail::RegisterView id = id_view();
+    detail::IdBlockModel::bus_error(id, offset);
     value = kBusErrorValue;
     return false;
   }
-  if (target.word == nullptr) {
-    value = image[target.storage];  // table words are plain RAM
-    return true;
-  }
-  const uint32_t stored =
-      target.word->effect == Effect::kGeneration ? header->generation : image[target.storage];
-  // WO bits read as zero and reserved bits too, whatever the memory holds.
-  value = stored & target.word->readable();
+  // Table words are plain RAM; in registers WO and reserved bits read as zero, whatever the
+  // memory holds.
+  value = image[target.storage];
+  if (target.word != nullptr) value &= target.word->readable();
   return true;
 }
 
 bool EmulatedBoard::Impl::write32(uint32_t offset, uint32_t value) {
   Target target{};
   if (!decode(offset, target)) {
-    bus_error(offset);
+    detail::RegisterView id = id_view();
+    detail::IdBlockModel::bus_error(id, offset);
     return false;
   }
+  const bool writable = target.window ? target.window->writable : target.word->writable();
+  if (!writable) {
+    detail::RegisterView id = id_view();
+    detail::IdBlockModel::ro_write(id);
+    return true;
+  }
   if (target.window != nullptr) {
-    if (target.window->writable) {
-      image[target.storage] = value;
-    } else {
-      ro_write();
-    }
+    image[target.storage] = value;
     return true;
   }
   const detail::WordDecode& word = *target.word;
-  if (!word.writable()) {
-    ro_write();
-    return true;
-  }
   const uint32_t old = image[target.storage];
   // RO bits keep their value, RW bits take the new one, W1C bits clear where a 1 is written;
   // WO and reserved bits are never stored.
   image[target.storage] = (old & word.ro) | (value & word.rw) | (old & word.w1c & ~value);
-  apply_effect(word.effect, layout.blocks[target.block], old, value);
+  detail::RegisterView v = view(target.block);
+  models_[target.block]->on_write(*this, v, *word.reg, word.element, old, value);
   return true;
-}
-
-void EmulatedBoard::Impl::apply_effect(Effect effect, const BlockInstance& block, uint32_t old,
-                                       uint32_t value) {
-  switch (effect) {
-    case Effect::kBoardControl:
-      if ((value & regs::id::kControlBoardReset.mask()) != 0) board_reset();
-      break;
-    case Effect::kPortControl:
-      port_control_written(block, old);
-      break;
-    case Effect::kRouteControl:
-      if ((value & regs::route::kControlCommit.mask()) != 0) route_commit();
-      break;
-    case Effect::kTdmControl:
-      // Both bits at once: arm, then cancel it (a stopped sequencer has swapped already).
-      if ((value & regs::tdm::kControlArm.mask()) != 0) tdm_arm();
-      if ((value & regs::tdm::kControlDisarm.mask()) != 0) {
-        uint32_t& status = reg(*tdm_, regs::tdm::kStatus);
-        status = regs::tdm::kStatusArmed.put(status, 0);
-      }
-      break;
-    case Effect::kTdmTiming:
-      tdm_refresh();
-      break;
-    case Effect::kNone:
-    case Effect::kGeneration:
-      break;
-  }
 }
 
 void EmulatedBoard::Impl::board_reset() {
@@ -340,122 +369,17 @@ void EmulatedBoard::Impl::board_reset() {
   init_image();
 }
 
-void EmulatedBoard::Impl::port_control_written(const BlockInstance& port, uint32_t old) {
-  namespace p = regs::port;
-  const uint32_t enable = p::kControlEnable.get(reg(port, p::kControl));
-  if (enable == p::kControlEnable.get(old)) return;
-  // The emulated link has no cable to lose: it is up exactly while the port is enabled.
-  uint32_t& link = reg(port, p::kLink);
-  link = p::kLinkUp.put(link, enable);
-  link = p::kLinkChanges.put(link, p::kLinkChanges.get(link) + 1);  // put() wraps at 16 bits
-  raise(regs::id::kIrqStatusLinkChange);
-}
-
-void EmulatedBoard::Impl::route_commit() {
-  namespace r = regs::route;
-  // Both double-buffered tables follow status.active_bank, so one flip swaps them together
-  // without copying a word.
-  uint32_t& status = reg(*route_, r::kStatus);
-  status ^= r::kStatusActiveBank.mask();
-  ++reg(*route_, r::kCommitCount);
-  raise(regs::id::kIrqStatusRouteCommit);
-}
-
-uint64_t EmulatedBoard::Impl::tdm_frame_cycles() {
-  namespace t = regs::tdm;
-  const uint64_t slots = t::kSlotsInUseSlots.get(reg(*tdm_, t::kSlotsInUse));
-  const uint64_t slot_length = t::kSlotLengthCycles.get(reg(*tdm_, t::kSlotLength));
-  uint64_t frame = slots * slot_length;
-  if (t::kConfigWormhole.get(reg(*tdm_, t::kConfig)) != 0) {
-    frame += t::kWormholeLengthCycles.get(reg(*tdm_, t::kWormholeLength));
-  }
-  return frame;
-}
-
-// Keeps status.running and current_slot in step with the configuration. A stopped
-// sequencer is held at the start of a frame, so it restarts in slot 0.
-void EmulatedBoard::Impl::tdm_refresh() {
-  namespace t = regs::tdm;
-  const bool running = t::kConfigEnable.get(reg(*tdm_, t::kConfig)) != 0 && tdm_frame_cycles() > 0;
-  uint32_t& status = reg(*tdm_, t::kStatus);
-  status = t::kStatusRunning.put(status, running ? 1 : 0);
-  if (!running) header->tdm_phase = 0;
-  tdm_set_current_slot();
-}
-
-void EmulatedBoard::Impl::tdm_set_current_slot() {
-  namespace t = regs::tdm;
-  uint32_t slot = 0;
-  if (t::kStatusRunning.get(reg(*tdm_, t::kStatus)) != 0) {
-    const uint64_t slots = t::kSlotsInUseSlots.get(reg(*tdm_, t::kSlotsInUse));
-    const uint64_t slot_length = t::kSlotLengthCycles.get(reg(*tdm_, t::kSlotLength));
-    const uint64_t phase = header->tdm_phase;
-    // Past the preloaded slots is the wormhole slot, numbered slots_in_use.
-    slot = static_cast<uint32_t>(phase < slots * slot_length ? phase / slot_length : slots);
-  }
-  uint32_t& current = reg(*tdm_, t::kCurrentSlot);
-  current = t::kCurrentSlotSlot.put(current, slot);
-}
-
-void EmulatedBoard::Impl::tdm_swap() {
-  namespace t = regs::tdm;
-  uint32_t& status = reg(*tdm_, t::kStatus);
-  status ^= t::kStatusActiveBank.mask();
-  status = t::kStatusArmed.put(status, 0);
-  ++reg(*tdm_, t::kSwapCount);
-  raise(regs::id::kIrqStatusTdmSwap);
-}
-
-void EmulatedBoard::Impl::tdm_arm() {
-  namespace t = regs::tdm;
-  uint32_t& status = reg(*tdm_, t::kStatus);
-  if (t::kStatusRunning.get(status) == 0) {
-    tdm_swap();  // no frame boundary will come: a stopped sequencer swaps at once
-  } else {
-    status = t::kStatusArmed.put(status, 1);
-  }
-}
-
-// Slot-length policies (SES, SLA, PREEMPT in tdm.config.policy) are stored but not modelled
-// yet: every preloaded slot lasts slot_length cycles. They come with the TDM issue.
 void EmulatedBoard::Impl::advance(uint64_t cycles) {
-  namespace t = regs::tdm;
-  if (tdm_ == nullptr || cycles == 0) return;
-  if (t::kStatusRunning.get(reg(*tdm_, t::kStatus)) == 0) return;
-  const uint64_t frame = tdm_frame_cycles();  // > 0 while running (tdm_refresh keeps it so)
-
-  // O(1) in cycles: whole frames by division, the rest moves the phase.
-  uint64_t phase = header->tdm_phase;
-  uint64_t frames = 0;
-  if (phase >= frame) {
-    // The frame was shortened while the sequencer was inside its tail: it ends now.
-    frames = 1;
-    phase = 0;
+  if (cycles == 0) return;
+  for (size_t i = 0; i < models_.size(); ++i) {
+    detail::RegisterView v = view(i);
+    models_[i]->advance(*this, v, cycles);
   }
-  frames += cycles / frame;
-  phase += cycles % frame;
-  if (phase >= frame) {
-    phase -= frame;
-    ++frames;
-  }
-  header->tdm_phase = phase;
-
-  if (frames != 0) {
-    uint32_t& lo = reg(*tdm_, t::kFrameCounter, 0);
-    uint32_t& hi = reg(*tdm_, t::kFrameCounter, 1);
-    const uint64_t counter = ((uint64_t{hi} << 32) | lo) + frames;
-    lo = static_cast<uint32_t>(counter);
-    hi = static_cast<uint32_t>(counter >> 32);
-    // The swap happens at the first boundary crossed; later frames run on the new bank.
-    if (t::kStatusArmed.get(reg(*tdm_, t::kStatus)) != 0) tdm_swap();
-  }
-  tdm_set_current_slot();
 }
 
-bool EmulatedBoard::Impl::irq_pending() const {
-  // Both words only ever hold their defined bits: writes and raise() never store others.
-  const uint32_t* id = image + layout.blocks.front().base / 4;
-  return (id[regs::id::kIrqStatus.offset / 4] & id[regs::id::kIrqMask.offset / 4]) != 0;
+bool EmulatedBoard::Impl::irq_pending() {
+  detail::RegisterView id = id_view();
+  return detail::IdBlockModel::irq_pending(id);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -477,14 +401,11 @@ void EmulatedBoard::destroy(std::string_view name, const OpenOptions& options) {
 }
 
 const BoardProfile* EmulatedBoard::find_profile(std::string_view name) {
-  for (const BoardProfile& profile : regmap::register_map().boards) {
-    if (profile.name == name) return &profile;
-  }
-  return nullptr;
+  return regmap::register_map().board(name);
 }
 
 const OpenReport& EmulatedBoard::open_report() const { return impl_->report; }
-const BoardProfile& EmulatedBoard::profile() const { return impl_->profile; }
+const BoardProfile& EmulatedBoard::profile() const { return impl_->owned_profile.get(); }
 const std::string& EmulatedBoard::name() const { return impl_->name; }
 const std::string& EmulatedBoard::path() const { return impl_->path; }
 

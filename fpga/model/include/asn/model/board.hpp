@@ -3,9 +3,10 @@
 // (asnd restarts, the board keeps its configuration, as real hardware does).
 //
 // Everything the model knows about registers comes from the generated register map
-// (asn/regmap/types.hpp); the behaviour that the map cannot express (bank swaps, link state,
-// the TDM sequencer, board reset) is written against the generated names in
-// asn/regmap/regs.hpp. See fpga/model/README.md.
+// (asn/regmap/types.hpp): the board decodes addresses and applies access types itself; the
+// behaviour the map cannot express (bank swaps, link state, the TDM sequencer, board reset)
+// belongs to one model per block type (src/blocks/) and the engines they drive
+// (src/engines/). See fpga/model/README.md.
 #pragma once
 
 #include <cstddef>
@@ -23,8 +24,9 @@ namespace asn::model {
 // One placed block of the register space.
 struct BlockInstance {
   const regmap::BlockDesc* desc;
-  uint32_t base;   // byte offset from the start of the register space
-  unsigned index;  // port number for per-port blocks, else 0
+  uint32_t base;     // byte offset from the start of the register space
+  unsigned index;    // port number for per-port blocks, else 0
+  uint16_t version;  // the layout version this board implements (the profile may pin one)
 };
 
 class BoardError : public std::runtime_error {
@@ -63,9 +65,11 @@ struct OpenReport {
 // uint32_t per 4 bytes of address space, at kMemoryHeaderBytes). Public so that tools and
 // tests can inspect the file; fixed-width fields only, native byte order.
 inline constexpr char kMemoryMagic[8] = {'A', 'S', 'N', 'B', 'O', 'A', 'R', 'D'};
-inline constexpr uint32_t kMemoryLayoutVersion = 1;
+// 2: the TDM phase moved into the block models' private state.
+inline constexpr uint32_t kMemoryLayoutVersion = 2;
 inline constexpr size_t kMemoryHeaderBytes = 4096;
 inline constexpr size_t kProfileNameBytes = 64;
+inline constexpr size_t kModelStateWords = 480;
 inline constexpr uint32_t kMemoryStateInitialising = 0;
 inline constexpr uint32_t kMemoryStateReady = 0x52454459;  // "REDY"
 
@@ -81,7 +85,10 @@ struct MemoryHeader {
   // (re)initialising leaves kMemoryStateInitialising and the next open starts afresh.
   uint32_t state;
   uint32_t reserved0;
-  uint64_t tdm_phase;  // core cycles into the current TDM frame
+  uint64_t reserved1;
+  // State the hardware keeps but the bus cannot see (the TDM sequencer's phase within its
+  // frame, ...), in slices the block models declare.
+  uint64_t model_state[kModelStateWords];
 };
 static_assert(sizeof(MemoryHeader) <= kMemoryHeaderBytes);
 
@@ -106,6 +113,7 @@ class EmulatedBoard {
   EmulatedBoard& operator=(const EmulatedBoard&) = delete;
 
   const OpenReport& open_report() const;
+  // The board's own copy of the profile it was opened with.
   const regmap::BoardProfile& profile() const;
   const std::string& name() const;
   const std::string& path() const;  // the memory file
