@@ -7,15 +7,18 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
-#include <filesystem>
-#include <fstream>
+#include <cerrno>
+#include <cstring>
 #include <functional>
 #include <map>
-#include <sstream>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "asn/regmap/types.hpp"
 #include "error.hpp"
-#include "suggest.hpp"
+#include "text.hpp"
 
 namespace asn {
 
@@ -36,34 +39,54 @@ std::string join(const List& list) {
 }
 
 void validate_absolute(const std::string& where, const std::string& path) {
-  if (path.empty() || path[0] != '/') bad(where, fmt::format("'{}' is not an absolute path", path));
+  if (path.empty() || path[0] != '/') {
+    bad(where, fmt::format("{} is not an absolute path", quoted(path)));
+  }
+  if (path.size() > 4096) bad(where, fmt::format("a path of {} bytes", path.size()));
 }
 
 void validate_socket_path(const std::string& where, const std::string& path) {
   validate_absolute(where, path);
   // sun_path holds 108 bytes including the terminating NUL.
-  if (path.size() > 107) bad(where, fmt::format("'{}' is longer than 107 bytes", path));
+  if (path.size() > 107) bad(where, fmt::format("{} is longer than 107 bytes", quoted(path)));
 }
 
+// host:port only, where host is a name, an IPv4 address or a bracketed IPv6 address: gRPC
+// would also take "unix:..." or "unix-abstract:..." here, and a Unix socket must never get
+// a TCP listener's rules.
 void validate_tcp(const std::string& where, const std::string& address) {
   if (address.empty()) return;
   size_t colon = address.rfind(':');
   if (colon == std::string::npos || colon == 0) {
-    bad(where, fmt::format("'{}' is not host:port (e.g. 127.0.0.1:50051)", address));
+    bad(where, fmt::format("{} is not host:port (e.g. 127.0.0.1:50051)", quoted(address)));
+  }
+  const std::string host = address.substr(0, colon);
+  const bool bracketed = host.size() > 2 && host.front() == '[' && host.back() == ']' &&
+                         std::all_of(host.begin() + 1, host.end() - 1, [](char c) {
+                           return std::isxdigit(static_cast<unsigned char>(c)) || c == ':' ||
+                                  c == '.';
+                         });
+  const bool plain = std::all_of(host.begin(), host.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_';
+  });
+  if (!bracketed && !plain) {
+    bad(where, fmt::format("{} is not host:port: the host must be a name, an IPv4 address or "
+                           "an [IPv6] address (a Unix socket belongs in listen.socket)",
+                           quoted(address)));
   }
   unsigned port = 0;
   std::string_view digits(address.data() + colon + 1, address.size() - colon - 1);
   auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), port);
   if (ec != std::errc() || end != digits.data() + digits.size() || port == 0 || port > 65535) {
-    bad(where, fmt::format("port '{}' of '{}' is not 1-65535", digits, address));
+    bad(where, fmt::format("port {} of {} is not 1-65535", quoted(digits), quoted(address)));
   }
 }
 
 void validate_backend(const std::string& where, const std::string& backend) {
   if (std::find(kBackends.begin(), kBackends.end(), backend) == kBackends.end()) {
-    bad(where, fmt::format("unknown backend '{}' (backends: {}; the kernel backend arrives "
+    bad(where, fmt::format("unknown backend {} (backends: {}; the kernel backend arrives "
                            "with the asn.ko driver)",
-                           backend, join(kBackends)));
+                           quoted(backend), join(kBackends)));
   }
 }
 
@@ -73,12 +96,14 @@ void validate_profile(const std::string& where, const std::string& profile) {
     if (b.name == profile) return;
     names.push_back(b.name);
   }
-  bad(where, fmt::format("unknown board profile '{}' (profiles: {})", profile, join(names)));
+  bad(where, fmt::format("unknown board profile {} (profiles: {})", quoted(profile), join(names)));
 }
 
 void validate_group(const std::string& where, const std::string& group) {
   if (group.empty()) return;
-  if (getgrnam(group.c_str()) == nullptr) bad(where, fmt::format("no group named '{}'", group));
+  if (getgrnam(group.c_str()) == nullptr) {
+    bad(where, fmt::format("no group named {}", quoted(group)));
+  }
 }
 
 // One key of the file: how to read it into the config.
@@ -95,7 +120,7 @@ bool boolean(const std::string& where, const YAML::Node& node) {
   std::string text = scalar(where, node);
   if (text == "true" || text == "yes" || text == "on") return true;
   if (text == "false" || text == "no" || text == "off") return false;
-  bad(where, fmt::format("'{}' is not true or false", text));
+  bad(where, fmt::format("{} is not true or false", quoted(text)));
 }
 
 const std::map<std::string, Key>& keys() {
@@ -109,44 +134,56 @@ const std::map<std::string, Key>& keys() {
          validate_absolute(w, c.state_dir);
        }}},
       {"listen.socket", {[](Config& c, const std::string& w, const YAML::Node& n) {
-         c.socket_path = scalar(w, n);
-         validate_socket_path(w, c.socket_path);
+         c.listen.socket = scalar(w, n);
+         validate_socket_path(w, c.listen.socket);
        }}},
       {"listen.socket_mode", {[](Config& c, const std::string& w, const YAML::Node& n) {
          std::string text = scalar(w, n);
          unsigned mode = 0;
          auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), mode, 8);
          if (ec != std::errc() || end != text.data() + text.size() || mode > 0777) {
-           bad(w, fmt::format("'{}' is not an octal file mode such as \"0660\"", text));
+           bad(w, fmt::format("{} is not an octal file mode such as \"0660\"", quoted(text)));
          }
-         c.socket_mode = mode;
+         c.listen.socket_mode = mode;
        }}},
       {"listen.socket_group", {[](Config& c, const std::string& w, const YAML::Node& n) {
-         c.socket_group = scalar(w, n);
-         validate_group(w, c.socket_group);
+         c.listen.socket_group = scalar(w, n);
+         validate_group(w, c.listen.socket_group);
        }}},
       {"listen.tcp", {[](Config& c, const std::string& w, const YAML::Node& n) {
-         c.tcp_listen = n.IsNull() ? "" : scalar(w, n);
-         validate_tcp(w, c.tcp_listen);
+         c.listen.tcp = n.IsNull() ? "" : scalar(w, n);
+         validate_tcp(w, c.listen.tcp);
        }}},
       {"listen.tcp_admin",
-       {[](Config& c, const std::string& w, const YAML::Node& n) { c.tcp_admin = boolean(w, n); }}},
+       {[](Config& c, const std::string& w, const YAML::Node& n) {
+         c.listen.tcp_admin = boolean(w, n);
+       }}},
       {"backend.kind", {[](Config& c, const std::string& w, const YAML::Node& n) {
-         c.backend = scalar(w, n);
-         validate_backend(w, c.backend);
+         c.backend.kind = scalar(w, n);
+         validate_backend(w, c.backend.kind);
        }}},
-      {"backend.board", {[](Config& c, const std::string& w, const YAML::Node& n) {
-         c.board_name = scalar(w, n);
-         validate_board_name(w, c.board_name);
+      {"backend.emulated.board", {[](Config& c, const std::string& w, const YAML::Node& n) {
+         c.backend.emulated.board = scalar(w, n);
+         validate_board_name(w, c.backend.emulated.board);
        }}},
-      {"backend.profile", {[](Config& c, const std::string& w, const YAML::Node& n) {
-         c.board_profile = scalar(w, n);
-         validate_profile(w, c.board_profile);
+      {"backend.emulated.profile", {[](Config& c, const std::string& w, const YAML::Node& n) {
+         c.backend.emulated.profile = scalar(w, n);
+         validate_profile(w, c.backend.emulated.profile);
        }}},
-      {"backend.shm_dir", {[](Config& c, const std::string& w, const YAML::Node& n) {
-         c.shm_dir = scalar(w, n);
-         validate_absolute(w, c.shm_dir);
+      {"backend.emulated.shm_dir", {[](Config& c, const std::string& w, const YAML::Node& n) {
+         c.backend.emulated.shm_dir = scalar(w, n);
+         validate_absolute(w, c.backend.emulated.shm_dir);
        }}},
+  };
+  return table;
+}
+
+// Keys of earlier releases, still read, under their new names.
+const std::map<std::string, std::string>& renamed_keys() {
+  static const std::map<std::string, std::string> table = {
+      {"backend.board", "backend.emulated.board"},
+      {"backend.profile", "backend.emulated.profile"},
+      {"backend.shm_dir", "backend.emulated.shm_dir"},
   };
   return table;
 }
@@ -155,8 +192,17 @@ void read_map(Config& config, const std::string& path, const YAML::Node& map,
               const std::string& prefix) {
   for (const auto& item : map) {
     const YAML::Node& key_node = item.first;
+    if (!key_node.IsScalar()) {
+      bad(fmt::format("{}:{}", path, key_node.Mark().line + 1), "a key must be a plain name");
+    }
     std::string key = prefix + key_node.Scalar();
-    std::string where = fmt::format("{}:{}: {}", path, key_node.Mark().line + 1, key);
+    const std::string where =
+        fmt::format("{}:{}: {}", path, key_node.Mark().line + 1, escaped(key, 64));
+    if (auto renamed = renamed_keys().find(key); renamed != renamed_keys().end()) {
+      config.deprecations.push_back(fmt::format("{}:{}: {} is deprecated: write {}", path,
+                                                key_node.Mark().line + 1, key, renamed->second));
+      key = renamed->second;
+    }
     auto it = keys().find(key);
     if (it != keys().end()) {
       it->second.read(config, where, item.second);
@@ -172,6 +218,12 @@ void read_map(Config& config, const std::string& path, const YAML::Node& map,
     }
     std::vector<std::string> known;
     for (const auto& [k, _] : keys()) known.push_back(k);
+    // A misspelt old name suggests the new one.
+    std::vector<std::string> old_names;
+    for (const auto& [old_name, _] : renamed_keys()) old_names.push_back(old_name);
+    if (auto old = closest(key, old_names); old && !closest(key, known)) {
+      bad(where, fmt::format("unknown key (did you mean '{}'?)", renamed_keys().at(*old)));
+    }
     bad(where, fmt::format("unknown key{}", did_you_mean(key, known)));
   }
 }
@@ -180,7 +232,7 @@ void read_map(Config& config, const std::string& path, const YAML::Node& map,
 
 void validate_log_level(const std::string& where, const std::string& level) {
   if (std::find(kLogLevels.begin(), kLogLevels.end(), level) == kLogLevels.end()) {
-    bad(where, fmt::format("unknown log level '{}' (levels: {})", level, join(kLogLevels)));
+    bad(where, fmt::format("unknown log level {} (levels: {})", quoted(level), join(kLogLevels)));
   }
 }
 
@@ -189,23 +241,58 @@ void validate_board_name(const std::string& where, const std::string& name) {
       !name.empty() && name.size() <= 64 && std::all_of(name.begin(), name.end(), [](char ch) {
         return std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_';
       });
-  if (!ok) bad(where, fmt::format("board name '{}' must be 1-64 of A-Z a-z 0-9 - _", name));
+  if (!ok) bad(where, fmt::format("board name {} must be 1-64 of A-Z a-z 0-9 - _", quoted(name)));
 }
+
+namespace {
+
+// The file's text: only a regular file (not a FIFO that would block, a device, a directory
+// or /proc/self/mem), only up to kMaxConfigBytes, opened without blocking.
+std::optional<std::string> read_config_file(const std::string& path, bool required) {
+  auto cannot = [&](const std::string& why) {
+    throw Error(ErrorCode::kInvalidArgument,
+                fmt::format("{}: cannot read the configuration file: {}", path, why));
+  };
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) {
+    if (!required && errno == ENOENT) return std::nullopt;
+    cannot(std::strerror(errno));
+  }
+  std::string text;
+  struct stat st {};
+  bool ok = ::fstat(fd, &st) == 0;
+  const std::string stat_error = ok ? "" : std::strerror(errno);
+  if (ok && S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) <= kMaxConfigBytes) {
+    // Read one byte more than the limit: a file that grew since fstat is still caught.
+    text.resize(kMaxConfigBytes + 1);
+    size_t done = 0;
+    for (;;) {
+      const ssize_t n = ::read(fd, text.data() + done, text.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+      if (done == text.size()) break;
+    }
+    text.resize(done);
+  }
+  ::close(fd);
+  if (!ok) cannot(stat_error);
+  if (!S_ISREG(st.st_mode)) cannot("not a regular file");
+  if (static_cast<uint64_t>(st.st_size) > kMaxConfigBytes || text.size() > kMaxConfigBytes) {
+    cannot(fmt::format("it is larger than {} KiB", kMaxConfigBytes / 1024));
+  }
+  return text;
+}
+
+}  // namespace
 
 Config load_config(const std::string& path, bool required) {
   Config config;
-  std::ifstream in(path);
-  if (!in) {
-    if (!required && !std::filesystem::exists(path)) return config;
-    throw Error(
-        ErrorCode::kInvalidArgument,
-        fmt::format("{}: cannot read the configuration file: {}", path, std::strerror(errno)));
-  }
-  std::stringstream text;
-  text << in.rdbuf();
+  const std::optional<std::string> text = read_config_file(path, required);
+  if (!text) return config;
   YAML::Node root;
   try {
-    root = YAML::Load(text.str());
+    root = YAML::Load(*text);
   } catch (const YAML::Exception& e) {
     throw Error(ErrorCode::kInvalidArgument,
                 fmt::format("{}:{}: not valid YAML: {}", path, e.mark.line + 1, e.msg));
@@ -230,29 +317,29 @@ void apply_overrides(Config& config, const ConfigOverrides& o) {
   }
   if (o.socket_path) {
     validate_socket_path("--socket", *o.socket_path);
-    config.socket_path = *o.socket_path;
+    config.listen.socket = *o.socket_path;
   }
   if (o.tcp_listen) {
     validate_tcp("--tcp", *o.tcp_listen);
-    config.tcp_listen = *o.tcp_listen;
+    config.listen.tcp = *o.tcp_listen;
   }
   if (o.backend) {
     validate_backend("--backend", *o.backend);
-    config.backend = *o.backend;
+    config.backend.kind = *o.backend;
   }
   if (o.board_name) {
     validate_board_name("--board", *o.board_name);
-    config.board_name = *o.board_name;
+    config.backend.emulated.board = *o.board_name;
   }
   if (o.board_profile) {
     validate_profile("--profile", *o.board_profile);
-    config.board_profile = *o.board_profile;
+    config.backend.emulated.profile = *o.board_profile;
   }
   if (o.shm_dir) {
     validate_absolute("--shm-dir", *o.shm_dir);
-    config.shm_dir = *o.shm_dir;
+    config.backend.emulated.shm_dir = *o.shm_dir;
   }
-  config.reset_board = o.reset_board;
+  config.backend.reset_board = o.reset_board;
 }
 
 }  // namespace asn

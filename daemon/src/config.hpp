@@ -7,30 +7,42 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace asn {
 
 inline constexpr const char* kDefaultConfigPath = "/etc/asn/asnd.yaml";
+// A configuration file larger than this is refused before it is parsed.
+inline constexpr size_t kMaxConfigBytes = 1u << 20;
+
+struct ListenConfig {
+  std::string socket = "/run/asn/asnd.sock";
+  uint32_t socket_mode = 0660;
+  std::string socket_group;  // empty: the group of the process
+  std::string tcp;           // "host:port"; empty: no TCP listener
+  bool tcp_admin = false;    // TCP callers get the admin role (else reader)
+};
+
+// The emulated backend: the software model of the board, its memory in a file.
+struct EmulatedBackendConfig {
+  std::string board = "asn0";
+  std::string profile = "netfpga-1g";
+  std::string shm_dir = "/dev/shm";
+};
+
+struct BackendConfig {
+  std::string kind = "emulated";
+  EmulatedBackendConfig emulated;
+  bool reset_board = false;  // from the command line only: start from a fresh board
+};
 
 struct Config {
   std::string log_level = "info";
   std::string state_dir = "/var/lib/asn";
-
-  // listen:
-  std::string socket_path = "/run/asn/asnd.sock";
-  uint32_t socket_mode = 0660;
-  std::string socket_group;  // empty: the group of the process
-  std::string tcp_listen;    // "host:port"; empty: no TCP listener
-  bool tcp_admin = false;    // allow writes and board reset over TCP
-
-  // backend:
-  std::string backend = "emulated";
-  std::string board_name = "asn0";
-  std::string board_profile = "netfpga-1g";
-  std::string shm_dir = "/dev/shm";
-
-  // From the command line only.
-  bool reset_board = false;
+  ListenConfig listen;
+  BackendConfig backend;
+  // Keys that still work but have a new name: logged at start ("<file>:<line>: ...").
+  std::vector<std::string> deprecations;
 };
 
 // Values given on the command line; each one set overrides the file.
@@ -47,7 +59,8 @@ struct ConfigOverrides {
 };
 
 // Loads `path`. A missing file is an error only when `required` (the path was given
-// explicitly); otherwise the defaults stand. Throws asn::Error (kInvalidArgument) with
+// explicitly); otherwise the defaults stand. Only a regular file of at most
+// kMaxConfigBytes is read. Throws asn::Error (kInvalidArgument) with
 // "<path>:<line>: <key>: <reason>".
 Config load_config(const std::string& path, bool required);
 

@@ -1,14 +1,18 @@
-// asnd as a whole: backend, Device, gRPC server, signals and systemd, wired from a Config.
+// asnd as a whole. The composition root: builds the bus from the configuration, the Device,
+// the desired-state store and its reconciler, the managers and, per listener, the services;
+// then runs until SIGTERM or SIGINT.
 #pragma once
 
 #include <csignal>
+#include <string>
 
 #include "config.hpp"
 
 namespace asn {
 
 // Blocks the signals asnd handles in the calling thread and every thread it creates later;
-// call first thing in main(), before any thread exists.
+// call once the configuration has been read (a blocked SIGTERM must never keep a hanging
+// read from being interrupted) and before any thread exists.
 sigset_t block_daemon_signals();
 
 // Runs until SIGTERM or SIGINT. Returns the process exit code; throws asn::Error when the

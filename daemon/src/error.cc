@@ -2,33 +2,38 @@
 
 namespace asn {
 
-std::string_view code_name(ErrorCode code) {
+status::Code status_code(ErrorCode code) {
+  using status::Code;
   switch (code) {
     case ErrorCode::kInvalidArgument:
-      return "INVALID_ARGUMENT";
+      return Code::kInvalidArgument;
     case ErrorCode::kNotFound:
-      return "NOT_FOUND";
+      return Code::kNotFound;
     case ErrorCode::kAlreadyExists:
-      return "ALREADY_EXISTS";
+      return Code::kAlreadyExists;
     case ErrorCode::kFailedPrecondition:
-      return "FAILED_PRECONDITION";
+      return Code::kFailedPrecondition;
     case ErrorCode::kResourceExhausted:
-      return "RESOURCE_EXHAUSTED";
+      return Code::kResourceExhausted;
     case ErrorCode::kPermissionDenied:
-      return "PERMISSION_DENIED";
+      return Code::kPermissionDenied;
     case ErrorCode::kUnavailable:
-      return "UNAVAILABLE";
+      return Code::kUnavailable;
     case ErrorCode::kAborted:
-      return "ABORTED";
+      return Code::kAborted;
     case ErrorCode::kOutOfRange:
-      return "OUT_OF_RANGE";
+      return Code::kOutOfRange;
     case ErrorCode::kUnimplemented:
-      return "UNIMPLEMENTED";
+      return Code::kUnimplemented;
+    case ErrorCode::kDeadlineExceeded:
+      return Code::kDeadlineExceeded;
     case ErrorCode::kHardware:
     case ErrorCode::kInternal:
-      return "INTERNAL";
+      return Code::kInternal;
   }
-  return "UNKNOWN";
+  return Code::kUnknown;
 }
+
+std::string_view code_name(ErrorCode code) { return status::name(status_code(code)); }
 
 }  // namespace asn

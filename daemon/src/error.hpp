@@ -1,10 +1,13 @@
 // The one error type of asnd. Every layer throws asn::Error; the service layer maps it to a
-// gRPC status in one place (grpc_status.cc). Messages say what was wrong and what to do.
+// gRPC status in one place (services/grpc_status.cc). Messages say what was wrong and what
+// to do.
 #pragma once
 
 #include <stdexcept>
 #include <string>
 #include <string_view>
+
+#include "asn/status/codes.hpp"
 
 namespace asn {
 
@@ -14,16 +17,19 @@ enum class ErrorCode {
   kAlreadyExists,
   kFailedPrecondition,  // valid, but not in this state: read-only target, board not ready
   kResourceExhausted,   // a table or queue is full
-  kPermissionDenied,    // an admin operation from a caller that is not allowed to make it
+  kPermissionDenied,    // an operation the caller's role does not allow
   kUnavailable,         // the board or a peer cannot be reached now; retrying may help
   kAborted,
   kOutOfRange,
   kUnimplemented,
+  kDeadlineExceeded,
   kHardware,  // the board misbehaved: bus error, wrong magic, unknown block version
   kInternal,  // a bug in asnd
 };
 
-// gRPC's canonical name of the code this error maps to, e.g. "INVALID_ARGUMENT".
+// The canonical status code an error code maps to (the one mapping of asnd).
+status::Code status_code(ErrorCode code);
+// Its canonical name, e.g. "INVALID_ARGUMENT".
 std::string_view code_name(ErrorCode code);
 
 class Error : public std::runtime_error {

@@ -21,8 +21,6 @@ constexpr int kExitConfig = 2;
 }  // namespace
 
 int main(int argc, char** argv) {
-  sigset_t signals = asn::block_daemon_signals();
-
   CLI::App app{"asnd: control plane daemon of the asn active storage network switch"};
   std::string config_path = asn::kDefaultConfigPath;
   asn::ConfigOverrides o;
@@ -31,9 +29,11 @@ int main(int argc, char** argv) {
   app.add_option("--socket", o.socket_path, "Unix socket to serve on (listen.socket)");
   app.add_option("--tcp", o.tcp_listen, "Also serve on host:port (listen.tcp)");
   app.add_option("--backend", o.backend, "Board backend (backend.kind): emulated");
-  app.add_option("--board", o.board_name, "Board name (backend.board)");
-  app.add_option("--profile", o.board_profile, "Emulated board profile (backend.profile)");
-  app.add_option("--shm-dir", o.shm_dir, "Directory of emulated board memory (backend.shm_dir)");
+  app.add_option("--board", o.board_name, "Emulated board name (backend.emulated.board)");
+  app.add_option("--profile", o.board_profile,
+                 "Emulated board profile (backend.emulated.profile)");
+  app.add_option("--shm-dir", o.shm_dir,
+                 "Directory of emulated board memory (backend.emulated.shm_dir)");
   app.add_option("--state-dir", o.state_dir, "State directory (state_dir)");
   app.add_option("--log-level", o.log_level, "trace, debug, info, warn, error, critical, off");
   app.add_flag("--reset-board", o.reset_board,
@@ -56,12 +56,18 @@ int main(int argc, char** argv) {
   } catch (const asn::Error& e) {
     std::fprintf(stderr, "asnd: %s\n", e.what());
     return kExitConfig;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "asnd: cannot read the configuration: %s\n", e.what());
+    return kExitConfig;
   }
   if (check_only) {
+    for (const auto& note : config.deprecations) std::printf("%s\n", note.c_str());
     std::printf("%s: configuration is valid\n", config_path.c_str());
     return 0;
   }
 
+  // Signals are blocked only now: reading the configuration must stay interruptible.
+  sigset_t signals = asn::block_daemon_signals();
   asn::setup_logging(config.log_level);
   try {
     return asn::run_daemon(config, config_path, config_required, o, signals);

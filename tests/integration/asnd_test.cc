@@ -119,7 +119,7 @@ TEST_F(AsndTest, BadConfigExitsNonZeroNamingTheKey) {
   EXPECT_FALSE(started);
   EXPECT_EQ(asnd_.exit_code(), 2);
   EXPECT_THAT(asnd_.log(), HasSubstr(asnd_.config_path() + ":3: backend.profil: unknown key"));
-  EXPECT_THAT(asnd_.log(), HasSubstr("did you mean 'backend.profile'?"));
+  EXPECT_THAT(asnd_.log(), HasSubstr("did you mean 'backend.emulated.profile'?"));
 }
 
 TEST_F(AsndTest, SecondAsndOnTheSameBoardIsRefused) {

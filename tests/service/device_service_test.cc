@@ -1,7 +1,8 @@
-// The Device gRPC service through a real gRPC server on a Unix socket (and TCP for the
-// admin policy), over a gMock RegisterBus that delegates to the emulated board: the tests
-// see what the service does to the bus, e.g. that a refused write never reaches it.
-#include "device_service.hpp"
+// The Device gRPC service through real gRPC servers on a Unix socket (admin) and TCP (a
+// listener of its own, with its own role), over a gMock RegisterBus that delegates to the
+// emulated board: the tests see what the service does to the bus, e.g. that a refused write
+// never reaches it.
+#include "services/device_service.hpp"
 
 #include <fmt/format.h>
 #include <gmock/gmock.h>
@@ -9,9 +10,16 @@
 #include <gtest/gtest.h>
 
 #include "asn/v1/device.grpc.pb.h"
-#include "device.hpp"
-#include "emulated_bus.hpp"
+#include "asn/v1/ports.grpc.pb.h"
+#include "bus/emulated_bus.hpp"
+#include "device/device.hpp"
 #include "error.hpp"
+#include "managers/board_manager.hpp"
+#include "managers/port_manager.hpp"
+#include "services/grpc_status.hpp"
+#include "services/port_service.hpp"
+#include "state/reconciler.hpp"
+#include "state/store.hpp"
 #include "support.hpp"
 
 namespace asn {
@@ -25,12 +33,16 @@ using ::testing::NiceMock;
 class MockBus : public RegisterBus {
  public:
   MOCK_METHOD(std::string, describe, (), (const, override));
+  MOCK_METHOD(BoardIdentity, identity, (), (const, override));
   MOCK_METHOD(uint32_t, read32, (uint32_t offset), (override));
   MOCK_METHOD(void, write32, (uint32_t offset, uint32_t value), (override));
   MOCK_METHOD(void, execute, (std::span<BusOp> ops), (override));
+  MOCK_METHOD(void, set_event_handler, (std::function<void(const BusEvent&)> handler),
+              (override));
 
   void delegate_to(RegisterBus& real) {
     ON_CALL(*this, describe()).WillByDefault(Invoke([&real] { return real.describe(); }));
+    ON_CALL(*this, identity()).WillByDefault(Invoke([&real] { return real.identity(); }));
     ON_CALL(*this, read32(_)).WillByDefault(Invoke([&real](uint32_t o) { return real.read32(o); }));
     ON_CALL(*this, write32(_, _)).WillByDefault(Invoke([&real](uint32_t o, uint32_t v) {
       real.write32(o, v);
@@ -46,11 +58,13 @@ bool has_write(std::span<BusOp> ops) {
                      [](const BusOp& op) { return op.kind == BusOp::Kind::kWrite; });
 }
 
+// The services as asnd composes them, over the mock bus: an admin listener on a Unix socket
+// and a second server, with its own service instances, for a TCP listener.
 class DeviceServiceTest : public ::testing::Test {
  protected:
-  void SetUp() override { start(false); }
+  void SetUp() override { start(Role::kReader); }
 
-  void start(bool tcp_admin) {
+  void start(Role tcp_role) {
     EmulatedBusOptions options;
     options.board_name = test::unique_name("svc");
     options.shm_dir = dir_.path();
@@ -58,24 +72,51 @@ class DeviceServiceTest : public ::testing::Test {
     real_ = std::make_unique<EmulatedBus>(options);
     bus_.delegate_to(*real_);
     device_ = std::make_unique<Device>(bus_);
-    service_ = std::make_unique<DeviceService>(
-        *device_, DaemonIdentity{"emulated", options.board_name, options.profile},
-        AdminPolicy{tcp_admin});
-    grpc::ServerBuilder builder;
-    builder.AddListeningPort("unix:" + dir_.file("s.sock"), grpc::InsecureServerCredentials());
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &tcp_port_);
-    builder.RegisterService(service_.get());
-    server_ = builder.BuildAndStart();
-    ASSERT_TRUE(server_);
-    unix_ = v1::Device::NewStub(
-        grpc::CreateChannel("unix:" + dir_.file("s.sock"), grpc::InsecureChannelCredentials()));
+    store_ = std::make_unique<StateStore>(dir_.path());
+    reconciler_ = std::make_unique<Reconciler>(*device_);
+    board_ = std::make_unique<BoardManager>(*device_, *reconciler_);
+    ports_ = std::make_unique<PortManager>(*device_, *store_);
+    reconciler_->add(*ports_);
+    reconciler_->start();
+    unix_server_ = serve("unix:" + dir_.file("s.sock"), {"unix socket", Role::kAdmin, ""},
+                         unix_service_, nullptr);
+    tcp_server_ = serve("127.0.0.1:0", {"tcp", tcp_role, "set listen.tcp_admin: true"},
+                        tcp_service_, &tcp_port_);
+    unix_channel_ =
+        grpc::CreateChannel("unix:" + dir_.file("s.sock"), grpc::InsecureChannelCredentials());
+    unix_ = v1::Device::NewStub(unix_channel_);
     tcp_ = v1::Device::NewStub(grpc::CreateChannel("127.0.0.1:" + std::to_string(tcp_port_),
                                                    grpc::InsecureChannelCredentials()));
   }
 
-  void TearDown() override {
-    if (server_) server_->Shutdown();
+  std::unique_ptr<grpc::Server> serve(const std::string& address, ListenerPolicy policy,
+                                      std::unique_ptr<DeviceService>& service, int* port) {
+    service = std::make_unique<DeviceService>(*device_, *board_, *reconciler_,
+                                              Authorizer(std::move(policy)),
+                                              std::chrono::steady_clock::now());
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort(address, grpc::InsecureServerCredentials(), port);
+    builder.RegisterService(service.get());
+    auto server = builder.BuildAndStart();
+    EXPECT_TRUE(server);
+    return server;
   }
+
+  void stop() {
+    for (auto* server : {&unix_server_, &tcp_server_}) {
+      if (*server) (*server)->Shutdown();
+      server->reset();
+    }
+    unix_service_.reset();
+    tcp_service_.reset();
+    ports_.reset();
+    board_.reset();
+    reconciler_.reset();
+    device_.reset();
+    real_.reset();
+  }
+
+  void TearDown() override { stop(); }
 
   grpc::Status write(v1::Device::Stub& stub, std::vector<std::pair<std::string, uint64_t>> items,
                      v1::WriteRegistersResponse* response = nullptr) {
@@ -103,12 +144,26 @@ class DeviceServiceTest : public ::testing::Test {
   std::unique_ptr<EmulatedBus> real_;
   NiceMock<MockBus> bus_;
   std::unique_ptr<Device> device_;
-  std::unique_ptr<DeviceService> service_;
-  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<StateStore> store_;
+  std::unique_ptr<Reconciler> reconciler_;
+  std::unique_ptr<BoardManager> board_;
+  std::unique_ptr<PortManager> ports_;
+  std::unique_ptr<DeviceService> unix_service_;
+  std::unique_ptr<DeviceService> tcp_service_;
+  std::unique_ptr<grpc::Server> unix_server_;
+  std::unique_ptr<grpc::Server> tcp_server_;
   int tcp_port_ = 0;
+  std::shared_ptr<grpc::Channel> unix_channel_;
   std::unique_ptr<v1::Device::Stub> unix_;
   std::unique_ptr<v1::Device::Stub> tcp_;
 };
+
+const v1::Capability* capability(const v1::DeviceInfo& info, const std::string& name) {
+  for (const auto& c : info.capabilities()) {
+    if (c.name() == name) return &c;
+  }
+  return nullptr;
+}
 
 TEST_F(DeviceServiceTest, GetInfoDescribesTheBoard) {
   v1::DeviceInfo info;
@@ -116,10 +171,19 @@ TEST_F(DeviceServiceTest, GetInfoDescribesTheBoard) {
   ASSERT_TRUE(unix_->GetInfo(&context, {}, &info).ok());
   EXPECT_EQ(info.board_kind(), "netfpga-1g");
   EXPECT_EQ(info.profile(), "netfpga-1g");
-  EXPECT_EQ(info.regmap_version(), "1.0");
-  EXPECT_EQ(info.capabilities().ports(), 6u);
-  EXPECT_EQ(info.capabilities().vcs_per_port(), 2u);
-  EXPECT_EQ(info.capabilities().clock_hz(), 125000000u);
+  EXPECT_EQ(info.regmap_version(), "2.0");
+  ASSERT_NE(capability(info, "ports"), nullptr);
+  EXPECT_EQ(capability(info, "ports")->value(), 6u);
+  EXPECT_EQ(capability(info, "vcs_per_port")->value(), 2u);
+  EXPECT_EQ(capability(info, "clock_hz")->value(), 125000000u);
+  // A capability only the register map's YAML declares, with its description from there.
+  ASSERT_NE(capability(info, "dram_mib"), nullptr);
+  EXPECT_EQ(capability(info, "dram_mib")->value(), 64u);
+  EXPECT_THAT(capability(info, "dram_mib")->description(), ::testing::HasSubstr("DRAM"));
+  EXPECT_EQ(info.capabilities_size(),
+            static_cast<int>(regmap::register_map().capabilities.size()));
+  EXPECT_EQ(info.backend(), "emulated");
+  EXPECT_THAT(info.board_location(), ::testing::HasSubstr(dir_.path()));
   EXPECT_GE(info.generation(), 1u);
   ASSERT_EQ(info.ports_size(), 6);
   EXPECT_EQ(info.ports(0).media(), "ethernet");
@@ -168,7 +232,7 @@ TEST_F(DeviceServiceTest, ReadOnlyWriteIsRefusedAndNeverReachesTheBus) {
   grpc::Status status = write(*unix_, {{"id.scratch", 1}, {"id.magic", 2}});
   EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   EXPECT_THAT(status.error_message(),
-              ::testing::HasSubstr("item 2 (id.magic): id.magic is read-only (RO)"));
+              ::testing::HasSubstr("item 2 ('id.magic'): id.magic is read-only (RO)"));
   EXPECT_THAT(status.error_message(), ::testing::HasSubstr("nothing was written"));
 }
 
@@ -191,7 +255,7 @@ TEST_F(DeviceServiceTest, EveryBadItemIsNamedAndNothingIsWritten) {
   grpc::Status status = unix_->WriteRegisters(&context, request, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(status.error_message(),
-              ::testing::HasSubstr("item 2 (port[0].control.enable): value 0x2 does not fit"));
+              ::testing::HasSubstr("item 2 ('port[0].control.enable'): value 0x2 does not fit"));
   EXPECT_THAT(status.error_message(),
               ::testing::HasSubstr("item 3 (0x7fff0000): offset 0x7fff0000 is outside"));
   EXPECT_EQ(device_->read(regs::id::kScratch), 0u);
@@ -212,12 +276,8 @@ TEST_F(DeviceServiceTest, WritesAreAdminOnlyOverTcp) {
 }
 
 TEST_F(DeviceServiceTest, TcpAdminAllowsWrites) {
-  server_->Shutdown();
-  server_.reset();
-  device_.reset();
-  service_.reset();
-  real_.reset();
-  start(true);
+  stop();
+  start(Role::kAdmin);
   EXPECT_TRUE(write(*tcp_, {{"id.scratch", 1}}).ok());
 }
 
@@ -258,13 +318,22 @@ TEST_F(DeviceServiceTest, ResetBoardClearsAndChangesGeneration) {
 }
 
 TEST_F(DeviceServiceTest, ABusErrorIsAnInternalErrorNamingTheOffset) {
-  uint32_t offset = device_->resolve("id.scratch").offset;
-  ON_CALL(bus_, read32(offset)).WillByDefault(Invoke([offset](uint32_t) -> uint32_t {
-    throw Error(ErrorCode::kHardware, fmt::format("bus error reading offset 0x{:x}", offset));
+  const uint32_t offset = device_->resolve("id.scratch").offset;
+  ON_CALL(bus_, execute(_)).WillByDefault(Invoke([&, offset](std::span<BusOp> ops) {
+    real_->execute(ops);
+    for (const auto& op : ops) {
+      if (op.offset == offset) {
+        throw Error(ErrorCode::kHardware, fmt::format("bus error reading offset 0x{:x}", offset));
+      }
+    }
   }));
-  auto response = read({"id.scratch"});
-  EXPECT_EQ(response.results(0).error().code(), "INTERNAL");
-  EXPECT_THAT(response.results(0).error().message(), ::testing::HasSubstr("0x2c"));
+  v1::ReadRegistersRequest request;
+  request.add_items()->set_name("id.scratch");
+  v1::ReadRegistersResponse response;
+  grpc::ClientContext context;
+  grpc::Status status = unix_->ReadRegisters(&context, request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INTERNAL);
+  EXPECT_THAT(status.error_message(), ::testing::HasSubstr("0x2c"));
 }
 
 TEST_F(DeviceServiceTest, EmptyAndOversizedBatchesAreRefused) {
@@ -277,6 +346,72 @@ TEST_F(DeviceServiceTest, EmptyAndOversizedBatchesAreRefused) {
   grpc::ClientContext context2;
   EXPECT_EQ(unix_->ReadRegisters(&context2, request, &response).error_code(),
             grpc::StatusCode::INVALID_ARGUMENT);
+}
+
+// A write of id.control.board_reset is a board reset, by the same path as ResetBoard: the
+// desired state is back on the board before the call returns.
+TEST_F(DeviceServiceTest, WritingTheResetBitResetsTheBoardAndRestoresTheState) {
+  const PortAdminState down[] = {{3, false}};
+  ports_->set(down, false);
+  EXPECT_EQ(device_->read(regs::port::kControlEnable, 3), 0u);
+  const uint32_t before = device_->read(regs::id::kGenerationValue);
+  v1::WriteRegistersResponse response;
+  ASSERT_TRUE(write(*unix_, {{"id.control.board_reset", 1}}, &response).ok());
+  EXPECT_EQ(device_->read(regs::id::kGenerationValue), before + 1);
+  EXPECT_EQ(reconciler_->reconciled_generation(), before + 1);
+  EXPECT_EQ(device_->read(regs::port::kControlEnable, 3), 0u);  // restored, not the reset 1
+  EXPECT_EQ(device_->read(regs::port::kControlEnable, 2), 1u);
+  // Alone only: with other items it is refused, and nothing is written.
+  grpc::Status mixed = write(*unix_, {{"id.scratch", 5}, {"id.control.board_reset", 1}});
+  EXPECT_EQ(mixed.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(mixed.error_message(), ::testing::HasSubstr("write it alone"));
+  EXPECT_EQ(device_->read(regs::id::kGenerationValue), before + 1);
+  EXPECT_EQ(device_->read(regs::id::kScratch), 0u);
+  // Readers may not reset the board that way either.
+  EXPECT_EQ(write(*tcp_, {{"id.control.board_reset", 1}}).error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+}
+
+// Many bad items: the status message stays within what clients accept (8 KiB of metadata),
+// names the first problems and counts the rest; client strings are escaped.
+TEST_F(DeviceServiceTest, AStatusMessageStaysSmallAndSafe) {
+  v1::WriteRegistersRequest request;
+  for (int i = 0; i < 4000; ++i) {
+    auto* item = request.add_items();
+    item->mutable_ref()->set_name("id.no_such_register_" + std::to_string(i));
+    item->set_value(1);
+  }
+  auto* nul = request.add_items();
+  nul->mutable_ref()->set_name(std::string("id.scr\0atch", 11));
+  v1::WriteRegistersResponse response;
+  grpc::ClientContext context;
+  grpc::Status status = unix_->WriteRegisters(&context, request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_LE(status.error_message().size(), kMaxStatusMessageBytes);
+  EXPECT_THAT(status.error_message(), ::testing::HasSubstr("id.no_such_register_0"));
+  EXPECT_THAT(status.error_message(), ::testing::HasSubstr("more; nothing was written"));
+
+  // A NUL inside a name is shown escaped, not cut off; a huge name is refused up front.
+  v1::ReadRegistersRequest read_request;
+  read_request.add_items()->set_name(std::string("id.scr\0atch", 11));
+  read_request.add_items()->set_name(std::string(3 << 20, 'x'));
+  v1::ReadRegistersResponse read_response;
+  grpc::ClientContext read_context;
+  ASSERT_TRUE(unix_->ReadRegisters(&read_context, read_request, &read_response).ok());
+  EXPECT_THAT(read_response.results(0).error().message(), ::testing::HasSubstr("scr\\x00atch"));
+  EXPECT_THAT(read_response.results(1).error().message(),
+              ::testing::HasSubstr("names are at most 256 bytes"));
+  EXPECT_LT(read_response.results(1).error().message().size(), 300u);
+}
+
+TEST_F(DeviceServiceTest, GetInfoReportsTheDesiredState) {
+  v1::DeviceInfo info;
+  grpc::ClientContext context;
+  ASSERT_TRUE(unix_->GetInfo(&context, {}, &info).ok());
+  ASSERT_EQ(info.state_size(), 1);
+  EXPECT_EQ(info.state(0).manager(), "ports");
+  EXPECT_EQ(info.state(0).status(), "nothing configured");
+  EXPECT_EQ(info.warnings_size(), 0);
 }
 
 }  // namespace

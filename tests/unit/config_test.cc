@@ -4,8 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include "error.hpp"
-#include "grpc_status.hpp"
+#include "services/grpc_status.hpp"
 #include "support.hpp"
 
 namespace asn {
@@ -25,9 +27,9 @@ std::string load_error(const std::string& text) {
 
 TEST(Config, MissingDefaultFileMeansDefaults) {
   Config c = load_config("/nonexistent/asnd.yaml", false);
-  EXPECT_EQ(c.socket_path, "/run/asn/asnd.sock");
-  EXPECT_EQ(c.socket_mode, 0660u);
-  EXPECT_EQ(c.backend, "emulated");
+  EXPECT_EQ(c.listen.socket, "/run/asn/asnd.sock");
+  EXPECT_EQ(c.listen.socket_mode, 0660u);
+  EXPECT_EQ(c.backend.kind, "emulated");
   EXPECT_EQ(c.state_dir, "/var/lib/asn");
   EXPECT_THROW(load_config("/nonexistent/asnd.yaml", true), Error);
 }
@@ -44,26 +46,44 @@ listen:
   tcp_admin: true
 backend:
   kind: emulated
-  board: lab-1
-  profile: emulated-64port
-  shm_dir: /tmp
+  emulated:
+    board: lab-1
+    profile: emulated-64port
+    shm_dir: /tmp
 )");
   Config c = load_config(dir.file("asnd.yaml"), true);
   EXPECT_EQ(c.log_level, "debug");
   EXPECT_EQ(c.state_dir, "/srv/asn");
-  EXPECT_EQ(c.socket_path, "/tmp/x.sock");
-  EXPECT_EQ(c.socket_mode, 0600u);
-  EXPECT_EQ(c.tcp_listen, "127.0.0.1:50051");
-  EXPECT_TRUE(c.tcp_admin);
-  EXPECT_EQ(c.board_name, "lab-1");
-  EXPECT_EQ(c.board_profile, "emulated-64port");
-  EXPECT_EQ(c.shm_dir, "/tmp");
+  EXPECT_EQ(c.listen.socket, "/tmp/x.sock");
+  EXPECT_EQ(c.listen.socket_mode, 0600u);
+  EXPECT_EQ(c.listen.tcp, "127.0.0.1:50051");
+  EXPECT_TRUE(c.listen.tcp_admin);
+  EXPECT_EQ(c.backend.emulated.board, "lab-1");
+  EXPECT_EQ(c.backend.emulated.profile, "emulated-64port");
+  EXPECT_EQ(c.backend.emulated.shm_dir, "/tmp");
+  EXPECT_TRUE(c.deprecations.empty());
+}
+
+// The emulated backend's keys moved under backend.emulated; the old ones still work, with a
+// note that names the line and the new key.
+TEST(Config, OldBackendKeysAreReadWithADeprecation) {
+  test::TempDir dir;
+  test::write_file(dir.file("asnd.yaml"),
+                   "backend:\n  kind: emulated\n  board: old-1\n  profile: emulated-64port\n");
+  Config c = load_config(dir.file("asnd.yaml"), true);
+  EXPECT_EQ(c.backend.emulated.board, "old-1");
+  EXPECT_EQ(c.backend.emulated.profile, "emulated-64port");
+  ASSERT_EQ(c.deprecations.size(), 2u);
+  EXPECT_NE(c.deprecations[0].find("asnd.yaml:3: backend.board is deprecated: write "
+                                   "backend.emulated.board"),
+            std::string::npos)
+      << c.deprecations[0];
 }
 
 TEST(Config, EmptyFileMeansDefaults) {
   test::TempDir dir;
   test::write_file(dir.file("asnd.yaml"), "# nothing set\n");
-  EXPECT_EQ(load_config(dir.file("asnd.yaml"), true).board_name, "asn0");
+  EXPECT_EQ(load_config(dir.file("asnd.yaml"), true).backend.emulated.board, "asn0");
 }
 
 TEST(Config, UnknownKeyNamesFileLineAndSuggestion) {
@@ -84,9 +104,12 @@ TEST(Config, BadValuesNameTheKey) {
             std::string::npos);
   EXPECT_NE(load_error("backend:\n  kind: kernel\n").find("unknown backend 'kernel'"),
             std::string::npos);
-  EXPECT_NE(load_error("backend:\n  profile: netfpga-10g\n").find("profiles: netfpga-1g"),
+  EXPECT_NE(load_error("backend:\n  emulated:\n    profile: netfpga-10g\n")
+                .find("profiles: netfpga-1g"),
             std::string::npos);
-  EXPECT_NE(load_error("backend:\n  board: \"a b\"\n").find("backend.board"), std::string::npos);
+  EXPECT_NE(load_error("backend:\n  emulated:\n    board: \"a b\"\n")
+                .find("backend.emulated.board"),
+            std::string::npos);
   EXPECT_NE(load_error("state_dir: relative/path\n").find("not an absolute path"),
             std::string::npos);
   EXPECT_NE(load_error("listen: /tmp/a.sock\n").find("expected a section"), std::string::npos);
@@ -103,9 +126,9 @@ TEST(Config, FlagsOverrideAndAreValidated) {
   o.log_level = "warn";
   o.reset_board = true;
   apply_overrides(c, o);
-  EXPECT_EQ(c.board_name, "b2");
+  EXPECT_EQ(c.backend.emulated.board, "b2");
   EXPECT_EQ(c.log_level, "warn");
-  EXPECT_TRUE(c.reset_board);
+  EXPECT_TRUE(c.backend.reset_board);
   ConfigOverrides bad;
   bad.board_profile = "nope";
   try {
@@ -113,7 +136,8 @@ TEST(Config, FlagsOverrideAndAreValidated) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("--profile: unknown board profile 'nope'"),
-              std::string::npos);
+              std::string::npos)
+        << e.what();
   }
 }
 
@@ -129,11 +153,13 @@ TEST(ErrorMapping, EveryCodeMapsToTheGrpcCodeOfTheSameName) {
       {ErrorCode::kAborted, grpc::StatusCode::ABORTED},
       {ErrorCode::kOutOfRange, grpc::StatusCode::OUT_OF_RANGE},
       {ErrorCode::kUnimplemented, grpc::StatusCode::UNIMPLEMENTED},
+      {ErrorCode::kDeadlineExceeded, grpc::StatusCode::DEADLINE_EXCEEDED},
       {ErrorCode::kHardware, grpc::StatusCode::INTERNAL},
       {ErrorCode::kInternal, grpc::StatusCode::INTERNAL},
   };
   for (auto [code, grpc_code] : cases) {
     EXPECT_EQ(to_grpc_code(code), grpc_code) << code_name(code);
+    EXPECT_EQ(code_name(code), status::name(static_cast<int>(grpc_code)));
     grpc::Status status = to_grpc_status(Error(code, "message"));
     EXPECT_EQ(status.error_code(), grpc_code);
     EXPECT_EQ(status.error_message(), "message");

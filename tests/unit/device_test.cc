@@ -1,12 +1,14 @@
 // The Device layer over the emulated board: the block walk and its refusals, typed access,
 // name and offset resolution, and validation that writes nothing when input is wrong.
-#include "device.hpp"
+#include "device/device.hpp"
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <map>
+#include <thread>
 
-#include "emulated_bus.hpp"
+#include "bus/emulated_bus.hpp"
 #include "error.hpp"
 #include "support.hpp"
 
@@ -24,6 +26,8 @@ class PatchedBus final : public RegisterBus {
   int writes = 0;
 
   std::string describe() const override { return "patched " + inner_.describe(); }
+  BoardIdentity identity() const override { return inner_.identity(); }
+  void set_event_handler(std::function<void(const BusEvent&)>) override {}
   uint32_t read32(uint32_t offset) override {
     auto it = patches.find(offset);
     return it != patches.end() ? it->second : inner_.read32(offset);
@@ -68,16 +72,32 @@ TEST_F(DeviceTest, WalksTheBlockListOfEachProfile) {
   for (const auto& board : regmap::register_map().boards) {
     open(std::string(board.name));
     Device device(*bus_);
-    EXPECT_EQ(device.capabilities().ports, board.ports.size());
-    EXPECT_EQ(device.count(regs::port::kType), board.ports.size());
-    EXPECT_EQ(device.count(regs::route::kType), 1u);
-    EXPECT_EQ(device.count(regs::lock::kType), 1u);
-    EXPECT_EQ(device.blocks().front().name, "id");
-    EXPECT_EQ(device.blocks()[1].name, "port[0]");
-    EXPECT_EQ(device.capabilities().lock_entries, board.lock_entries);
-    EXPECT_EQ(device.board_kind(), board.kind);
-    EXPECT_EQ(device.regmap_major(), regs::kVersionMajor);
+    const auto layout = device.layout();
+    EXPECT_EQ(layout->caps.get(regmap::Cap::kPorts), board.ports.size());
+    EXPECT_EQ(layout->count(regs::port::kType), board.ports.size());
+    EXPECT_EQ(layout->count(regs::route::kType), 1u);
+    EXPECT_EQ(layout->count(regs::lock::kType), 1u);
+    EXPECT_EQ(layout->blocks.front().name, "id");
+    EXPECT_EQ(layout->blocks[1].name, "port[0]");
+    EXPECT_EQ(layout->kind, board.kind);
+    EXPECT_EQ(layout->major, regs::kVersionMajor);
+    // Every capability the map declares, read in one batch, by index and by name.
+    ASSERT_EQ(layout->caps.values().size(), regmap::register_map().capabilities.size());
+    for (const auto& cap : regmap::register_map().capabilities) {
+      EXPECT_EQ(layout->caps.get(cap.index), board.capabilities[cap.index]) << cap.name;
+      EXPECT_EQ(layout->caps.find(cap.name), board.capabilities[cap.index]) << cap.name;
+    }
   }
+}
+
+// A capability the YAML declares and no code names (dram_mib): found by name, valued from
+// the profile, with the description the YAML gives it.
+TEST_F(DeviceTest, ACapabilityOnlyTheYamlDeclaresIsReported) {
+  Device device(*bus_);
+  const auto layout = device.layout();
+  ASSERT_TRUE(layout->caps.find("dram_mib").has_value());
+  EXPECT_EQ(*layout->caps.find("dram_mib"), 64u);  // netfpga-1g: 64 MB of DRAM (004 L1248)
+  EXPECT_FALSE(layout->caps.find("no_such_capability").has_value());
 }
 
 TEST_F(DeviceTest, RefusesAWrongMagicNamingBothValues) {
@@ -94,7 +114,8 @@ TEST_F(DeviceTest, RefusesAWrongMagicNamingBothValues) {
 
 TEST_F(DeviceTest, RefusesAnUnsupportedBlockVersionNamingBoth) {
   Device good(*bus_);
-  const DeviceBlock& route = good.block(regs::route::kType);
+  const auto layout = good.layout();
+  const DeviceBlock& route = layout->block(regs::route::kType);
   patched_->patches[route.base + regs::route::kBlockVersion.offset] = 7;
   try {
     Device device(*patched_);
@@ -103,7 +124,7 @@ TEST_F(DeviceTest, RefusesAnUnsupportedBlockVersionNamingBoth) {
     std::string what = e.what();
     EXPECT_NE(what.find("block route"), std::string::npos) << what;
     EXPECT_NE(what.find("has version 7"), std::string::npos) << what;
-    EXPECT_NE(what.find("supports version 1"), std::string::npos) << what;
+    EXPECT_NE(what.find("supports versions 1 to 1"), std::string::npos) << what;
   }
 }
 
@@ -112,10 +133,37 @@ TEST_F(DeviceTest, RefusesANewerRegisterMapMajor) {
   EXPECT_THROW(Device device(*patched_), Error);
 }
 
+// Damaged board memory: a capability beyond what the map allows is not a size to trust.
+TEST_F(DeviceTest, RefusesACapabilityBeyondTheMap) {
+  patched_->patches[regs::id::kCapRouteEntries.offset] = 0xffffff;
+  try {
+    Device device(*patched_);
+    FAIL() << "65535 route entries were believed";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kHardware);
+    EXPECT_NE(std::string(e.what()).find("id.cap_route_entries reads 16777215; the register "
+                                         "map allows at most 65535"),
+              std::string::npos)
+        << e.what();
+  }
+  patched_->patches[regs::id::kCapRouteEntries.offset] = 60000;  // fits 16 bits, not the window
+  try {
+    Device device(*patched_);
+    FAIL() << "60000 route entries were believed";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("route.dest_table would have 60000 entries; its window "
+                                         "holds 4096"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST_F(DeviceTest, RefusesABlockListThatLoops) {
   Device good(*bus_);
-  const DeviceBlock& tdm = good.block(regs::tdm::kType);
-  patched_->patches[tdm.base + regs::tdm::kBlockNext.offset] = good.block(regs::port::kType).base;
+  const auto layout = good.layout();
+  const DeviceBlock& tdm = layout->block(regs::tdm::kType);
+  patched_->patches[tdm.base + regs::tdm::kBlockNext.offset] =
+      layout->block(regs::port::kType).base;
   try {
     Device device(*patched_);
     FAIL() << "a looping block list was accepted";
@@ -127,11 +175,11 @@ TEST_F(DeviceTest, RefusesABlockListThatLoops) {
 TEST_F(DeviceTest, SkipsBlockTypesItDoesNotKnow) {
   Device good(*bus_);
   // Make the stripe block look like a future block type: the walk goes past it.
-  const DeviceBlock& stripe = good.block(regs::stripe::kType);
+  const DeviceBlock& stripe = good.layout()->block(regs::stripe::kType);
   patched_->patches[stripe.base + regs::stripe::kBlockType.offset] = 0x7777;
   Device device(*patched_);
-  EXPECT_EQ(device.count(regs::stripe::kType), 0u);
-  EXPECT_EQ(device.count(regs::lock::kType), 1u);
+  EXPECT_EQ(device.layout()->count(regs::stripe::kType), 0u);
+  EXPECT_EQ(device.layout()->count(regs::lock::kType), 1u);
 }
 
 TEST_F(DeviceTest, TypedFieldWriteKeepsTheOtherFields) {
@@ -153,16 +201,25 @@ TEST_F(DeviceTest, ResolvesNamesAndOffsetsToTheSameTarget) {
   EXPECT_EQ(device.resolve("id.scratch").offset, regs::id::kScratch.offset);
   Target field = device.resolve("port[1].control.enable");
   EXPECT_EQ(field.width_bits, 1);
+  const auto layout = device.layout();
   EXPECT_EQ(device.resolve("port[0].vc_occupancy[1]").offset,
-            device.block(regs::port::kType, 0).base + regs::port::kVcOccupancy.at(1).offset);
+            layout->block(regs::port::kType, 0).base + regs::port::kVcOccupancy.at(1).offset);
   Target entry = device.resolve("route.dest_table[3].d1_port_b");
   EXPECT_EQ(entry.offset,
-            device.block(regs::route::kType).base + regs::route::kDestTable.entry_offset(3) + 4);
+            layout->block(regs::route::kType).base + regs::route::kDestTable.entry_offset(3) + 4);
   EXPECT_EQ(entry.lsb, 24);
   EXPECT_EQ(device.resolve(entry.offset).name, "route.dest_table[3].w1");
   EXPECT_EQ(device.resolve("port[0].rx_packets").width_bits, 64);
   EXPECT_EQ(device.resolve(device.resolve("port[0].rx_packets").offset + 4).name,
             "port[0].rx_packets.hi");
+  // Array fields of table entries are indexed like register arrays.
+  Target out = device.resolve("tdm.slot_table[1].out[5]");
+  const regmap::TableFieldRef element = regs::tdm::kSlotTableOut.at(5);
+  EXPECT_EQ(out.offset, layout->block(regs::tdm::kType).base +
+                            regs::tdm::kSlotTable.entry_offset(1) + 4u * element.word);
+  EXPECT_EQ(out.lsb, element.lsb);
+  EXPECT_EQ(out.width_bits, 8);
+  EXPECT_EQ(device.resolve("id.cap_ports").name, "id.cap_ports");
 }
 
 struct BadName {
@@ -189,12 +246,15 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         BadName{"id.sratch", ErrorCode::kNotFound, "did you mean 'scratch'?"},
         BadName{"idd.scratch", ErrorCode::kNotFound, "no block named 'idd'"},
+        BadName{"id.scr\x01tch", ErrorCode::kNotFound, "'id.scr\\x01tch'"},
         BadName{"port.control", ErrorCode::kInvalidArgument, "needs a port number"},
         BadName{"port[6].control", ErrorCode::kNotFound, "the board has 6 ports"},
         BadName{"id[1].scratch", ErrorCode::kInvalidArgument, "there is one id block"},
         BadName{"port[0].control.enabel", ErrorCode::kNotFound, "did you mean 'enable'?"},
         BadName{"route.dest_table[16].valid", ErrorCode::kNotFound, "has 16 entries"},
-        BadName{"route.dest_table.valid", ErrorCode::kInvalidArgument, "is a table"},
+        BadName{"route.dest_table.valid", ErrorCode::kInvalidArgument, "has entries; name one"},
+        BadName{"tdm.slot_table[0].out", ErrorCode::kInvalidArgument, "is an array"},
+        BadName{"tdm.slot_table[0].out[64]", ErrorCode::kNotFound, "has 64 elements"},
         BadName{"port[0].vc_occupancy", ErrorCode::kInvalidArgument, "is an array"},
         BadName{"scratch", ErrorCode::kInvalidArgument, "is not a register name"},
         BadName{"port[x].control", ErrorCode::kInvalidArgument, "is not a number"},
@@ -266,11 +326,12 @@ TEST_F(DeviceTest, EnumerateCoversEveryRegisterAndOnlyImplementedEntries) {
   EXPECT_EQ(id.front().name, "id.block_type");
   auto ports = device.enumerate("port", false);
   auto port2 = device.enumerate("port[2]", false);
-  EXPECT_EQ(ports.size(), port2.size() * device.capabilities().ports);
+  const auto layout = device.layout();
+  EXPECT_EQ(ports.size(), port2.size() * layout->caps.get(regmap::Cap::kPorts));
   auto route = device.enumerate("route", true);
   size_t dest_words = 0;
   for (const auto& t : route) dest_words += t.name.starts_with("route.dest_table[");
-  EXPECT_EQ(dest_words, device.capabilities().route_entries * 4u);
+  EXPECT_EQ(dest_words, layout->caps.get(regmap::Cap::kRouteEntries) * 4u);
   for (const auto& t : device.enumerate("", false)) EXPECT_NO_THROW(device.read(t)) << t.name;
   EXPECT_THROW(device.enumerate("prot", false), Error);
 }
@@ -284,6 +345,8 @@ TEST_F(DeviceTest, SixtyFourBitCounterIsReadConsistentlyAcrossACarry) {
    public:
     CarryingBus(RegisterBus& inner, uint32_t low) : inner_(inner), low_(low) {}
     std::string describe() const override { return inner_.describe(); }
+    BoardIdentity identity() const override { return inner_.identity(); }
+    void set_event_handler(std::function<void(const BusEvent&)>) override {}
     uint32_t read32(uint32_t offset) override {
       if (offset == low_ + 4) return high_reads_++ == 0 ? 1 : 2;  // carries after 1st read
       if (offset == low_) return high_reads_ <= 1 ? 0xffffffffu : 0x5u;
@@ -309,6 +372,107 @@ TEST_F(DeviceTest, ResetBoardBumpsGenerationAndClears) {
   uint32_t before = device.read(regs::id::kGeneration);
   EXPECT_EQ(device.reset_board(), before + 1);
   EXPECT_EQ(device.read(regs::id::kScratch), 0u);
+}
+
+// Whole entries by TableRef: into the shadow bank, visible in the active one only after the
+// swap; never an offset computed by the caller.
+TEST_F(DeviceTest, TypedTableAccessWritesTheShadowAndSwaps) {
+  Device device(*patched_);
+  const auto& dest = regs::route::kDestTable;
+  EXPECT_EQ(device.entries(dest), 16u);
+  std::vector<uint32_t> words(3 * dest.words(), 0);
+  for (uint32_t e = 0; e < 3; ++e) {
+    std::span<uint32_t> entry(words.data() + e * dest.words(), dest.words());
+    regs::route::kDestTableValid.put(entry, 1);
+    regs::route::kDestTableD1PortB.put(entry, 10 + e);
+  }
+  patched_->writes = 0;
+  device.write_entries(dest, 5, words);
+  EXPECT_EQ(device.read_entries(dest, 5, 3, Bank::kShadow), words);
+  EXPECT_EQ(device.read_entries(dest, 5, 3, Bank::kActive), std::vector<uint32_t>(words.size()));
+  const unsigned bank = device.active_bank(dest);
+  device.swap_banks(dest);
+  EXPECT_EQ(device.active_bank(dest), 1 - bank);
+  const auto active = device.read_entries(dest, 5, 3, Bank::kActive);
+  EXPECT_EQ(active, words);
+  EXPECT_EQ(regs::route::kDestTableD1PortB.get(std::span<const uint32_t>(active).subspan(
+                2 * dest.words(), dest.words())),
+            12u);
+  EXPECT_THROW(device.write_entries(dest, 15, words), Error);  // past the 16 entries
+  EXPECT_THROW(device.read_entries(dest, 17, 1), Error);
+  // The array field of a slot: element by element.
+  std::vector<uint32_t> slot(regs::tdm::kSlotTable.words(), 0);
+  regs::tdm::kSlotTableOut.at(5).put(slot, 0x83);
+  device.write_entries(regs::tdm::kSlotTable, 2, slot);
+  EXPECT_EQ(device.read(device.resolve("tdm.slot_table[2].out[5]")), 0x83u);
+}
+
+TEST_F(DeviceTest, ABatchReadsEverythingInOneTransaction) {
+  class CountingBus final : public RegisterBus {
+   public:
+    explicit CountingBus(RegisterBus& inner) : inner_(inner) {}
+    int transactions = 0;
+    std::string describe() const override { return inner_.describe(); }
+    BoardIdentity identity() const override { return inner_.identity(); }
+    void set_event_handler(std::function<void(const BusEvent&)>) override {}
+    uint32_t read32(uint32_t offset) override {
+      ++transactions;
+      return inner_.read32(offset);
+    }
+    void write32(uint32_t offset, uint32_t value) override { inner_.write32(offset, value); }
+    void execute(std::span<BusOp> ops) override {
+      ++transactions;
+      inner_.execute(ops);
+    }
+
+   private:
+    RegisterBus& inner_;
+  } counting(*bus_);
+  Device device(counting);
+  device.write(regs::port::kAldfbThresholdPackets, 17, 4);
+  Device::ReadBatch batch;
+  const size_t magic = batch.add(regs::id::kMagicValue);
+  const size_t threshold = batch.add(regs::port::kAldfbThresholdPackets, 4);
+  const size_t frames = batch.add64(regs::tdm::kFrameCounter);
+  counting.transactions = 0;
+  device.read(batch);
+  EXPECT_EQ(counting.transactions, 1);
+  EXPECT_EQ(batch[magic], regs::kMagic);
+  EXPECT_EQ(batch[threshold], 17u);
+  EXPECT_EQ(batch[frames], 0u);
+  // Targets too: a whole block's registers in one transaction.
+  const auto targets = device.enumerate("port[1]", false);
+  counting.transactions = 0;
+  const auto values = device.read(targets);
+  EXPECT_EQ(counting.transactions, 1);
+  ASSERT_EQ(values.size(), targets.size());
+  for (size_t i = 0; i < targets.size(); ++i) {
+    EXPECT_EQ(values[i], device.read(targets[i])) << targets[i].name;
+  }
+}
+
+// A board reset while other threads read: every reader sees a whole layout, old or new,
+// never one being rewritten (ThreadSanitizer runs this in scripts/test.sh).
+TEST_F(DeviceTest, ResettingTheBoardWhileOthersReadIsSafe) {
+  Device device(*bus_);
+  std::atomic<bool> stop{false};
+  std::atomic<int> failures{0};
+  auto reader = [&] {
+    while (!stop.load()) {
+      const auto layout = device.layout();
+      if (layout->caps.get(regmap::Cap::kPorts) != 6 || layout->blocks.size() != 11) ++failures;
+      if (device.resolve("port[5].control.enable").width_bits != 1) ++failures;
+      if (device.enumerate("port[2]", false).empty()) ++failures;
+      if (device.read(regs::id::kMagicValue) != regs::kMagic) ++failures;
+    }
+  };
+  std::thread a(reader);
+  std::thread b(reader);
+  for (int i = 0; i < 50; ++i) device.reset_board();
+  stop = true;
+  a.join();
+  b.join();
+  EXPECT_EQ(failures.load(), 0);
 }
 
 }  // namespace

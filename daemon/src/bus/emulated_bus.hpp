@@ -1,17 +1,18 @@
 // The emulated backend: the in-process model of the board (fpga/model), whose memory lives
 // in a shared-memory file named after the board so that it outlives asnd as a real board's
-// memory does, and a clock thread that runs the model's sequencers in real time.
+// memory does, and a clock thread that runs the model's sequencers in real time and, like a
+// driver's interrupt handler, turns the board's interrupts into bus events.
 #pragma once
 
-#include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 
 #include "asn/model/board.hpp"
-#include "register_bus.hpp"
+#include "bus/register_bus.hpp"
 
 namespace asn {
 
@@ -20,7 +21,7 @@ struct EmulatedBusOptions {
   std::string profile = "netfpga-1g";
   bool power_on_reset = false;       // asnd --reset-board: start from a fresh board
   std::string shm_dir = "/dev/shm";  // where the board memory file lives
-  bool run_clock = true;             // advance the model's clock in real time
+  bool run_clock = true;             // advance the model's clock and deliver events
 };
 
 class EmulatedBus final : public RegisterBus {
@@ -31,17 +32,29 @@ class EmulatedBus final : public RegisterBus {
   ~EmulatedBus() override;
 
   std::string describe() const override;
+  BoardIdentity identity() const override;
   uint32_t read32(uint32_t offset) override;
   void write32(uint32_t offset, uint32_t value) override;
   void execute(std::span<BusOp> ops) override;
+  void set_event_handler(std::function<void(const BusEvent&)> handler) override;
 
   model::EmulatedBoard& board() { return *board_; }
   const model::OpenReport& open_report() const { return board_->open_report(); }
 
+  // One pass of the interrupt handler (the clock thread runs it every tick): acknowledges
+  // the event causes the board raised and delivers them, and notices a new generation.
+  void service_interrupts();
+
  private:
   void clock_loop();
+  void enable_interrupts();
+  void deliver(const BusEvent& event);
 
   std::unique_ptr<model::EmulatedBoard> board_;
+  uint32_t id_base_ = 0;
+  uint32_t seen_generation_ = 0;  // clock thread (or service_interrupts' caller) only
+  std::mutex handler_mutex_;
+  std::function<void(const BusEvent&)> handler_;
   std::thread clock_;
   std::mutex clock_mutex_;
   std::condition_variable clock_cv_;

@@ -1,10 +1,11 @@
-#include "emulated_bus.hpp"
+#include "bus/emulated_bus.hpp"
 
 #include <fmt/format.h>
 
 #include <chrono>
 #include <vector>
 
+#include "asn/regmap/regs.hpp"
 #include "error.hpp"
 
 namespace asn {
@@ -15,6 +16,14 @@ namespace {
 // arithmetically, so the tick only bounds how late an armed swap is seen, not accuracy.
 constexpr auto kClockTick = std::chrono::milliseconds(1);
 
+namespace id = regs::id;
+
+// The interrupt causes that are events. Bus errors and read-only writes stay in
+// id.irq_status for an operator to see (asnctl status): they are diagnostics, not events.
+constexpr uint32_t kEventCauses = id::kIrqStatusLinkChange.mask() |
+                                  id::kIrqStatusTdmSwap.mask() |
+                                  id::kIrqStatusRouteCommit.mask();
+
 std::string profile_names() {
   std::string names;
   for (const auto& b : regmap::register_map().boards) {
@@ -24,6 +33,22 @@ std::string profile_names() {
 }
 
 }  // namespace
+
+const char* to_string(BusEvent::Kind kind) {
+  switch (kind) {
+    case BusEvent::Kind::kBankSwapped:
+      return "bank swapped";
+    case BusEvent::Kind::kCompletionsAvailable:
+      return "completions available";
+    case BusEvent::Kind::kLinkChange:
+      return "link change";
+    case BusEvent::Kind::kGenerationChanged:
+      return "generation changed";
+    case BusEvent::Kind::kBoardFailed:
+      return "board failed";
+  }
+  return "?";
+}
 
 EmulatedBus::EmulatedBus(const EmulatedBusOptions& options) {
   const regmap::BoardProfile* profile = model::EmulatedBoard::find_profile(options.profile);
@@ -50,7 +75,12 @@ EmulatedBus::EmulatedBus(const EmulatedBusOptions& options) {
     }
     throw;
   }
-  if (options.run_clock) clock_ = std::thread([this] { clock_loop(); });
+  id_base_ = board_->find_block(id::kType)->base;
+  seen_generation_ = board_->generation();
+  if (options.run_clock) {
+    enable_interrupts();
+    clock_ = std::thread([this] { clock_loop(); });
+  }
 }
 
 EmulatedBus::~EmulatedBus() {
@@ -64,6 +94,11 @@ EmulatedBus::~EmulatedBus() {
 
 std::string EmulatedBus::describe() const {
   return fmt::format("emulated board '{}' ({})", board_->name(), board_->profile().name);
+}
+
+BoardIdentity EmulatedBus::identity() const {
+  return BoardIdentity{"emulated", board_->name(), std::string(board_->profile().name),
+                       board_->path()};
 }
 
 uint32_t EmulatedBus::read32(uint32_t offset) {
@@ -99,8 +134,49 @@ void EmulatedBus::execute(std::span<BusOp> ops) {
   }
 }
 
+void EmulatedBus::set_event_handler(std::function<void(const BusEvent&)> handler) {
+  std::lock_guard lock(handler_mutex_);
+  handler_ = std::move(handler);
+}
+
+void EmulatedBus::deliver(const BusEvent& event) {
+  std::lock_guard lock(handler_mutex_);
+  if (handler_) handler_(event);
+}
+
+// As a driver does at probe and after a reset: unmask the causes it handles.
+void EmulatedBus::enable_interrupts() {
+  uint32_t mask = 0;
+  board_->read32(id_base_ + id::kIrqMask.offset, mask);
+  board_->write32(id_base_ + id::kIrqMask.offset, mask | kEventCauses);
+}
+
+void EmulatedBus::service_interrupts() {
+  const uint32_t generation = board_->generation();
+  if (generation != seen_generation_) {
+    seen_generation_ = generation;
+    enable_interrupts();  // a reset cleared the mask
+    deliver(BusEvent{BusEvent::Kind::kGenerationChanged, id::kType, generation, {}});
+  }
+  if (!board_->irq_pending()) return;
+  uint32_t status = 0;
+  board_->read32(id_base_ + id::kIrqStatus.offset, status);
+  const uint32_t causes = status & kEventCauses;
+  if (causes == 0) return;
+  board_->write32(id_base_ + id::kIrqStatus.offset, causes);  // W1C: acknowledge
+  if ((causes & id::kIrqStatusLinkChange.mask()) != 0) {
+    deliver(BusEvent{BusEvent::Kind::kLinkChange, regs::port::kType, generation, {}});
+  }
+  if ((causes & id::kIrqStatusRouteCommit.mask()) != 0) {
+    deliver(BusEvent{BusEvent::Kind::kBankSwapped, regs::route::kType, generation, {}});
+  }
+  if ((causes & id::kIrqStatusTdmSwap.mask()) != 0) {
+    deliver(BusEvent{BusEvent::Kind::kBankSwapped, regs::tdm::kType, generation, {}});
+  }
+}
+
 void EmulatedBus::clock_loop() {
-  const uint64_t hz = board_->profile().clock_hz;
+  const uint64_t hz = board_->profile().cap(regmap::Cap::kClockHz);
   auto last = std::chrono::steady_clock::now();
   uint64_t carry_ns = 0;  // nanoseconds not yet turned into whole cycles
   std::unique_lock lock(clock_mutex_);
@@ -108,9 +184,12 @@ void EmulatedBus::clock_loop() {
     auto now = std::chrono::steady_clock::now();
     carry_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(now - last).count();
     last = now;
-    uint64_t cycles = carry_ns * hz / 1'000'000'000ull;
-    carry_ns -= cycles * 1'000'000'000ull / hz;
+    // 128 bits: a process stopped for minutes (SIGSTOP, a debugger) must not overflow.
+    const auto cycles =
+        static_cast<uint64_t>(static_cast<unsigned __int128>(carry_ns) * hz / 1'000'000'000u);
+    carry_ns -= static_cast<uint64_t>(static_cast<unsigned __int128>(cycles) * 1'000'000'000u / hz);
     if (cycles > 0) board_->advance(cycles);
+    service_interrupts();
   }
 }
 

@@ -1,32 +1,22 @@
-// gRPC Device service: validates requests, authorizes admin operations, delegates to the
-// Device layer and maps errors (grpc_status.hpp). It holds no board state of its own.
+// gRPC Device service: validates requests, authorizes them by the listener's role, delegates
+// to the Device layer (and board resets to the BoardManager), and maps errors
+// (grpc_status.hpp). It holds no board state of its own.
 #pragma once
 
 #include <chrono>
-#include <string>
 
 #include "asn/v1/device.grpc.pb.h"
-#include "device.hpp"
+#include "device/device.hpp"
+#include "managers/board_manager.hpp"
+#include "services/auth.hpp"
+#include "state/reconciler.hpp"
 
 namespace asn {
 
-struct DaemonIdentity {
-  std::string backend;
-  std::string board_name;
-  std::string profile;
-  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
-};
-
-// Who may make admin operations (writes, board reset): callers on the Unix socket, whose
-// file mode and group are the access control, and TCP callers only when tcp_admin is set.
-struct AdminPolicy {
-  bool tcp_admin = false;
-  bool allows(const std::string& peer) const;
-};
-
 class DeviceService final : public v1::Device::Service {
  public:
-  DeviceService(Device& device, DaemonIdentity identity, AdminPolicy policy);
+  DeviceService(Device& device, BoardManager& board, const Reconciler& reconciler,
+                Authorizer authorizer, std::chrono::steady_clock::time_point started);
 
   grpc::Status GetInfo(grpc::ServerContext* context, const v1::GetInfoRequest* request,
                        v1::DeviceInfo* response) override;
@@ -41,12 +31,15 @@ class DeviceService final : public v1::Device::Service {
                           v1::ResetBoardResponse* response) override;
 
  private:
-  void require_admin(grpc::ServerContext* context, std::string_view operation) const;
   Target resolve(const v1::RegisterRef& ref) const;
+  void write_board_reset(grpc::ServerContext* context, const v1::WriteRegistersRequest& request,
+                         const Target& target, v1::WriteRegistersResponse* response);
 
   Device& device_;
-  DaemonIdentity identity_;
-  AdminPolicy policy_;
+  BoardManager& board_;
+  const Reconciler& reconciler_;
+  Authorizer authorizer_;
+  std::chrono::steady_clock::time_point started_;
 };
 
 }  // namespace asn

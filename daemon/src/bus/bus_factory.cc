@@ -1,0 +1,39 @@
+#include "bus/bus_factory.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "bus/emulated_bus.hpp"
+#include "error.hpp"
+
+namespace asn {
+
+namespace {
+
+std::unique_ptr<RegisterBus> make_emulated(const BackendConfig& backend) {
+  EmulatedBusOptions options;
+  options.board_name = backend.emulated.board;
+  options.profile = backend.emulated.profile;
+  options.shm_dir = backend.emulated.shm_dir;
+  options.power_on_reset = backend.reset_board;
+  auto bus = std::make_unique<EmulatedBus>(options);
+  const auto& report = bus->open_report();
+  if (report.created) {
+    spdlog::info("{}: new board memory ({})", bus->describe(), bus->identity().location);
+  } else if (report.reinitialised) {
+    spdlog::warn("{}: board memory reinitialised: {}", bus->describe(), report.reason);
+  } else {
+    spdlog::info("{}: board memory kept from before (warm start)", bus->describe());
+  }
+  return bus;
+}
+
+}  // namespace
+
+std::unique_ptr<RegisterBus> make_bus(const BackendConfig& backend) {
+  if (backend.kind == "emulated") return make_emulated(backend);
+  throw Error(ErrorCode::kInvalidArgument,
+              fmt::format("backend.kind: unknown backend '{}'", backend.kind));
+}
+
+}  // namespace asn

@@ -1,0 +1,15 @@
+// Builds the RegisterBus the configuration's `backend` section asks for. Each backend reads
+// its own keys (backend.emulated.*; the kernel backend's arrive with asn.ko).
+#pragma once
+
+#include <memory>
+
+#include "bus/register_bus.hpp"
+#include "config.hpp"
+
+namespace asn {
+
+// Throws asn::Error with the backend's reason when the board cannot be opened.
+std::unique_ptr<RegisterBus> make_bus(const BackendConfig& backend);
+
+}  // namespace asn

@@ -1,0 +1,125 @@
+#include "managers/port_manager.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "error.hpp"
+
+namespace asn {
+
+namespace {
+
+constexpr uint32_t kSchema = 1;
+
+std::set<uint32_t> down_set(const state::v1::PortsState& doc) {
+  return {doc.admin_down().begin(), doc.admin_down().end()};
+}
+
+}  // namespace
+
+PortManager::PortManager(Device& device, const StateStore& store)
+    : device_(device), state_(store, "ports", kSchema) {}
+
+// Writes port.control.enable where the board differs from the document; returns what
+// changed in words.
+std::string PortManager::apply(const state::v1::PortsState& doc) {
+  const auto down = down_set(doc);
+  const unsigned ports = device_.layout()->caps.get(regmap::Cap::kPorts);
+  Device::ReadBatch batch;
+  for (unsigned p = 0; p < ports; ++p) batch.add(regs::port::kControlEnable, p);
+  device_.read(batch);
+  std::vector<std::string> changed;
+  for (unsigned p = 0; p < ports; ++p) {
+    const bool want = down.count(p) == 0;
+    if ((batch[p] != 0) == want) continue;
+    device_.write(regs::port::kControlEnable, want ? 1 : 0, p);
+    changed.push_back(fmt::format("port {} {}", p, want ? "up" : "down"));
+  }
+  if (changed.empty()) return "the board already holds it";
+  std::string out = "set ";
+  for (size_t i = 0; i < changed.size(); ++i) out += (i ? ", " : "") + changed[i];
+  return out;
+}
+
+std::string PortManager::reconcile(ReconcileCause cause) {
+  std::lock_guard lock(mutex_);
+  if (cause == ReconcileCause::kStart) state_.load();
+  if (state_.refused()) {
+    last_restore_ = "refused";
+    throw Error(ErrorCode::kFailedPrecondition, *state_.refused());
+  }
+  if (!state_.configured()) {
+    last_restore_ = "nothing configured";
+    return "nothing configured; the board is left as it is";
+  }
+  const bool pending = state_.pending();
+  std::string did = apply(*state_.doc());
+  if (pending) {
+    state_.commit();
+    did = "finished a change an earlier asnd had not confirmed: " + did;
+  }
+  last_restore_ = fmt::format("revision {}: {}", state_.revision(), did);
+  return last_restore_;
+}
+
+ManagerSummary PortManager::summary() const {
+  std::lock_guard lock(mutex_);
+  ManagerSummary s;
+  s.manager = "ports";
+  s.revision = state_.revision();
+  s.last_restore = last_restore_;
+  if (state_.refused()) {
+    s.status = "refused: " + *state_.refused();
+    s.problem = true;
+  } else if (!state_.configured()) {
+    s.status = "nothing configured";
+  } else {
+    s.status = state_.pending() ? "change pending" : "in force";
+  }
+  return s;
+}
+
+uint64_t PortManager::set(std::span<const PortAdminState> settings, bool validate_only) {
+  const unsigned ports = device_.layout()->caps.get(regmap::Cap::kPorts);
+  std::set<uint32_t> seen;
+  for (const auto& s : settings) {
+    if (s.port >= ports) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  fmt::format("port {} does not exist: the board has ports 0 to {}; nothing was "
+                              "changed",
+                              s.port, ports - 1));
+    }
+    if (!seen.insert(s.port).second) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  fmt::format("port {} is given twice; nothing was changed", s.port));
+    }
+  }
+  std::lock_guard lock(mutex_);
+  state_.require_usable();
+  auto down = state_.doc() ? down_set(*state_.doc()) : std::set<uint32_t>();
+  for (const auto& s : settings) {
+    if (s.up) {
+      down.erase(s.port);
+    } else {
+      down.insert(s.port);
+    }
+  }
+  if (validate_only) return state_.revision();
+  state::v1::PortsState next;
+  for (uint32_t p : down) next.add_admin_down(p);
+  state_.begin(next);
+  apply(next);
+  state_.commit();
+  return state_.revision();
+}
+
+bool PortManager::admin_up(uint32_t port) const {
+  std::lock_guard lock(mutex_);
+  if (!state_.doc()) return true;
+  const auto& down = state_.doc()->admin_down();
+  return std::find(down.begin(), down.end(), port) == down.end();
+}
+
+}  // namespace asn

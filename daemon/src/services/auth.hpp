@@ -1,0 +1,49 @@
+// Who may do what. asnd serves each listener (the Unix socket, TCP) with its own server and
+// its own service instances, so a call's permissions follow from the listener it arrived
+// on and the roles that listener grants: never from the peer string a client can shape.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <string>
+#include <string_view>
+
+namespace asn {
+
+// What an operation needs.
+enum class Permission : uint8_t {
+  kRead,       // status, info, register reads and dumps, routes, schedules
+  kLock,       // lock sessions, lock and unlock
+  kConfigure,  // desired state: fabric, routing, schedules, stripe groups, ports
+  kRegisters,  // raw register writes and board reset (bring-up)
+};
+
+// A role is a set of permissions. A reader only reads; a lock client reads and locks (a PFS
+// client must never write registers); an admin may do everything.
+enum class Role : uint8_t { kReader, kLockClient, kAdmin };
+
+std::string_view to_string(Role role);
+bool role_allows(Role role, Permission permission);
+
+struct ListenerPolicy {
+  std::string name;  // "unix:/run/asn/asnd.sock", "tcp 127.0.0.1:50051"
+  Role role = Role::kReader;
+  std::string how_to_get_more;  // appended to a refusal: what would allow it
+};
+
+class Authorizer {
+ public:
+  explicit Authorizer(ListenerPolicy policy) : policy_(std::move(policy)) {}
+
+  // Throws asn::Error kPermissionDenied naming the operation, the listener's role and what
+  // would allow it.
+  void require(Permission permission, std::string_view operation) const;
+  const ListenerPolicy& policy() const { return policy_; }
+  // For logs: "a client on unix:/run/asn/asnd.sock" or "ipv4:10.0.0.2:5123 on tcp ...".
+  std::string describe_peer(const grpc::ServerContext& context) const;
+
+ private:
+  ListenerPolicy policy_;
+};
+
+}  // namespace asn

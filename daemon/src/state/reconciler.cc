@@ -1,0 +1,95 @@
+#include "state/reconciler.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "error.hpp"
+
+namespace asn {
+
+Reconciler::~Reconciler() {
+  {
+    std::lock_guard lock(wake_mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (worker_.joinable()) worker_.join();
+}
+
+void Reconciler::start() {
+  const uint32_t generation = device_.read(regs::id::kGenerationValue);
+  run(ReconcileCause::kStart, generation, "asnd started");
+}
+
+void Reconciler::watch(std::chrono::milliseconds poll) {
+  worker_ = std::thread([this, poll] { loop(poll); });
+}
+
+void Reconciler::notify_generation(uint32_t generation) {
+  {
+    std::lock_guard lock(wake_mutex_);
+    notified_ = generation;
+  }
+  wake_.notify_all();
+}
+
+void Reconciler::board_was_reset(uint32_t generation, const std::string& who) {
+  run(ReconcileCause::kBoardReset, generation, fmt::format("board reset by {}", who));
+}
+
+void Reconciler::run(ReconcileCause cause, uint32_t generation, const std::string& why) {
+  std::lock_guard lock(run_mutex_);
+  if (cause == ReconcileCause::kBoardReset && generation == generation_) return;  // done
+  if (cause == ReconcileCause::kBoardReset) {
+    spdlog::warn("board generation {} -> {} ({}): restoring the desired state", generation_,
+                 generation, why);
+  }
+  generation_ = generation;
+  for (Reconcilable* manager : managers_) {
+    try {
+      const std::string did = manager->reconcile(cause);
+      spdlog::info("{} state: {} ({})", manager->kind(), did, why);
+    } catch (const Error& e) {
+      spdlog::error("{} state: not restored: {} ({})", manager->kind(), e.what(), why);
+    }
+  }
+}
+
+void Reconciler::loop(std::chrono::milliseconds poll) {
+  std::unique_lock lock(wake_mutex_);
+  for (;;) {
+    wake_.wait_for(lock, poll, [this] { return stopping_ || notified_ != 0; });
+    if (stopping_) return;
+    notified_ = 0;
+    lock.unlock();
+    try {
+      // The poll catches a reset whose event was lost (or a backend without events).
+      const uint32_t generation = device_.read(regs::id::kGenerationValue);
+      bool changed = false;
+      {
+        std::lock_guard run_lock(run_mutex_);
+        changed = generation != generation_;
+      }
+      if (changed) {
+        device_.rediscover();
+        run(ReconcileCause::kBoardReset, generation, "the board was reset behind asnd's back");
+      }
+    } catch (const Error& e) {
+      spdlog::error("watching the board generation: {}", e.what());
+    }
+    lock.lock();
+  }
+}
+
+std::vector<ManagerSummary> Reconciler::summaries() const {
+  std::vector<ManagerSummary> out;
+  for (const Reconcilable* manager : managers_) out.push_back(manager->summary());
+  return out;
+}
+
+uint32_t Reconciler::reconciled_generation() const {
+  std::lock_guard lock(run_mutex_);
+  return generation_;
+}
+
+}  // namespace asn

@@ -1,0 +1,78 @@
+// The one mechanism that makes the board hold asnd's desired state: on start, and whenever
+// the board's generation changes (a board reset, through asnd or behind its back), it asks
+// every manager to reprogram the board from its stored document, and logs what each one
+// restored. A worker thread watches the generation (bus events, and a poll as a backstop),
+// so a bus's event thread never does the work.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "device/device.hpp"
+
+namespace asn {
+
+enum class ReconcileCause : uint8_t { kStart, kBoardReset };
+
+struct ManagerSummary {
+  std::string manager;
+  std::string status;  // "in force", "nothing configured", "refused: ...", "restore failed: ..."
+  uint64_t revision = 0;
+  std::string last_restore;
+  bool problem = false;  // an operator should act (shown as a warning)
+};
+
+// What a manager implements to take part.
+class Reconcilable {
+ public:
+  virtual ~Reconcilable() = default;
+  virtual std::string_view kind() const = 0;
+  // Loads the stored document (on start), then makes the board hold it: finishes a pending
+  // change, leaves a board that already holds it untouched, reprograms one that does not.
+  // Returns what it did, in words. Throws asn::Error when the board refuses.
+  virtual std::string reconcile(ReconcileCause cause) = 0;
+  virtual ManagerSummary summary() const = 0;
+};
+
+class Reconciler {
+ public:
+  explicit Reconciler(Device& device) : device_(device) {}
+  ~Reconciler();
+  Reconciler(const Reconciler&) = delete;
+  Reconciler& operator=(const Reconciler&) = delete;
+
+  void add(Reconcilable& manager) { managers_.push_back(&manager); }
+
+  // The start: reconciles every manager for the board's current generation.
+  void start();
+  // Starts the worker that watches the generation (poll every `poll`).
+  void watch(std::chrono::milliseconds poll);
+  // The bus saw a new generation: wake the worker.
+  void notify_generation(uint32_t generation);
+  // A reset through asnd (ResetBoard, a write of id.control.board_reset): rediscover and
+  // reconcile now, before the caller answers. `who` goes to the log.
+  void board_was_reset(uint32_t generation, const std::string& who);
+
+  std::vector<ManagerSummary> summaries() const;
+  uint32_t reconciled_generation() const;
+
+ private:
+  void run(ReconcileCause cause, uint32_t generation, const std::string& why);
+  void loop(std::chrono::milliseconds poll);
+
+  Device& device_;
+  std::vector<Reconcilable*> managers_;
+  mutable std::mutex run_mutex_;  // one reconciliation at a time
+  uint32_t generation_ = 0;       // the generation last reconciled (run_mutex_)
+  std::mutex wake_mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  uint32_t notified_ = 0;  // wake_mutex_
+  std::thread worker_;
+};
+
+}  // namespace asn
