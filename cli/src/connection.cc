@@ -10,8 +10,7 @@ Connection::Connection(const GlobalOptions& options)
     : target_(options.address.empty() ? "unix:" + options.socket_path : options.address),
       over_tcp_(!options.address.empty()),
       timeout_seconds_(options.timeout_seconds),
-      channel_(grpc::CreateChannel(target_, grpc::InsecureChannelCredentials())),
-      device_(asn::v1::Device::NewStub(channel_)) {}
+      channel_(grpc::CreateChannel(target_, grpc::InsecureChannelCredentials())) {}
 
 void Connection::prepare(grpc::ClientContext& context) const {
   auto timeout = std::chrono::duration_cast<std::chrono::system_clock::duration>(

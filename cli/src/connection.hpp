@@ -7,8 +7,6 @@
 #include <memory>
 #include <string>
 
-#include "asn/v1/device.grpc.pb.h"
-
 namespace asnctl {
 
 inline constexpr const char* kDefaultSocket = "/run/asn/asnd.sock";
@@ -30,7 +28,8 @@ class Connection {
   bool over_tcp() const { return over_tcp_; }
   double timeout_seconds() const { return timeout_seconds_; }
 
-  asn::v1::Device::Stub& device() { return *device_; }
+  // The channel to asnd; each command makes the stubs of the services it calls.
+  const std::shared_ptr<grpc::Channel>& channel() const { return channel_; }
 
   // Every call goes through here: sets the deadline (now + --timeout) and
   // wait_for_ready(false), so that a missing asnd fails at once instead of hanging.
@@ -45,7 +44,6 @@ class Connection {
   bool over_tcp_;
   double timeout_seconds_;
   std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<asn::v1::Device::Stub> device_;
 };
 
 }  // namespace asnctl

@@ -1,5 +1,6 @@
-// asnctl: the operator CLI of asnd. Every command is one or two gRPC calls to asnd's Device
-// service; see docs/asnctl.md for the commands, their output and the exit codes.
+// asnctl: the operator CLI of asnd. Every command is one or a few gRPC calls to asnd; each
+// command group lives in its own file under commands/ and registers itself (command.hpp).
+// See docs/asnctl.md for the commands, their output and the exit codes.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -9,7 +10,7 @@
 #include <vector>
 
 #include "asn/version.hpp"
-#include "commands.hpp"
+#include "command.hpp"
 #include "connection.hpp"
 #include "errors.hpp"
 #include "parse.hpp"
@@ -116,41 +117,9 @@ int main(int argc, char** argv) {
           ""))
       ->type_name("SECONDS");
 
-  auto* status = app.add_subcommand(
-      "status", "Is all well? asnd, the board, its ports and error counters at a glance");
-  auto* info =
-      app.add_subcommand("info", "Everything asnd reports: identity, capabilities, blocks, ports");
-
-  auto* regs = app.add_subcommand("regs", "Read, write and dump registers");
-  regs->require_subcommand(1);
-  std::vector<std::string> read_items;
-  auto* regs_read = regs->add_subcommand("read", "Read registers, fields or table words");
-  regs_read
-      ->add_option("ITEM", read_items,
-                   "A name (id.scratch, port[2].control.enable, route.dest_table[3].valid) or "
-                   "a byte offset (0x.. hex or decimal)")
-      ->required();
-  std::vector<std::string> write_items;
-  auto* regs_write = regs->add_subcommand(
-      "write", "Write registers, fields or table words in one batch: all or nothing");
-  regs_write
-      ->add_option("ASSIGNMENT", write_items,
-                   "NAME=VALUE or OFFSET=VALUE; VALUE is decimal or 0x hex (a field's value, "
-                   "not shifted)")
-      ->required();
-  std::string dump_block;
-  bool dump_tables = false;
-  auto* regs_dump = regs->add_subcommand("dump", "Every register, in address order");
-  regs_dump->add_option("--block", dump_block, "Only this block: id, port, port[2], route, ...")
-      ->type_name("BLOCK");
-  regs_dump->add_flag("--tables", dump_tables, "Also every word of every table entry");
-
-  auto* board = app.add_subcommand("board", "Board operations");
-  board->require_subcommand(1);
-  bool reset_yes = false;
-  auto* board_reset = board->add_subcommand(
-      "reset", "Reset the board: every register and table returns to its reset value");
-  board_reset->add_flag("-y,--yes", reset_yes, "Do not ask; required when stdin is not a terminal");
+  // Every command group (commands/*.cc) declares its subcommands here.
+  asnctl::CommandSet commands;
+  asnctl::declare_commands(app, commands);
 
   try {
     app.parse(argc, argv);
@@ -160,9 +129,7 @@ int main(int argc, char** argv) {
   }
 
   // Everything that can be checked without asnd is checked before contacting it.
-  asn::v1::ReadRegistersRequest read_request;
-  asn::v1::WriteRegistersRequest write_request;
-  asn::v1::DumpRegistersRequest dump_request;
+  asnctl::Command* command = commands.parsed();
   try {
     if (socket_opt->count() > 0 && address_opt->count() > 0) {
       throw asnctl::UsageError("--socket and --address exclude each other: give one");
@@ -173,18 +140,8 @@ int main(int argc, char** argv) {
     if (global.address.empty() && global.socket_path.empty()) {
       throw asnctl::UsageError("--socket: an empty path");
     }
-    if (regs_read->parsed()) {
-      for (const auto& item : read_items) *read_request.add_items() = asnctl::parse_ref(item);
-    } else if (regs_write->parsed()) {
-      for (const auto& item : write_items) *write_request.add_items() = asnctl::parse_write(item);
-    } else if (regs_dump->parsed()) {
-      dump_request.set_block(dump_block);
-      dump_request.set_include_tables(dump_tables);
-    } else if (board_reset->parsed() && !reset_yes && isatty(STDIN_FILENO) == 0) {
-      throw asnctl::UsageError(
-          "stdin is not a terminal, so asnctl cannot ask; pass --yes to reset "
-          "without asking");
-    }
+    if (command == nullptr) throw asnctl::UsageError("no command given");
+    command->check();
   } catch (const asnctl::UsageError& e) {
     std::fputs(usage_message(&app, e.what()).c_str(), stderr);
     return kExitUsage;
@@ -193,13 +150,9 @@ int main(int argc, char** argv) {
   auto format =
       global.output == "json" ? asnctl::OutputFormat::kJson : asnctl::OutputFormat::kTable;
   asnctl::Connection connection(global);
+  asnctl::Session session{connection, format};
   try {
-    if (status->parsed()) return asnctl::run_status(connection, format);
-    if (info->parsed()) return asnctl::run_info(connection, format);
-    if (regs_read->parsed()) return asnctl::run_regs_read(connection, format, read_request);
-    if (regs_write->parsed()) return asnctl::run_regs_write(connection, format, write_request);
-    if (regs_dump->parsed()) return asnctl::run_regs_dump(connection, format, dump_request);
-    if (board_reset->parsed()) return asnctl::run_board_reset(connection, format, reset_yes);
+    return command->run(session);
   } catch (const asnctl::RpcError& e) {
     if (e.unreachable()) return report_unreachable(connection, e);
     std::string message = e.status().error_message();
@@ -214,6 +167,4 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "asnctl: %s\n", e.what());
     return kExitFailed;
   }
-  std::fprintf(stderr, "asnctl: no command given\n");
-  return kExitUsage;
 }

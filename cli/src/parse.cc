@@ -80,4 +80,30 @@ std::string describe_ref(const asn::v1::RegisterRef& ref) {
   }
 }
 
+std::vector<uint32_t> parse_port_list(std::string_view text) {
+  constexpr uint64_t kMaxPort = 254;
+  std::vector<uint32_t> ports;
+  auto bad = [&](const std::string& why) {
+    throw UsageError("ports '" + std::string(text) + "': " + why +
+                     " (expected e.g. 3, 0-5 or 1,4,7)");
+  };
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = text.find(',', start);
+    const std::string_view item =
+        text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    const size_t dash = item.find('-');
+    const auto first = parse_number(item.substr(0, dash), kMaxPort);
+    const auto last =
+        dash == std::string_view::npos ? first : parse_number(item.substr(dash + 1), kMaxPort);
+    if (!first || !last) bad("'" + std::string(item) + "' is not a port number 0-254 or a range");
+    if (*last < *first) bad("the range '" + std::string(item) + "' runs backwards");
+    for (uint64_t p = *first; p <= *last; ++p) ports.push_back(static_cast<uint32_t>(p));
+    if (ports.size() > kMaxPort + 1) bad("more than 255 ports");
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return ports;
+}
+
 }  // namespace asnctl

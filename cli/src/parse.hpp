@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "asn/v1/device.pb.h"
 
@@ -21,6 +22,9 @@ asn::v1::RegisterRef parse_ref(std::string_view item);
 
 // NAME=VALUE or OFFSET=VALUE, VALUE decimal or 0x hex (up to 64 bits).
 asn::v1::RegisterWrite parse_write(std::string_view item);
+
+// A list of port numbers: "3", "0-5", "1,4,7", "0-2,6" (each 0-254, at most 255 in all).
+std::vector<uint32_t> parse_port_list(std::string_view text);
 
 // How to show a ref in messages: the name, or the offset in hex.
 std::string describe_ref(const asn::v1::RegisterRef& ref);
