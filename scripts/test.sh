@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds asn and runs every test: the unit, service and integration suites under ctest, then
-# the unit and service suites again in an AddressSanitizer + UndefinedBehaviorSanitizer
-# build. Installs missing Debian packages first (needs root or sudo for that only).
+# the unit and service suites again in an AddressSanitizer + UndefinedBehaviorSanitizer build
+# and in a ThreadSanitizer build. Installs missing Debian packages first (needs root or sudo
+# for that only).
 #   scripts/test.sh                  everything (what CI runs)
-#   scripts/test.sh --no-sanitize    skip the sanitizer build (quicker, local)
+#   scripts/test.sh --no-sanitize    skip the sanitizer builds (quicker, local)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,10 +27,19 @@ ctest --test-dir build --output-on-failure -j"$jobs"
 
 if [ "$sanitize" = 1 ]; then
   echo "== build (ASan + UBSan) =="
-  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DASN_SANITIZE=ON \
+  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DASN_SANITIZE=address \
     -DASN_BUILD_BENCH=OFF >/dev/null
   cmake --build build-asan -j"$jobs"
   echo "== unit and service tests under ASan + UBSan =="
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir build-asan -L 'unit|service' --output-on-failure -j"$jobs"
+
+  echo "== build (ThreadSanitizer) =="
+  cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DASN_SANITIZE=thread \
+    -DASN_BUILD_BENCH=OFF >/dev/null
+  cmake --build build-tsan -j"$jobs"
+  echo "== unit and service tests under ThreadSanitizer =="
+  # tests/tsan.supp: races TSan imagines inside the uninstrumented gRPC, abseil and protobuf.
+  TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/tests/tsan.supp" \
+    ctest --test-dir build-tsan -L 'unit|service' --output-on-failure -j"$jobs"
 fi

@@ -108,6 +108,20 @@ std::string AsndProcess::log() const {
   }
 }
 
+std::optional<uint64_t> json_number(const std::string& json, const std::string& key) {
+  const std::string quoted_key = "\"" + key + "\":";
+  // The key may also name an object ("value": {...}); take the first occurrence with a number.
+  for (size_t at = json.find(quoted_key); at != std::string::npos;
+       at = json.find(quoted_key, at + 1)) {
+    size_t start = at + quoted_key.size();
+    while (start < json.size() && (json[start] == ' ' || json[start] == '"')) ++start;
+    size_t end = start;
+    while (end < json.size() && json[end] >= '0' && json[end] <= '9') ++end;
+    if (end > start) return std::stoull(json.substr(start, end - start));
+  }
+  return std::nullopt;
+}
+
 CommandResult AsndProcess::asnctl(const std::vector<std::string>& args,
                                   const std::string& input) const {
   std::vector<std::string> argv = {ASNCTL_PATH, "--socket", socket_};

@@ -4,6 +4,8 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,5 +56,9 @@ class AsndProcess {
   pid_t pid_ = -1;
   int exit_code_ = -1;
 };
+
+// The first number of `"key": N` or `"key": "N"` in asnctl's JSON output (proto3 JSON
+// writes 64-bit integers as strings).
+std::optional<uint64_t> json_number(const std::string& json, const std::string& key);
 
 }  // namespace asn::test

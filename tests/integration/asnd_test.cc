@@ -9,7 +9,6 @@
 
 #include <chrono>
 #include <filesystem>
-#include <regex>
 #include <thread>
 
 #include "asnd_harness.hpp"
@@ -32,10 +31,9 @@ class AsndTest : public ::testing::Test {
   uint64_t read_value(const std::string& name) {
     auto r = asnd_.asnctl({"--output", "json", "regs", "read", name});
     EXPECT_EQ(r.exit_code, 0) << r.all();
-    std::smatch m;
-    std::regex value_re("\"value\":\\s*\"?([0-9]+)\"?");
-    EXPECT_TRUE(std::regex_search(r.out, m, value_re)) << r.out;
-    return m.empty() ? ~0ull : std::stoull(m[1]);
+    auto value = json_number(r.out, "value");
+    EXPECT_TRUE(value.has_value()) << r.out;
+    return value.value_or(~0ull);
   }
 };
 

@@ -394,7 +394,7 @@ TEST_F(DeviceServiceTest, AStatusMessageStaysSmallAndSafe) {
   // A NUL inside a name is shown escaped, not cut off; a huge name is refused up front.
   v1::ReadRegistersRequest read_request;
   read_request.add_items()->set_name(std::string("id.scr\0atch", 11));
-  read_request.add_items()->set_name(std::string(3 << 20, 'x'));
+  read_request.add_items()->set_name(std::string(8 << 10, 'x'));
   v1::ReadRegistersResponse read_response;
   grpc::ClientContext read_context;
   ASSERT_TRUE(unix_->ReadRegisters(&read_context, read_request, &read_response).ok());

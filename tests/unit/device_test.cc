@@ -261,6 +261,22 @@ INSTANTIATE_TEST_SUITE_P(
         BadName{"port[0].rx_packets.mid", ErrorCode::kNotFound, ".lo and .hi"}),
     [](const auto& info) { return "case" + std::to_string(info.index); });
 
+// A hostile name costs nothing: refused by its length before any lookup or suggestion.
+TEST_F(DeviceTest, AHugeNameIsRefusedUpFront) {
+  Device device(*bus_);
+  const std::string huge(3 << 20, 'x');
+  try {
+    device.resolve(huge);
+    FAIL() << "a 3 MiB name resolved";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("a register name of 3145728 bytes"), std::string::npos)
+        << e.what();
+    EXPECT_LT(std::string(e.what()).size(), 200u);
+  }
+  EXPECT_THROW(device.enumerate(huge, false), Error);
+}
+
 TEST_F(DeviceTest, RefusesOffsetsOutsideTheMap) {
   Device device(*bus_);
   EXPECT_THROW(device.resolve(0x2eu), Error);        // unaligned

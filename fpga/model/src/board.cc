@@ -370,6 +370,8 @@ void EmulatedBoard::Impl::board_reset() {
 }
 
 void EmulatedBoard::Impl::advance(uint64_t cycles) {
+  // The external reset input is sampled on the clock, as hardware samples a reset line.
+  if (std::atomic_ref<uint32_t>(header->reset_request).exchange(0) != 0) board_reset();
   if (cycles == 0) return;
   for (size_t i = 0; i < models_.size(); ++i) {
     detail::RegisterView v = view(i);

@@ -84,7 +84,9 @@ struct MemoryHeader {
   // kMemoryStateReady once the image is fully initialised; a process that dies while
   // (re)initialising leaves kMemoryStateInitialising and the next open starts afresh.
   uint32_t state;
-  uint32_t reserved0;
+  // The board's external reset input (a PCIe reset, the reset button): another process may
+  // set it to non-zero in the file; the board resets at its next clock tick and clears it.
+  uint32_t reset_request;
   uint64_t reserved1;
   // State the hardware keeps but the bus cannot see (the TDM sequencer's phase within its
   // frame, ...), in slices the block models declare.
