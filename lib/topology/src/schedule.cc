@@ -1,0 +1,223 @@
+#include "asn/topology/schedule.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <stdexcept>
+
+namespace asn::topology {
+namespace {
+
+constexpr uint8_t A = 0;
+constexpr uint8_t B = 1;
+constexpr ScheduleStep kWait{};
+
+constexpr ScheduleStep S(uint8_t length, uint8_t lane) { return {length, lane}; }
+
+// T_d^(p) of the initial schedule, rows of length 1, 2, ... in turn (see schedule.hpp for
+// where each reading comes from). The direct rows S_A^(d), S_B^(d) come first.
+const std::vector<ScheduleRow>& initial_rows(uint32_t k) {
+  static const std::vector<ScheduleRow> k2 = {
+      {{S(1, A), kWait}},
+      {{S(1, B), kWait}},
+  };
+  static const std::vector<ScheduleRow> k3 = {
+      {{S(1, A), kWait}}, {{S(1, B), kWait}}, {{S(2, A), S(2, B)}},  // d = 1 (2 + 2)
+      {{S(2, A), kWait}}, {{S(2, B), kWait}}, {{S(1, B), S(1, A)}},  // d = 2 (1 + 1)
+  };
+  // 004 L466-487: columns 1-2 of T_13, T_14 and T_11.
+  static const std::vector<ScheduleRow> k4 = {
+      {{S(1, A), kWait}}, {{S(1, B), kWait}}, {{S(2, A), S(3, A)}}, {{S(3, B), S(2, B)}},
+      {{S(2, A), kWait}}, {{S(2, B), kWait}}, {{S(1, B), S(1, A)}}, {{S(3, A), S(3, B)}},
+      {{S(3, A), kWait}}, {{S(3, B), kWait}}, {{S(1, A), S(2, A)}}, {{S(2, B), S(1, B)}},
+  };
+  switch (k) {
+    case 2:
+      return k2;
+    case 3:
+      return k3;
+    default:
+      return k4;
+  }
+}
+
+std::optional<TopologyError> unsupported_error(const Fabric& fabric) {
+  if (fabric.k() > 4) {
+    return TopologyError("k", "k = " + std::to_string(fabric.k()) +
+                                  "; a conflict-free static schedule exists for k = 2..4 only "
+                                  "(two cycles per dimension, 004 L392-404)");
+  }
+  if (!fabric.power_of_k()) {
+    return TopologyError("terminals", "N = " + std::to_string(fabric.terminals()) +
+                                          " is not a power of k; the static schedule needs one");
+  }
+  if (fabric.dimensions() > 2) {
+    return TopologyError("dimensions",
+                         std::to_string(fabric.dimensions()) +
+                             " dimensions; the static schedule covers 1 or 2 (an initial and a "
+                             "final part, 004 L408)");
+  }
+  return std::nullopt;
+}
+
+// Depth-first search over the rows of each request, longest requests first.
+class Selector {
+ public:
+  Selector(const StaticSchedule& schedule, std::span<const uint8_t> lengths)
+      : schedule_(schedule), lengths_(lengths), order_(lengths.size()), rows_(lengths.size()) {
+    std::iota(order_.begin(), order_.end(), size_t{0});
+    std::stable_sort(order_.begin(), order_.end(),
+                     [&](size_t a, size_t b) { return lengths_[a] > lengths_[b]; });
+  }
+
+  std::vector<uint8_t> run() {
+    if (!place(0)) {
+      // Proved impossible by the exhaustive test over every mix of lengths.
+      throw std::logic_error("static schedule: no conflict-free choice of rows");
+    }
+    return rows_;
+  }
+
+ private:
+  // Channels in use per cycle, bit (length * 2 + lane).
+  bool place(size_t next) {
+    if (next == order_.size()) return true;
+    const size_t request = order_[next];
+    const uint8_t length = lengths_[request];
+    if (length == 0) {
+      rows_[request] = 0;
+      return place(next + 1);
+    }
+    for (unsigned row = 0; row < schedule_.k(); ++row) {
+      const ScheduleRow& candidate = schedule_.initial_row(length, row);
+      const std::array<uint32_t, 2> bits = {bit(candidate.steps[0]), bit(candidate.steps[1])};
+      if ((used_[0] & bits[0]) != 0 || (used_[1] & bits[1]) != 0) continue;
+      used_[0] |= bits[0];
+      used_[1] |= bits[1];
+      rows_[request] = static_cast<uint8_t>(row);
+      if (place(next + 1)) return true;
+      used_[0] &= ~bits[0];
+      used_[1] &= ~bits[1];
+    }
+    return false;
+  }
+
+  static uint32_t bit(ScheduleStep step) {
+    return step.hop() ? uint32_t{1} << (step.length * 2 + step.lane) : 0;
+  }
+
+  const StaticSchedule& schedule_;
+  std::span<const uint8_t> lengths_;
+  std::vector<size_t> order_;
+  std::vector<uint8_t> rows_;
+  std::array<uint32_t, 2> used_{};
+};
+
+uint8_t digit_distance(uint32_t from, uint32_t to, uint32_t k) {
+  return static_cast<uint8_t>((to + k - from) % k);
+}
+
+void check_destinations(const Fabric& fabric, std::span<const uint32_t> destinations) {
+  if (destinations.size() != fabric.terminals()) {
+    throw TopologyError("destinations", std::to_string(destinations.size()) +
+                                            " entries; one per terminal is " +
+                                            std::to_string(fabric.terminals()));
+  }
+  std::vector<bool> taken(fabric.terminals());
+  for (size_t source = 0; source < destinations.size(); ++source) {
+    const uint32_t to = destinations[source];
+    if (to == kIdle) continue;
+    if (to >= fabric.terminals() || taken[to]) {
+      throw TopologyError(
+          "destinations",
+          "terminal " + std::to_string(source) + " sends to " + std::to_string(to) +
+              (to >= fabric.terminals() ? ", outside the fabric"
+                                        : ", which another terminal already sends to"));
+    }
+    taken[to] = true;
+  }
+}
+
+}  // namespace
+
+std::optional<std::string> StaticSchedule::unsupported(const Fabric& fabric) {
+  if (auto error = unsupported_error(fabric)) return std::string(error->what());
+  return std::nullopt;
+}
+
+StaticSchedule::StaticSchedule(uint32_t k) : k_(k) {
+  if (k < 2 || k > 4) {
+    throw TopologyError("k", "k = " + std::to_string(k) +
+                                 "; a conflict-free static schedule exists for k = 2..4 only");
+  }
+  rows_ = initial_rows(k);
+}
+
+StaticSchedule StaticSchedule::for_fabric(const Fabric& fabric) {
+  if (auto error = unsupported_error(fabric)) throw *error;
+  return StaticSchedule(fabric.k());
+}
+
+const ScheduleRow& StaticSchedule::initial_row(unsigned length, unsigned row) const {
+  if (length == 0 || length >= k_ || row >= k_) {
+    throw TopologyError("length", "T_" + std::to_string(length) + "^(" + std::to_string(row) +
+                                      "); accepted: lengths 1.." + std::to_string(k_ - 1) +
+                                      ", rows 0.." + std::to_string(k_ - 1));
+  }
+  return rows_[(length - 1) * k_ + row];
+}
+
+std::vector<uint8_t> StaticSchedule::select(std::span<const uint8_t> lengths) const {
+  if (lengths.size() > k_) {
+    throw TopologyError("lengths", std::to_string(lengths.size()) +
+                                       " requests; a router has at most k = " + std::to_string(k_));
+  }
+  for (uint8_t length : lengths) {
+    if (length >= k_) {
+      throw TopologyError("lengths", "length " + std::to_string(length) + "; accepted: 0.." +
+                                         std::to_string(k_ - 1));
+    }
+  }
+  return Selector(*this, lengths).run();
+}
+
+std::vector<StaticRoute> plan_static_routes(const Fabric& fabric,
+                                            std::span<const uint32_t> destinations) {
+  const StaticSchedule schedule = StaticSchedule::for_fabric(fabric);
+  check_destinations(fabric, destinations);
+  std::vector<StaticRoute> routes(destinations.size());
+  if (fabric.dimensions() == 0) return routes;
+
+  // Requests grouped by the router that picks their rows: the source for dimension 0, the
+  // destination for dimension 1.
+  const uint32_t k = fabric.k();
+  std::vector<std::vector<uint32_t>> by_router(fabric.routers());
+  auto pick = [&](unsigned dim, auto picker_of, auto store) {
+    for (auto& list : by_router) list.clear();
+    for (uint32_t source = 0; source < destinations.size(); ++source) {
+      if (destinations[source] != kIdle) by_router[picker_of(source)].push_back(source);
+    }
+    std::vector<uint8_t> lengths;
+    for (const auto& list : by_router) {
+      lengths.clear();
+      for (uint32_t source : list) {
+        const uint32_t from = fabric.terminal_router(source);
+        const uint32_t to = fabric.terminal_router(destinations[source]);
+        lengths.push_back(
+            digit_distance(from / fabric.weight(dim) % k, to / fabric.weight(dim) % k, k));
+      }
+      const std::vector<uint8_t> rows = schedule.select(lengths);
+      for (size_t i = 0; i < list.size(); ++i) store(routes[list[i]], rows[i]);
+    }
+  };
+  pick(
+      0, [&](uint32_t source) { return fabric.terminal_router(source); },
+      [](StaticRoute& route, uint8_t row) { route.initial_row = row; });
+  if (fabric.dimensions() == 2) {
+    pick(
+        1, [&](uint32_t source) { return fabric.terminal_router(destinations[source]); },
+        [](StaticRoute& route, uint8_t row) { route.final_row = row; });
+  }
+  return routes;
+}
+
+}  // namespace asn::topology
