@@ -59,14 +59,15 @@ std::optional<TopologyError> unsupported_error(const Fabric& fabric) {
   return std::nullopt;
 }
 
-// Depth-first search over the rows of each request, longest requests first.
+// Depth-first search over the rows of each request, longest requests first. At most k <= 4
+// requests: fixed arrays, no allocation (plans run for every permutation in the tests).
 class Selector {
  public:
   Selector(const StaticSchedule& schedule, std::span<const uint8_t> lengths)
-      : schedule_(schedule), lengths_(lengths), order_(lengths.size()), rows_(lengths.size()) {
-    std::iota(order_.begin(), order_.end(), size_t{0});
-    std::stable_sort(order_.begin(), order_.end(),
-                     [&](size_t a, size_t b) { return lengths_[a] > lengths_[b]; });
+      : schedule_(schedule), lengths_(lengths) {
+    std::iota(order_.begin(), order_.begin() + lengths.size(), uint8_t{0});
+    std::stable_sort(order_.begin(), order_.begin() + lengths.size(),
+                     [&](uint8_t a, uint8_t b) { return lengths_[a] > lengths_[b]; });
   }
 
   std::vector<uint8_t> run() {
@@ -74,14 +75,13 @@ class Selector {
       // Proved impossible by the exhaustive test over every mix of lengths.
       throw std::logic_error("static schedule: no conflict-free choice of rows");
     }
-    return rows_;
+    return {rows_.begin(), rows_.begin() + lengths_.size()};
   }
 
  private:
-  // Channels in use per cycle, bit (length * 2 + lane).
   bool place(size_t next) {
-    if (next == order_.size()) return true;
-    const size_t request = order_[next];
+    if (next == lengths_.size()) return true;
+    const uint8_t request = order_[next];
     const uint8_t length = lengths_[request];
     if (length == 0) {
       rows_[request] = 0;
@@ -101,14 +101,15 @@ class Selector {
     return false;
   }
 
+  // Channels in use per cycle, bit (length * 2 + lane).
   static uint32_t bit(ScheduleStep step) {
     return step.hop() ? uint32_t{1} << (step.length * 2 + step.lane) : 0;
   }
 
   const StaticSchedule& schedule_;
   std::span<const uint8_t> lengths_;
-  std::vector<size_t> order_;
-  std::vector<uint8_t> rows_;
+  std::array<uint8_t, 4> order_{};
+  std::array<uint8_t, 4> rows_{};
   std::array<uint32_t, 2> used_{};
 };
 
@@ -188,35 +189,34 @@ std::vector<StaticRoute> plan_static_routes(const Fabric& fabric,
   if (fabric.dimensions() == 0) return routes;
 
   // Requests grouped by the router that picks their rows: the source for dimension 0, the
-  // destination for dimension 1.
+  // destination for dimension 1. Each router has at most k of either.
   const uint32_t k = fabric.k();
-  std::vector<std::vector<uint32_t>> by_router(fabric.routers());
-  auto pick = [&](unsigned dim, auto picker_of, auto store) {
-    for (auto& list : by_router) list.clear();
+  std::vector<std::array<uint32_t, 4>> requests(fabric.routers());
+  std::vector<uint8_t> count(fabric.routers());
+  auto pick = [&](unsigned dim, bool by_destination) {
+    std::fill(count.begin(), count.end(), uint8_t{0});
     for (uint32_t source = 0; source < destinations.size(); ++source) {
-      if (destinations[source] != kIdle) by_router[picker_of(source)].push_back(source);
+      if (destinations[source] == kIdle) continue;
+      const uint32_t picker = (by_destination ? destinations[source] : source) / k;
+      requests[picker][count[picker]++] = source;
     }
-    std::vector<uint8_t> lengths;
-    for (const auto& list : by_router) {
-      lengths.clear();
-      for (uint32_t source : list) {
-        const uint32_t from = fabric.terminal_router(source);
-        const uint32_t to = fabric.terminal_router(destinations[source]);
-        lengths.push_back(
-            digit_distance(from / fabric.weight(dim) % k, to / fabric.weight(dim) % k, k));
+    std::array<uint8_t, 4> lengths{};
+    for (uint32_t router = 0; router < fabric.routers(); ++router) {
+      for (unsigned i = 0; i < count[router]; ++i) {
+        const uint32_t source = requests[router][i];
+        const uint32_t from = source / k, to = destinations[source] / k;
+        lengths[i] = digit_distance(from / fabric.weight(dim) % k, to / fabric.weight(dim) % k, k);
       }
-      const std::vector<uint8_t> rows = schedule.select(lengths);
-      for (size_t i = 0; i < list.size(); ++i) store(routes[list[i]], rows[i]);
+      const std::vector<uint8_t> rows =
+          schedule.select(std::span<const uint8_t>(lengths.data(), count[router]));
+      for (unsigned i = 0; i < count[router]; ++i) {
+        StaticRoute& route = routes[requests[router][i]];
+        (by_destination ? route.final_row : route.initial_row) = rows[i];
+      }
     }
   };
-  pick(
-      0, [&](uint32_t source) { return fabric.terminal_router(source); },
-      [](StaticRoute& route, uint8_t row) { route.initial_row = row; });
-  if (fabric.dimensions() == 2) {
-    pick(
-        1, [&](uint32_t source) { return fabric.terminal_router(destinations[source]); },
-        [](StaticRoute& route, uint8_t row) { route.final_row = row; });
-  }
+  pick(0, false);
+  if (fabric.dimensions() == 2) pick(1, true);
   return routes;
 }
 
