@@ -94,17 +94,17 @@ TEST(StaticSchedule, RowsObeyTheRules) {
       std::set<uint8_t> first, second;
       for (unsigned p = 0; p < k; ++p) {
         const ScheduleRow& row = schedule.initial_row(d, p);
-        // Sums to d (L386); the first two rows are the direct channels S_A^(d), S_B^(d).
+        // Sums to d (L378); the first two rows are the direct channels S_A^(d), S_B^(d).
         EXPECT_EQ((row.steps[0].length + row.steps[1].length) % k, d);
         if (p < 2) {
           EXPECT_EQ(row, (ScheduleRow{{ScheduleStep{uint8_t(d), uint8_t(p)}, {}}}));
         }
-        // The initial-part property (L392-396).
+        // The initial-part property (L389).
         if (row.steps[1].hop()) {
           auto [it, fresh] = prefix_of.emplace(channel_of(row.steps[1]), row.steps[0]);
           EXPECT_TRUE(fresh || it->second == row.steps[0]) << "T_" << d << "^(" << p << ")";
         }
-        // No channel twice among the k rows of one length (L397).
+        // No channel twice among the k rows of one length (L389).
         if (row.steps[0].hop()) {
           EXPECT_TRUE(first.insert(channel_of(row.steps[0])).second);
         }
@@ -120,13 +120,13 @@ TEST(StaticSchedule, RowsObeyTheRules) {
 TEST(StaticSchedule, MatchesTheProseOfTheSeed) {
   const StaticSchedule schedule(4);
   const ScheduleStep a1{1, 0}, a2{2, 0}, a3{3, 0};
-  // L400: T_1^(3) steps S_A^(2) then S_A^(3) (rows counted from 1 in the seed).
+  // L394: T_1^(3) steps S_A^(2) then S_A^(3) (rows counted from 1 in the seed).
   EXPECT_EQ(schedule.initial_row(1, 2), (ScheduleRow{{a2, a3}}));
-  // L404: T_1^(1) and T_3^(3) conflict in S_A^(1); T_1^(1) and T_3^(1) do not.
+  // L396: T_1^(1) and T_3^(3) conflict in S_A^(1); T_1^(1) and T_3^(1) do not.
   EXPECT_EQ(schedule.initial_row(1, 0).steps[0], a1);
   EXPECT_EQ(schedule.initial_row(3, 2).steps[0], a1);
   EXPECT_NE(schedule.initial_row(3, 0).steps[0], a1);
-  // L418: F is the mirror image; its first row is (0, S_A^(1)).
+  // L402: F is the mirror image; its first row is (0, S_A^(1)).
   EXPECT_EQ(schedule.final_row(1, 0), (ScheduleRow{{ScheduleStep{}, a1}}));
 }
 
@@ -158,7 +158,7 @@ TEST(StaticSchedule, SelectionServesEveryMixOfRequests) {
     };
     visit();
   }
-  // The seed's example (L404): lengths 1 and 3 must not both start on S_A^(1).
+  // The seed's example (L396): lengths 1 and 3 must not both start on S_A^(1).
   const StaticSchedule four(4);
   const std::vector<uint8_t> pair = {1, 3};
   const std::vector<uint8_t> rows = four.select(pair);
@@ -274,7 +274,7 @@ TEST(StaticSchedule, AdversarialPatternsFourAryTwoDimensions) {
 
 TEST(StaticSchedule, TheSeedsSameRowCompositionConflicts) {
   // Why the final part's row is picked by the destination router: with the seed's
-  // T_d^(p) = B_d0^(p) F_d1^(p) (same p, L420-431), routers (0,0) and (2,0) each send one
+  // T_d^(p) = B_d0^(p) F_d1^(p) (same p, L408-410), routers (0,0) and (2,0) each send one
   // packet to router (1,1), each alone at its router and so each free to pick p = 1 ...
   const Fabric fabric(64, 4);
   std::vector<uint32_t> destinations(64, kIdle);

@@ -1,5 +1,5 @@
 // The 2DFB fabric and the comparison topologies (lib/topology): the seed's tables cell by
-// cell (004 Table 1 L456-463, Table 3 L560-566), Eq 1 and Eq 4-9, the wiring and the port
+// cell (004 Table 1 L456-463, Table 3 L569-575), Eq 1 and Eq 4-9, the wiring and the port
 // numbering, link numbers, and the refusal of impossible fabrics.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -26,7 +26,7 @@ struct TableColumn {
   std::array<uint64_t, 2> dfb_ln, clos_ln, dbhc_ln;
 };
 
-// 004 L456-463 and L560-566, as printed.
+// 004 L456-463 and L569-575, as printed.
 const TableColumn kTables[] = {
     {256, {88, 32, 1}, {88, 44, 3}, {88, 17, 4}, {9, 1, 8}, {112, 8}, {128, 12}, {256, 16}},
     {1024, {94, 32, 1}, {94, 47, 3}, {94, 11, 7}, {11, 1, 10}, {496, 32}, {512, 44}, {1792, 94}},
@@ -84,7 +84,7 @@ TEST(TopologyTables, Table3EveryCell) {
 }
 
 TEST(TopologyFabric, PowerOfKFollowsTheClosedForms) {
-  // 004 L327 (radix), Eq 17 (diameter), Eq 20 (routers), Eq 22 (links), L519-527 (hops).
+  // 004 L341 (radix), Eq 17 (diameter), Eq 20 (routers), Eq 22 (links), L521 (hops).
   for (auto [n, k] : std::vector<std::pair<uint32_t, uint32_t>>{
            {16, 4}, {64, 4}, {256, 4}, {1024, 32}, {32768, 32}, {4096, 16}, {27, 3}}) {
     const Fabric fabric(n, k);
@@ -104,18 +104,18 @@ TEST(TopologyFabric, PowerOfKFollowsTheClosedForms) {
 }
 
 TEST(TopologyFabric, TwoAryHopsAreLog2OfHalfN) {
-  // L529: for k = 2 the worst case is log2(N/2) hops (no detour with one peer).
+  // L523: for k = 2 the worst case is log2(N/2) hops (no detour with one peer).
   const Fabric fabric(8, 2);  // the prototype of chapter 3
   EXPECT_EQ(fabric.dimensions(), 2u);
   EXPECT_EQ(fabric.radix(), 6u);
-  // Double-rate: 2 Ethernet + 2 SATA ports per NetFPGA (L813-815).
+  // Double-rate: 2 Ethernet + 2 SATA ports per NetFPGA (L781).
   EXPECT_EQ(fabric.radix(ChannelMode::kDoubleRate), 4u);
   EXPECT_EQ(fabric.worst_case_hops(), 2u);
   EXPECT_EQ(Fabric(64, 2).worst_case_hops(), 5u);
 }
 
 TEST(TopologyFabric, NotAPowerOfKDilatesTheLastDimension) {
-  // L366: 4-ary, N = 32: DF_d = 4 and 4 ports in the second dimension.
+  // L374: 4-ary, N = 32: DF_d = 4 and 4 ports in the second dimension.
   const Fabric small(32, 4);
   EXPECT_FALSE(small.power_of_k());
   EXPECT_EQ(small.subsystems(), 2u);
@@ -271,12 +271,12 @@ TEST(TopologyWiring, PortCountsAddUpToTheRadix) {
 }
 
 TEST(TopologyWiring, LinkNumbersFollowTheWorkedExample) {
-  // 004 L924-930, 4-ary 2-D: R_00 -> R_02 on L_0200 (a detour), then R_02 -> R_01 on L_0102,
+  // 004 L906, 4-ary 2-D: R_00 -> R_02 on L_0200 (a detour), then R_02 -> R_01 on L_0102,
   // "a lower link number compared to the input link", hence the reverse VC.
   const Fabric fabric(64, 4);
   auto r = [&](uint32_t high, uint32_t low) { return fabric.router_of({low, high}); };
   EXPECT_LT(fabric.link_number(r(0, 2), r(0, 1)), fabric.link_number(r(0, 0), r(0, 2)));
-  // ... and the 2r digits of a link: the starting router in the low r digits (L899-902).
+  // ... and the 2r digits of a link: the starting router in the low r digits (L888).
   const uint64_t link = fabric.link_number(r(1, 2), r(3, 0));
   EXPECT_EQ(link % 16, r(1, 2));
   EXPECT_EQ(link / 16, r(3, 0));

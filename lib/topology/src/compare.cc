@@ -39,7 +39,7 @@ void check_terminals(uint64_t terminals) {
 }
 
 // A DBHC of k terminals per router: a hypercube of ceil(N/k) routers with k-dilated links
-// (L313-322), so k terminal ports and k ports per dimension.
+// (L327), so k terminal ports and k ports per dimension.
 TopologyFigures dbhc_with(uint64_t terminals, uint32_t k, uint32_t radix, std::string_view name) {
   const unsigned dims = hypercube_dimensions(terminals, k);  // Eq 14/15
   TopologyFigures f;
@@ -49,7 +49,7 @@ TopologyFigures dbhc_with(uint64_t terminals, uint32_t k, uint32_t radix, std::s
   f.diameter = dims;
   f.switching_elements = ceil_div(terminals, k);  // Eq 18
   f.links = terminals * dims / 2;                 // Eq 23: (N/2) ceil(log2(N/k))
-  f.worst_case_hops = dims;                       // log2(N/k), L529
+  f.worst_case_hops = dims;                       // log2(N/k), L523
   return f;
 }
 
@@ -82,10 +82,10 @@ TopologyFigures folded_clos(uint64_t terminals, uint32_t radix) {
   f.diameter = 2 * levels - 1;
   f.switching_elements = ceil_div(terminals, k) * levels;  // Eq 19
   f.links = terminals * (levels - 1);                      // Eq 21
-  // Table 3 prints L_T / 2 for every size; the extra N/2 of L535 (a stage added when
+  // Table 3 prints L_T / 2 for every size; the extra N/2 of L565 (a stage added when
   // k/2 < N/k) is not in its figures (it would give 24576 at N = 16384), so it is not here.
   f.double_rate_links = f.links / 2;
-  f.worst_case_hops = 2 * (levels - 1);  // L531
+  f.worst_case_hops = 2 * (levels - 1);  // L523
   return f;
 }
 
@@ -102,7 +102,7 @@ TopologyFigures dbhc(uint64_t terminals, uint32_t radix) {
                             " fits no DBHC router; it needs 1 + ceil(log2 N) ports at k = 1");
   }
   TopologyFigures f = dbhc_with(terminals, best, radix, "DBHC");
-  f.double_rate_links = f.links / 2;  // "In 2DFB and DBHC ... L_T / 2" (L537)
+  f.double_rate_links = f.links / 2;  // "In 2DFB and DBHC ... L_T / 2" (L565)
   return f;
 }
 

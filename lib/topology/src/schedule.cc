@@ -24,7 +24,7 @@ const std::vector<ScheduleRow>& initial_rows(uint32_t k) {
       {{S(1, A), kWait}}, {{S(1, B), kWait}}, {{S(2, A), S(2, B)}},  // d = 1 (2 + 2)
       {{S(2, A), kWait}}, {{S(2, B), kWait}}, {{S(1, B), S(1, A)}},  // d = 2 (1 + 1)
   };
-  // 004 L466-487: columns 1-2 of T_13, T_14 and T_11.
+  // 004 L412-429: columns 1-2 of T_13, T_14 and T_11.
   static const std::vector<ScheduleRow> k4 = {
       {{S(1, A), kWait}}, {{S(1, B), kWait}}, {{S(2, A), S(3, A)}}, {{S(3, B), S(2, B)}},
       {{S(2, A), kWait}}, {{S(2, B), kWait}}, {{S(1, B), S(1, A)}}, {{S(3, A), S(3, B)}},
@@ -44,7 +44,7 @@ std::optional<TopologyError> unsupported_error(const Fabric& fabric) {
   if (fabric.k() > 4) {
     return TopologyError("k", "k = " + std::to_string(fabric.k()) +
                                   "; a conflict-free static schedule exists for k = 2..4 only "
-                                  "(two cycles per dimension, 004 L392-404)");
+                                  "(two cycles per dimension, 004 L389-396)");
   }
   if (!fabric.power_of_k()) {
     return TopologyError("terminals", "N = " + std::to_string(fabric.terminals()) +
@@ -54,7 +54,7 @@ std::optional<TopologyError> unsupported_error(const Fabric& fabric) {
     return TopologyError("dimensions",
                          std::to_string(fabric.dimensions()) +
                              " dimensions; the static schedule covers 1 or 2 (an initial and a "
-                             "final part, 004 L408)");
+                             "final part, 004 L400)");
   }
   return std::nullopt;
 }

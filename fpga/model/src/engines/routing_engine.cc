@@ -54,7 +54,7 @@ class Candidates {
     auto it = std::find_if(begin(), end(), [](const Candidate& c) { return c.usable; });
     return it == end() ? nullptr : it;
   }
-  // The least occupied candidate of the highest dimension (the "higher dim link", L960).
+  // The least occupied candidate of the highest dimension (the "higher dim link", L922).
   const Candidate* highest_dimension_least_occupied() const {
     if (empty()) return nullptr;
     const Candidate* best = begin();
@@ -99,7 +99,7 @@ class Decision {
   uint32_t router_with(unsigned dim, uint32_t digit) const {
     return own_ + (digit - regs_.own_digits[dim]) * weight_[dim];
   }
-  // 004 L899-902: the 2r-digit link number, the ending router's digits above the starting
+  // 004 L888: the 2r-digit link number, the ending router's digits above the starting
   // router's (see topology::Fabric::link_number).
   uint64_t link_number(uint32_t from, uint32_t to) const {
     return uint64_t{to} * weight_[regs_.r] + from;
@@ -276,7 +276,7 @@ RouteDecision Decision::deliver(PacketHeader next) const {
   return fail(RouteStatus::kNoPort);
 }
 
-// Algorithms 3 and 4 (L945-1000 as printed at L842-940).
+// Algorithms 3 (L910-934) and 4 (L936-952).
 RouteDecision Decision::route_aldfb() {
   if (dest_entry_.local) return deliver(header_);  // s_d == d_d
   const unsigned dr = dimensions_to_correct(dest_entry_);

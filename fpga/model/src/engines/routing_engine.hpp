@@ -1,6 +1,6 @@
 // The routing engine of the emulated board: for one packet at one switch, the output port,
 // virtual channel and new header flags, exactly as the programmed routing mode prescribes
-// (route.mode: static, minimal adaptive, UGAL, ALDFB; 004 L376-431, L842-1000).
+// (route.mode: static, minimal adaptive, UGAL, ALDFB; 004 L376-431, L842-962).
 //
 // A pure function of what the switch's registers hold and its queue occupancies, read
 // through RouterView only: the emulated board implements the view over its register image,
@@ -8,26 +8,27 @@
 // between packets.
 //
 // Readings where the seed leaves room (each also at the code it governs):
-// - Priority encoder (L852-858): ports of the higher dimension first, then the lower port
+// - Priority encoder (L846): ports of the higher dimension first, then the lower port
 //   number. A port is usable (its Pi bit set) when the output queue of the VC the packet
 //   would take there holds fewer packets than its T_h and is not full.
-// - VC (L899-935): the link the packet came in on and the link it leaves on are numbered as
+// - VC (L888, L906, L928-931): the link the packet came in on and the link it leaves on are
+// numbered as
 //   in topology::Fabric::link_number; forward VC when the input link's number is the smaller,
 //   reverse otherwise. A packet from a terminal has no input link and takes the forward VC,
 //   as does a packet delivered to a terminal. With V VCs per port the first half (at least
 //   VC 0) are forward, the rest reverse; the least occupied of the class is taken.
-// - ALDFB, Algorithm 3 with h1 = 1 (L957-960): the packet's last hop was its detour, and the
+// - ALDFB, Algorithm 3 with h1 = 1 (L921-923): the packet's last hop was its detour, and the
 //   mandatory minimal hop corrects the dimension of that detour (the dimension of the input
-//   port), as the worked example does (L924-930). Taken literally (any direct port of Dr), a
+//   port), as the worked example does (L906). Taken literally (any direct port of Dr), a
 //   packet could correct another dimension first and then detour again in the first one; the
-//   seed's "one non-minimal forwarding in each dimension" (L846, L882) would not hold.
+//   seed's "one non-minimal forwarding in each dimension" (L834, L848) would not hold.
 // - ALDFB, Algorithm 4 when no port of Dr is under its threshold (Ps false, Po undefined):
 //   the packet takes the higher-dimension direct link, as in Algorithm 3 line 13, and h1
 //   stays 0.
 // - Where a fallback to a direct link is needed (minimal adaptive and UGAL with every direct
 //   queue at its threshold, ALDFB's higher-dimension link), the least occupied lane of the
 //   candidates is taken, ties by the priority order.
-// - UGAL (L980-983, L1010): decided once, at the source switch (the packet came from a
+// - UGAL (L838, L956-960): decided once, at the source switch (the packet came from a
 //   terminal): minimal when a direct queue is under its threshold, else towards a random
 //   intermediate router `random % routers` (minimal when that is this or the destination
 //   router), then minimally to the destination. No non-minimal hop otherwise.
@@ -67,12 +68,12 @@ class RouterView {
 };
 
 // What routing reads from and writes to a packet. in_port is the source port of the
-// NetFPGA module header (L720-724), written by the switch that receives the packet; the
+// NetFPGA module header (L678), written by the switch that receives the packet; the
 // other fields travel with the packet between switches.
 struct PacketHeader {
   uint32_t dest_terminal = 0;
   uint16_t in_port = 0;
-  // ALDFB priority flag (L896, L957): set on a detour, so the next switch forwards minimally.
+  // ALDFB priority flag (L848, L896): set on a detour, so the next switch forwards minimally.
   bool h1 = false;
   // UGAL: the packet is still on its way to the intermediate router.
   bool to_intermediate = false;

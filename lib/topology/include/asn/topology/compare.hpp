@@ -1,7 +1,7 @@
 // The figures of the nonblocking topologies 004 §2.4 compares with the 2DFB, each built from
-// routers of the 2DFB's radix (L433-440): folded-Clos, dilated bristled hypercube (DBHC) and
+// routers of the 2DFB's radix (L437): folded-Clos, dilated bristled hypercube (DBHC) and
 // hypercube (Eq 14-23). compare() gives the rows of Table 1 (L456-463) and Table 3
-// (L560-566) for one fabric.
+// (L569-575; the digest says L560-566) for one fabric.
 #pragma once
 
 #include <array>
@@ -22,7 +22,7 @@ struct TopologyFigures {
   uint64_t links = 0;               // inter-router links of terminal bandwidth (Eq 21-23)
   // Links of twice the terminal bandwidth (Table 3 'l'); the hypercube has none.
   std::optional<uint64_t> double_rate_links{};
-  unsigned worst_case_hops = 0;  // L519-531
+  unsigned worst_case_hops = 0;  // L521-523
 };
 
 TopologyFigures two_dfb(const Fabric& fabric);

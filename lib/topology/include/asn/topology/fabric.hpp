@@ -1,7 +1,7 @@
 // The 2-dilated flattened butterfly (2DFB) of N terminals, k per router (004 chapter 2):
 // its closed-form figures (Eq 4-9, 17, 20, 22, Table 1 and 3), the base-k numbering of its
 // routers and the wiring of Eq 1, the ports of each router, and the link numbers that decide
-// forward or reverse virtual channel (004 L893-935).
+// forward or reverse virtual channel (004 L888, L906).
 //
 // Dimensions are counted from 0 here; the seed's dimension d (1..r) is our d - 1. Digit i of
 // a router number has weight k^i; every digit is base k except the last one of a fabric whose
@@ -15,7 +15,7 @@
 
 namespace asn::topology {
 
-// How the doubled bandwidth between routers is built (004 L325-347): two channels A and B of
+// How the doubled bandwidth between routers is built (004 L335, L341): two channels A and B of
 // terminal bandwidth per router pair (dilated), or one channel of twice that bandwidth. The
 // board profile decides; the last dimension of a fabric whose N is not a power of k needs
 // ceil(DF_d) channels per pair (Eq 8-9), or half as many double-rate ones.
@@ -66,22 +66,22 @@ class Fabric {
   unsigned lanes(unsigned dim, ChannelMode mode) const;
   // Ports of a router in dimension `dim`: (routers of the dimension - 1) * lanes (Eq 9).
   uint32_t dimension_ports(unsigned dim, ChannelMode mode) const;
-  // Ports per router: k terminal ports plus every dimension's ports (004 L327, Table 1).
+  // Ports per router: k terminal ports plus every dimension's ports (004 L341, Table 1).
   uint32_t radix(ChannelMode mode = ChannelMode::kDilated) const;
 
   unsigned diameter() const { return dimensions_; }         // Eq 17: ceil(log_k N) - 1
   uint64_t switching_elements() const { return routers_; }  // Eq 20: ceil(N / k)
   // Inter-router links of terminal bandwidth b, L_T: Eq 22 when N is a power of k, else half
-  // the Eq 9 ports summed over all routers (what L549 leaves to Eq 9).
+  // the Eq 9 ports summed over all routers (what L512 leaves to Eq 9).
   uint64_t links() const;
   // Links of bandwidth 2b (Table 3 'l'): every pair of dilated channels as one double-rate
   // link, L_T / 2 when the dilation is even.
   uint64_t double_rate_links() const;
-  // Hops of the longest route, 2 per dimension (a detour and back, L519-527), 1 in a
-  // dimension of only 2 routers (no detour there: k = 2 gives log2(N/2), L529).
+  // Hops of the longest route, 2 per dimension (a detour and back, L521), 1 in a
+  // dimension of only 2 routers (no detour there: k = 2 gives log2(N/2), L523).
   unsigned worst_case_hops() const;
 
-  // Router numbering (004 L311-315, L844).
+  // Router numbering (004 L319, L844).
   uint32_t terminal_router(uint32_t terminal) const;    // terminal / k
   std::vector<uint32_t> digits(uint32_t router) const;  // r digits, least significant first
   uint32_t router_of(const std::vector<uint32_t>& digits) const;
@@ -89,11 +89,11 @@ class Fabric {
   // Eq 1: j = i + [m - (floor(i / k^(d-1)) mod k)] k^(d-1), the router that differs from i
   // only in digit `dim`, which is m there. m == own digit gives the router itself.
   uint32_t neighbour(uint32_t router, unsigned dim, uint32_t m) const;
-  // The link number of L899-902: 2r digits, those of the router the link ends at above those
+  // The link number of L888: 2r digits, those of the router the link ends at above those
   // of the router it starts from, i.e. to * k^r + from. Reading: the prose says "the first r
   // digits" are the starting router, and the figures name the link from R_00 to R_02 L_0200
-  // (L924-929, also L_2101, L_1213 at L966-973); both hold when "first" means the low-order
-  // digits x_0.., as the seed writes numbers x_{r-1}...x_0 (L844). The worked example then
+  // (L906, also L_2101, L_1213 at L960-962); both hold when "first" means the low-order
+  // digits x_0.., as the seed writes numbers x_{r-1}...x_0 (L319, L844). The worked example then
   // needs L_0102 < L_0200 (a reverse-VC hop), which this numbering gives.
   uint64_t link_number(uint32_t from, uint32_t to) const;
 

@@ -2,25 +2,25 @@
 //
 // A schedule row covers one dimension in two cycles: in each cycle a packet either waits or
 // crosses one channel S_A^(j) / S_B^(j) of length j (the channel from digit x to digit
-// (x + j) mod k, lane A or B; L315-319). For every length d = 1..k-1 there are k rows
+// (x + j) mod k, lane A or B; L319-323, L341). For every length d = 1..k-1 there are k rows
 // T_d^(p), p = 0..k-1 (the seed's p = 1..k), whose channel lengths add up to d mod k.
 //
 // Readings (the printed matrices, Eq 11-12, are OCR-damaged):
-// - The rows for k = 4 are read off the 2-D example (L466-487), the least damaged matrix:
+// - The rows for k = 4 are read off the 2-D example (L412-429), the least damaged matrix:
 //   its first two columns hold the initial schedule B for lengths 3, 0, 1, 2 (T_11..T_14)
 //   and its last two the final schedule F for lengths 2 and 3, which are exactly the mirror
-//   images of the B rows (L418). They agree with every legible statement of the prose: T_1^(3)
-//   steps S_A^(2) then S_A^(3) (L400), T_1^(1) and T_3^(3) share S_A^(1) while T_1^(1) and
-//   T_3^(1) do not (L404). Rows for k = 2 and 3 are built by the same rules (below).
-// - The rules: every row sums to its length; the initial-part property (L392-396): two rows
+//   images of the B rows (L402). They agree with every legible statement of the prose: T_1^(3)
+//   steps S_A^(2) then S_A^(3) (L394), T_1^(1) and T_3^(3) share S_A^(1) while T_1^(1) and
+//   T_3^(1) do not (L396). Rows for k = 2 and 3 are built by the same rules (below).
+// - The rules: every row sums to its length; the initial-part property (L389): two rows
 //   with the same channel in the second cycle have the same first cycle, so packets that
 //   meet on a channel started at the same router; and the k rows of a length can serve any
-//   mix of up to k requests of one router (L397-398, L404), which the selection below finds.
+//   mix of up to k requests of one router (L389, L396), which the selection below finds.
 // - Such a schedule exists only for k <= 4: a router whose k requests all have length d has
 //   2 direct rows (S_A^(d), S_B^(d)) and needs k - 2 two-hop rows, each ending on its own
 //   second-cycle channel; by the initial-part property a second-cycle channel serves one
 //   length only, so (k-1)(k-2) of them are needed and a router has 2(k-1).
-// - Higher dimensions (L408-431): the initial schedule B routes dimension 0, its mirror image
+// - Higher dimensions (L398-431): the initial schedule B routes dimension 0, its mirror image
 //   F (the final schedule) dimension 1. The seed's example gives both parts the same row p;
 //   that conflicts (two routers sending to one router pick p independently and meet on the
 //   same F channel). F's final-part property makes packets that meet on a channel share their
@@ -82,7 +82,7 @@ class StaticSchedule {
   uint32_t k() const { return k_; }
   // B: T_d^(p) of the initial schedule, d = 1..k-1, p = 0..k-1.
   const ScheduleRow& initial_row(unsigned length, unsigned row) const;
-  // F: the mirror image of B (L418).
+  // F: the mirror image of B (L402).
   ScheduleRow final_row(unsigned length, unsigned row) const {
     return initial_row(length, row).mirrored();
   }
