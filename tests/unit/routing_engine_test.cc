@@ -319,6 +319,12 @@ TEST_F(EngineTest, StaticWithoutAScheduleOrWithABadRowIsRefused) {
   PacketHeader h = from_terminal(terminal(3, 0));
   h.initial_row = 4;
   EXPECT_EQ(route_packet(r, h, 0).status, RouteStatus::kBadHeader);
+  // Arrived over dimension 0 from digit 0, a hop of length 1, but T_3^(1) = (S_A^(3), 0)
+  // starts with length 3: the row does not match the way the packet came.
+  PacketHeader mid = from_channel(terminal(3, 0), 0, 0, false);
+  EXPECT_EQ(route_packet(r, mid, 0).status, RouteStatus::kBadHeader);
+  mid.initial_row = 2;  // T_3^(3) = (S_A^(1), S_A^(2)): it did take S_A^(1), next S_A^(2)
+  EXPECT_EQ(route_packet(r, mid, 0).port, port(0, 3, 0));
   r.tables.schedule.clear();
   h.initial_row = 0;
   EXPECT_EQ(route_packet(r, h, 0).status, RouteStatus::kNoSchedule);

@@ -200,9 +200,10 @@ void Fabric::check_router(uint32_t router) const {
 
 void Fabric::check_dimension(unsigned dim) const {
   if (dim >= dimensions_) {
-    throw TopologyError("dimension", "dimension " + str(dim) + "; this fabric has " +
-                                         str(dimensions_) + " (0.." +
-                                         (dimensions_ ? str(dimensions_ - 1) : "none") + ")");
+    throw TopologyError("dimension",
+                        "dimension " + str(dim) + "; " +
+                            (dimensions_ == 0 ? "a one-router fabric has none"
+                                              : "accepted: 0.." + str(dimensions_ - 1)));
   }
 }
 

@@ -387,8 +387,9 @@ RouteDecision Decision::route_static() {
   }
 
   // The channel of that length and lane: the direct ports to the router one step away.
+  if (step.length == 0) return fail(RouteStatus::kBadHeader);  // a row ending early
   const uint32_t neighbour = router_with(dim, (own_digit + step.length) % k);
-  if (step.length == 0 || neighbour >= view_.dest_entries()) return fail(RouteStatus::kNoPort);
+  if (neighbour >= view_.dest_entries()) return fail(RouteStatus::kNoPort);
   const DirectPorts direct = view_.dest_entry(neighbour).dims[dim];
   const unsigned port =
       step.lane == 0 || direct.port_b == kNoPort ? direct.port_a : direct.port_b + step.lane - 1;
