@@ -1,0 +1,446 @@
+#include "engines/routing_engine.hpp"
+
+#include <algorithm>
+#include <array>
+#include <optional>
+#include <tuple>
+#include <utility>
+
+#include "asn/topology/schedule.hpp"
+
+namespace asn::model::engines {
+namespace {
+
+using topology::DestEntry;
+using topology::DirectPorts;
+using topology::kMaxDimensions;
+using topology::kMaxPorts;
+using topology::kNoPort;
+using topology::PortMapEntry;
+using topology::PortRole;
+using topology::RouteRegisters;
+using topology::RoutingMode;
+using topology::ScheduleEntry;
+using topology::ScheduleStep;
+
+// One output port the packet could take, with what the priority encoder needs to know.
+struct Candidate {
+  unsigned port = 0;
+  unsigned dim = 0;
+  uint32_t next = 0;  // the router the port leads to
+  VcClass vc_class = VcClass::kForward;
+  unsigned vc = 0;
+  uint32_t occupancy = 0;
+  bool usable = false;  // its Pi bit
+};
+
+// Candidates in priority order: higher dimension first, then lower port. A switch has at
+// most 255 ports, so a fixed buffer keeps a decision free of allocation.
+class Candidates {
+ public:
+  bool empty() const { return size_ == 0; }
+  const Candidate* begin() const { return items_.data(); }
+  const Candidate* end() const { return items_.data() + size_; }
+  void add(const Candidate& c) {
+    if (size_ < items_.size()) items_[size_++] = c;
+  }
+  void sort() {
+    std::sort(items_.begin(), items_.begin() + size_, [](const Candidate& a, const Candidate& b) {
+      return a.dim != b.dim ? a.dim > b.dim : a.port < b.port;
+    });
+  }
+  // The priority encoder's output Po, or nothing when Ps is false.
+  const Candidate* first_usable() const {
+    auto it = std::find_if(begin(), end(), [](const Candidate& c) { return c.usable; });
+    return it == end() ? nullptr : it;
+  }
+  // The least occupied candidate of the highest dimension (the "higher dim link", L922).
+  const Candidate* highest_dimension_least_occupied() const {
+    if (empty()) return nullptr;
+    const Candidate* best = begin();
+    for (const Candidate& c : *this) {
+      if (c.dim == begin()->dim && c.occupancy < best->occupancy) best = &c;
+    }
+    return best;
+  }
+  // The least occupied candidate of any dimension, ties by priority.
+  const Candidate* least_occupied() const {
+    return empty() ? nullptr : std::min_element(begin(), end(), [](auto& a, auto& b) {
+      return a.occupancy < b.occupancy;
+    });
+  }
+
+ private:
+  std::array<Candidate, kMaxPorts> items_;
+  size_t size_ = 0;
+};
+
+// One decision: the switch's registers read once, then the mode's algorithm.
+class Decision {
+ public:
+  Decision(const RouterView& view, const PacketHeader& header) : view_(view), header_(header) {}
+
+  RouteDecision run(uint32_t random);
+
+ private:
+  RouteStatus load();
+  RouteDecision route_static();
+  RouteDecision route_minimal();
+  RouteDecision route_ugal(uint32_t random);
+  RouteDecision route_aldfb();
+
+  uint32_t digit_of(uint32_t router, unsigned dim) const {
+    return dim + 1 == regs_.r ? router / weight_[dim] : router / weight_[dim] % regs_.k;
+  }
+  uint32_t radix_of(unsigned dim) const { return dim + 1 == regs_.r ? regs_.last_radix : regs_.k; }
+  unsigned lanes_of(unsigned dim) const {
+    return dim + 1 == regs_.r ? regs_.last_lanes : regs_.lanes;
+  }
+  uint32_t router_with(unsigned dim, uint32_t digit) const {
+    return own_ + (digit - regs_.own_digits[dim]) * weight_[dim];
+  }
+  // 004 L888: the 2r-digit link number, the ending router's digits above the starting
+  // router's (see topology::Fabric::link_number).
+  uint64_t link_number(uint32_t from, uint32_t to) const {
+    return uint64_t{to} * weight_[regs_.r] + from;
+  }
+  // Dimensions still to correct for a destination entry (Dr), one bit each.
+  unsigned dimensions_to_correct(const DestEntry& entry) const;
+
+  bool channel_candidate(unsigned port, Candidate& out) const;
+  bool direct_candidates(const DestEntry& entry, unsigned dims, Candidates& out) const;
+  void detour_candidates(unsigned dims, uint32_t dest, Candidates& out) const;
+  std::pair<unsigned, uint32_t> pick_vc(unsigned port, VcClass vc_class) const;
+
+  RouteDecision fail(RouteStatus status) const {
+    RouteDecision d;
+    d.status = status;
+    d.header = header_;
+    return d;
+  }
+  RouteDecision hop(const Candidate& c, PacketHeader next, uint32_t dest) const;
+  RouteDecision deliver(PacketHeader next) const;
+
+  const RouterView& view_;
+  const PacketHeader& header_;
+  RouteRegisters regs_;
+  std::array<uint32_t, kMaxDimensions + 1> weight_{};  // k^i
+  uint32_t own_ = 0;
+  uint32_t routers_ = 1;
+  unsigned ports_ = 0;
+  unsigned vcs_ = 1;
+  uint32_t depth_ = 0;
+  uint32_t dest_ = 0;  // destination router
+  DestEntry dest_entry_;
+  // The input link, when the packet came from another router.
+  std::optional<PortMapEntry> arrival_;
+  uint64_t link_in_ = 0;
+};
+
+RouteStatus Decision::load() {
+  regs_ = view_.registers();
+  if (regs_.k < 2 || regs_.r > kMaxDimensions || regs_.lanes == 0 || regs_.last_lanes == 0 ||
+      regs_.last_radix == 0 || (regs_.r > 0 && regs_.last_radix > regs_.k)) {
+    return RouteStatus::kBadConfig;
+  }
+  weight_[0] = 1;
+  for (unsigned dim = 0; dim < regs_.r; ++dim) {
+    if (regs_.own_digits[dim] >= radix_of(dim)) return RouteStatus::kBadConfig;
+    own_ += regs_.own_digits[dim] * weight_[dim];
+    weight_[dim + 1] = weight_[dim] * regs_.k;
+  }
+  routers_ = regs_.r == 0 ? 1 : weight_[regs_.r - 1] * regs_.last_radix;
+  ports_ = std::min(view_.port_count(), kMaxPorts);
+  vcs_ = view_.vcs_per_port();
+  depth_ = view_.queue_depth();
+  if (vcs_ == 0) return RouteStatus::kBadConfig;
+
+  if (header_.in_port >= ports_) return RouteStatus::kBadInputPort;
+  const PortMapEntry in = view_.port_map(header_.in_port);
+  if (in.role == PortRole::kChannel) {
+    if (in.dimension >= regs_.r || in.digit >= radix_of(in.dimension) ||
+        in.digit == regs_.own_digits[in.dimension]) {
+      return RouteStatus::kBadInputPort;
+    }
+    arrival_ = in;
+    link_in_ = link_number(router_with(in.dimension, in.digit), own_);
+  } else if (in.role != PortRole::kTerminal) {
+    return RouteStatus::kBadInputPort;
+  }
+
+  dest_ = header_.dest_terminal / regs_.k;
+  if (dest_ >= routers_ || dest_ >= view_.dest_entries()) return RouteStatus::kBadDestination;
+  dest_entry_ = view_.dest_entry(dest_);
+  if (!dest_entry_.valid) return RouteStatus::kBadDestination;
+  return RouteStatus::kOk;
+}
+
+unsigned Decision::dimensions_to_correct(const DestEntry& entry) const {
+  unsigned dims = 0;
+  for (unsigned dim = 0; dim < regs_.r; ++dim) {
+    if (entry.dims[dim].port_a != kNoPort) dims |= 1u << dim;
+  }
+  return dims;
+}
+
+std::pair<unsigned, uint32_t> Decision::pick_vc(unsigned port, VcClass vc_class) const {
+  const unsigned half = vcs_ / 2;
+  unsigned first = 0, last = vcs_;  // one VC: both classes share it
+  if (vcs_ >= 2) {
+    first = vc_class == VcClass::kForward ? 0 : half;
+    last = vc_class == VcClass::kForward ? half : vcs_;
+  }
+  unsigned best = first;
+  uint32_t best_occupancy = view_.occupancy(port, first);
+  for (unsigned vc = first + 1; vc < last; ++vc) {
+    const uint32_t occupancy = view_.occupancy(port, vc);
+    if (occupancy < best_occupancy) {
+      best = vc;
+      best_occupancy = occupancy;
+    }
+  }
+  return {best, best_occupancy};
+}
+
+bool Decision::channel_candidate(unsigned port, Candidate& out) const {
+  if (port >= ports_) return false;
+  const PortMapEntry entry = view_.port_map(port);
+  if (entry.role != PortRole::kChannel || entry.dimension >= regs_.r ||
+      entry.digit >= radix_of(entry.dimension) ||
+      entry.digit == regs_.own_digits[entry.dimension]) {
+    return false;
+  }
+  out.port = port;
+  out.dim = entry.dimension;
+  out.next = router_with(entry.dimension, entry.digit);
+  out.vc_class =
+      arrival_ && link_in_ >= link_number(own_, out.next) ? VcClass::kReverse : VcClass::kForward;
+  std::tie(out.vc, out.occupancy) = pick_vc(port, out.vc_class);
+  out.usable = out.occupancy < view_.threshold(port) && out.occupancy < depth_;
+  return true;
+}
+
+// The direct ports of the dimensions in `dims` (Pr): port_a, port_b and, where the last
+// dimension has more lanes, the ports after port_b.
+bool Decision::direct_candidates(const DestEntry& entry, unsigned dims, Candidates& out) const {
+  for (unsigned dim = regs_.r; dim-- > 0;) {
+    if ((dims >> dim & 1) == 0) continue;
+    const DirectPorts& direct = entry.dims[dim];
+    const unsigned lanes = direct.port_b == kNoPort ? 1 : lanes_of(dim);
+    for (unsigned lane = 0; lane < lanes; ++lane) {
+      const unsigned port = lane == 0 ? direct.port_a : direct.port_b + lane - 1;
+      Candidate c;
+      if (!channel_candidate(port, c) || c.dim != dim) return false;
+      out.add(c);
+    }
+  }
+  out.sort();
+  return true;
+}
+
+// Every port of the dimensions in `dims` that does not lead to the destination's digit.
+void Decision::detour_candidates(unsigned dims, uint32_t dest, Candidates& out) const {
+  for (unsigned port = 0; port < ports_; ++port) {
+    Candidate c;
+    if (!channel_candidate(port, c) || (dims >> c.dim & 1) == 0) continue;
+    if (digit_of(c.next, c.dim) == digit_of(dest, c.dim)) continue;
+    out.add(c);
+  }
+  out.sort();
+}
+
+RouteDecision Decision::hop(const Candidate& c, PacketHeader next, uint32_t dest) const {
+  RouteDecision d;
+  d.port = static_cast<uint16_t>(c.port);
+  d.vc = static_cast<uint8_t>(c.vc);
+  d.vc_class = c.vc_class;
+  d.minimal = digit_of(c.next, c.dim) == digit_of(dest, c.dim);
+  d.header = next;
+  return d;
+}
+
+RouteDecision Decision::deliver(PacketHeader next) const {
+  const uint32_t terminal = header_.dest_terminal % regs_.k;
+  for (unsigned port = 0; port < ports_; ++port) {
+    const PortMapEntry entry = view_.port_map(port);
+    if (entry.role != PortRole::kTerminal || entry.digit != terminal) continue;
+    RouteDecision d;
+    d.port = static_cast<uint16_t>(port);
+    d.vc = static_cast<uint8_t>(pick_vc(port, VcClass::kForward).first);
+    d.local = true;
+    next.h1 = false;
+    next.to_intermediate = false;
+    d.header = next;
+    return d;
+  }
+  return fail(RouteStatus::kNoPort);
+}
+
+// Algorithms 3 (L910-934) and 4 (L936-952).
+RouteDecision Decision::route_aldfb() {
+  if (dest_entry_.local) return deliver(header_);  // s_d == d_d
+  const unsigned dr = dimensions_to_correct(dest_entry_);
+  if (dr == 0) return fail(RouteStatus::kNoPort);
+  unsigned pr_dims = dr;
+  if (header_.h1 && arrival_ && (dr >> arrival_->dimension & 1) != 0) {
+    pr_dims = 1u << arrival_->dimension;  // the minimal hop after a detour (see the header)
+  }
+  Candidates direct;
+  if (!direct_candidates(dest_entry_, pr_dims, direct)) return fail(RouteStatus::kNoPort);
+  PacketHeader next = header_;
+  next.h1 = false;
+  if (const Candidate* po = direct.first_usable()) return hop(*po, next, dest_);  // lines 8-10
+  if (header_.h1) return hop(*direct.highest_dimension_least_occupied(), next, dest_);  // 12-14
+
+  // Algorithm 4: the status of all ports of Dr; a detour sets h1.
+  Candidates detours;
+  detour_candidates(dr, dest_, detours);
+  if (const Candidate* po = detours.first_usable()) {
+    next.h1 = true;
+    return hop(*po, next, dest_);
+  }
+  return hop(*direct.highest_dimension_least_occupied(), next, dest_);
+}
+
+RouteDecision Decision::route_minimal() {
+  if (dest_entry_.local) return deliver(header_);
+  Candidates direct;
+  if (!direct_candidates(dest_entry_, dimensions_to_correct(dest_entry_), direct) ||
+      direct.empty()) {
+    return fail(RouteStatus::kNoPort);
+  }
+  const Candidate* c = direct.first_usable();
+  return hop(c ? *c : *direct.least_occupied(), header_, dest_);
+}
+
+RouteDecision Decision::route_ugal(uint32_t random) {
+  PacketHeader next = header_;
+  if (next.to_intermediate && next.intermediate == own_) next.to_intermediate = false;
+  if (dest_entry_.local) return deliver(next);
+
+  Candidates direct;
+  if (!next.to_intermediate && !arrival_) {
+    // At the source: minimal while a direct queue is under its threshold, else a detour.
+    if (!direct_candidates(dest_entry_, dimensions_to_correct(dest_entry_), direct) ||
+        direct.empty()) {
+      return fail(RouteStatus::kNoPort);
+    }
+    if (const Candidate* c = direct.first_usable()) return hop(*c, next, dest_);
+    const uint32_t intermediate = random % routers_;
+    if (intermediate != own_ && intermediate != dest_) {
+      next.to_intermediate = true;
+      next.intermediate = intermediate;
+    }
+  }
+  const uint32_t target = next.to_intermediate ? next.intermediate : dest_;
+  if (target >= routers_ || target >= view_.dest_entries()) return fail(RouteStatus::kBadHeader);
+  const DestEntry entry = target == dest_ ? dest_entry_ : view_.dest_entry(target);
+  if (!entry.valid || entry.local) return fail(RouteStatus::kBadHeader);
+  Candidates toward;
+  if (!direct_candidates(entry, dimensions_to_correct(entry), toward) || toward.empty()) {
+    return fail(RouteStatus::kNoPort);
+  }
+  const Candidate* c = toward.first_usable();
+  return hop(c ? *c : *toward.least_occupied(), next, dest_);
+}
+
+// The schedule's rows for one dimension of a 1-D or 2-D fabric (topology/schedule.hpp).
+RouteDecision Decision::route_static() {
+  if (dest_entry_.local) return deliver(header_);
+  const unsigned k = regs_.k;
+  if (regs_.r > 2 || view_.schedule_entries() < (k - 1) * k) return fail(RouteStatus::kNoSchedule);
+  if (header_.initial_row >= k || header_.final_row >= k) return fail(RouteStatus::kBadHeader);
+
+  // Dimension 0 first (the initial part), then dimension 1 (the final part, mirrored).
+  const unsigned dim = digit_of(dest_, 0) != regs_.own_digits[0] ? 0 : 1;
+  const bool mirrored = dim == 1;
+  const unsigned p = mirrored ? header_.final_row : header_.initial_row;
+  auto row_of = [&](unsigned length) -> std::optional<std::array<ScheduleStep, 2>> {
+    const ScheduleEntry e = view_.schedule_entry((length - 1) * k + p);
+    std::array<ScheduleStep, 2> steps = {ScheduleStep{e.first_length, e.first_lane},
+                                         ScheduleStep{e.second_length, e.second_lane}};
+    if ((steps[0].length + steps[1].length) % k != length || steps[0].length >= k ||
+        steps[1].length >= k) {
+      return std::nullopt;  // not a row of this length: no schedule programmed
+    }
+    if (mirrored) std::swap(steps[0], steps[1]);
+    return steps;
+  };
+
+  const uint32_t own_digit = regs_.own_digits[dim];
+  const unsigned remaining = (digit_of(dest_, dim) + k - own_digit) % k;
+  ScheduleStep step;
+  if (arrival_ && arrival_->dimension == dim) {
+    // Mid-row: the input port names the hop taken, its length and lane (with one
+    // double-rate channel per peer, S_A and S_B share the port and only the length tells).
+    const uint8_t taken = static_cast<uint8_t>((own_digit + k - arrival_->digit) % k);
+    const auto row = row_of((taken + remaining) % k);
+    if (!row) return fail(RouteStatus::kNoSchedule);
+    if ((*row)[0].length != taken || (lanes_of(dim) > 1 && (*row)[0].lane != arrival_->lane)) {
+      return fail(RouteStatus::kBadHeader);
+    }
+    step = (*row)[1];
+  } else {
+    const auto row = row_of(remaining);
+    if (!row) return fail(RouteStatus::kNoSchedule);
+    step = (*row)[0].hop() ? (*row)[0] : (*row)[1];
+  }
+
+  // The channel of that length and lane: the direct ports to the router one step away.
+  if (step.length == 0) return fail(RouteStatus::kBadHeader);  // a row ending early
+  const uint32_t neighbour = router_with(dim, (own_digit + step.length) % k);
+  if (neighbour >= view_.dest_entries()) return fail(RouteStatus::kNoPort);
+  const DirectPorts direct = view_.dest_entry(neighbour).dims[dim];
+  const unsigned port =
+      step.lane == 0 || direct.port_b == kNoPort ? direct.port_a : direct.port_b + step.lane - 1;
+  Candidate c;
+  if (!channel_candidate(port, c) || c.dim != dim) return fail(RouteStatus::kNoPort);
+  return hop(c, header_, dest_);
+}
+
+RouteDecision Decision::run(uint32_t random) {
+  const topology::RouteMode mode = view_.mode();
+  if (!mode.enable) return fail(RouteStatus::kDisabled);
+  if (const RouteStatus status = load(); status != RouteStatus::kOk) return fail(status);
+  switch (mode.mode) {
+    case RoutingMode::kStatic:
+      return route_static();
+    case RoutingMode::kMinimal:
+      return route_minimal();
+    case RoutingMode::kUgal:
+      return route_ugal(random);
+    case RoutingMode::kAldfb:
+      return route_aldfb();
+  }
+  return fail(RouteStatus::kBadConfig);
+}
+
+}  // namespace
+
+std::string_view to_string(RouteStatus status) {
+  switch (status) {
+    case RouteStatus::kOk:
+      return "ok";
+    case RouteStatus::kDisabled:
+      return "routing disabled (route.mode.enable is 0)";
+    case RouteStatus::kBadConfig:
+      return "the ROUTE registers describe no fabric";
+    case RouteStatus::kBadInputPort:
+      return "the input port is not in the port map";
+    case RouteStatus::kBadDestination:
+      return "no valid dest_table entry for the destination router";
+    case RouteStatus::kNoPort:
+      return "the tables name no port to take";
+    case RouteStatus::kNoSchedule:
+      return "static mode without a programmed schedule for this fabric";
+    case RouteStatus::kBadHeader:
+      return "the packet header contradicts the tables";
+  }
+  return "?";
+}
+
+RouteDecision route_packet(const RouterView& view, const PacketHeader& header, uint32_t random) {
+  return Decision(view, header).run(random);
+}
+
+}  // namespace asn::model::engines

@@ -1,0 +1,101 @@
+// Everything the ROUTE block of one switch holds for its place in a 2DFB, as plain structs
+// that mirror the register fields one to one (fpga/regmap/asn_regmap.yaml, block `route`;
+// the fields marked "proposed" are in lib/topology/REGMAP-NOTES.md). The manager writes them
+// to the board; the routing engine (fpga/model/src/engines) reads them back.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "asn/topology/fabric.hpp"
+
+namespace asn::topology {
+
+// The ROUTE block holds 4 digits (own_router.digit0-3) and 4 dimensions of direct ports
+// (dest_table d0-d3).
+inline constexpr unsigned kMaxDimensions = 4;
+// Port fields are 8 bits; 0xff means "no port" (nothing to correct in that dimension, or no
+// lane B with double-rate channels), so a switch has at most 255 ports, 0..254.
+inline constexpr uint8_t kNoPort = 0xff;
+inline constexpr unsigned kMaxPorts = 255;
+// geometry.k and port_map.digit are 8 bits.
+inline constexpr uint32_t kMaxK = 255;
+
+// route.mode.mode
+enum class RoutingMode : uint8_t { kStatic = 0, kMinimal = 1, kUgal = 2, kAldfb = 3 };
+
+// route.mode
+struct RouteMode {
+  RoutingMode mode = RoutingMode::kStatic;
+  bool enable = false;
+};
+
+// route.own_router and route.geometry.
+struct RouteRegisters {
+  std::array<uint8_t, kMaxDimensions> own_digits{};  // digit0..digit3, unused ones 0
+  uint8_t k = 2;                                     // geometry.k
+  uint8_t r = 2;                                     // geometry.r
+  // Proposed: lanes per peer below the last dimension: 2 dilated, 1 double rate.
+  uint8_t lanes = 2;
+  // Proposed: routers along the last dimension (N_s, or k when N is a power of k; 1 when r = 0).
+  uint8_t last_radix = 2;
+  // Proposed: lanes per peer in the last dimension (ceil(DF_d) or half that, Eq 8-9).
+  uint8_t last_lanes = 2;
+
+  friend bool operator==(const RouteRegisters&, const RouteRegisters&) = default;
+};
+
+// One entry of route.port_map.
+struct PortMapEntry {
+  PortRole role = PortRole::kUnused;
+  uint8_t lane = 0;       // proposed width 8 bits (lanes beyond A and B)
+  uint8_t dimension = 0;  // channels
+  uint8_t digit = 0;      // channels: the peer's digit; terminals: the terminal index 0..k-1
+
+  friend bool operator==(const PortMapEntry&, const PortMapEntry&) = default;
+};
+
+// d<i>_port_a, d<i>_port_b of a route.dest_table entry. Lanes beyond B, where the last
+// dimension has them, are the ports that follow port_b (the port map keeps a peer's lanes
+// together).
+struct DirectPorts {
+  uint8_t port_a = kNoPort;
+  uint8_t port_b = kNoPort;
+
+  friend bool operator==(const DirectPorts&, const DirectPorts&) = default;
+};
+
+// One entry of route.dest_table: for destination router d, the direct ports of every
+// dimension in which d's digit differs from ours (kNoPort where it does not).
+struct DestEntry {
+  bool valid = false;
+  bool local = false;  // d is this router
+  std::array<DirectPorts, kMaxDimensions> dims{};
+
+  friend bool operator==(const DestEntry&, const DestEntry&) = default;
+};
+
+// One entry of the proposed route.schedule table: T_d^(p) of the initial schedule at index
+// (d - 1) * k + p (schedule.hpp); the final schedule is its mirror image.
+struct ScheduleEntry {
+  uint8_t first_length = 0;  // 0: no hop in the first cycle
+  uint8_t first_lane = 0;
+  uint8_t second_length = 0;
+  uint8_t second_lane = 0;
+
+  friend bool operator==(const ScheduleEntry&, const ScheduleEntry&) = default;
+};
+
+struct RouteTables {
+  RouteRegisters registers;
+  std::vector<PortMapEntry> port_map;   // radix entries
+  std::vector<DestEntry> dest_table;    // one per router of the fabric
+  std::vector<ScheduleEntry> schedule;  // empty when the fabric has no static schedule
+};
+
+// The tables of router `router`. Throws TopologyError naming "router" (outside the fabric),
+// "k" (above kMaxK), "dimensions" (above kMaxDimensions) or "radix" (above kMaxPorts).
+RouteTables compute_route_tables(const Fabric& fabric, uint32_t router, ChannelMode mode);
+
+}  // namespace asn::topology
