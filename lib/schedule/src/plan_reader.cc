@@ -59,7 +59,8 @@ Plan PlanReader::read(const YamlNode& root) {
     reader_.fail_at({1, 1}, "", cat("the file is empty: a plan needs ", kPlanExample));
   }
   MapView top = reader_.map(
-      root, "", {"version", "plan", "description", "switches", "defaults", "phases"}, kPlanExample);
+      root, "", {"version", "plan", "description", "board", "switches", "defaults", "phases"},
+      kPlanExample);
   Plan plan;
   plan.file = reader_.file();
   if (const YamlNode* version = top.get("version")) reader_.integer(*version, "version", 1, 1);
@@ -69,6 +70,7 @@ Plan PlanReader::read(const YamlNode& root) {
   if (const YamlNode* d = top.get("description")) {
     plan.description = reader_.scalar(*d, "description", "a text");
   }
+  if (const YamlNode* board = top.get("board")) plan.board = reader_.name(*board, "board");
   if (const YamlNode* switches = top.get("switches")) {
     const auto& items = reader_.sequence(*switches, "switches", "[sw0, sw1]");
     if (items.empty())
@@ -179,15 +181,6 @@ Phase PlanReader::read_phase(const YamlNode& node, const std::string& field, con
   t.wormhole = own.wormhole.value_or(defaults_.wormhole.value_or(false));
   t.wormhole_mark = own.wormhole ? own.wormhole_mark : defaults_.wormhole_mark;
   t.wormhole_length = own.wormhole_length ? own.wormhole_length : defaults_.wormhole_length;
-  auto require = [&](bool given, std::string_view key, std::string_view example) {
-    if (given) return;
-    reader_.fail(
-        *name, field,
-        cat("phase '", phase.name, "' has no ", key,
-            ": give it in the phase or under 'defaults:' (e.g. '", key, ": ", example, "')"));
-  };
-  require(t.slot_length.has_value(), "slot_length", "1 us");
-  require(t.guard_band.has_value(), "guard_band", "50 ns");
   if (plan.is_fabric()) {
     add_fabric_parts(map, plan, phase);
   } else {
@@ -199,6 +192,16 @@ Phase PlanReader::read_phase(const YamlNode& node, const std::string& field, con
     }
     phase.parts.push_back(read_part(map, node, ""));
   }
+  // Checked after the parts, so that errors come in the order of the file.
+  auto require = [&](bool given, std::string_view key, std::string_view example) {
+    if (given) return;
+    reader_.fail(
+        *name, field,
+        cat("phase '", phase.name, "' has no ", key,
+            ": give it in the phase or under 'defaults:' (e.g. '", key, ": ", example, "')"));
+  };
+  require(t.slot_length.has_value(), "slot_length", "1 us");
+  require(t.guard_band.has_value(), "guard_band", "50 ns");
   return phase;
 }
 

@@ -79,6 +79,7 @@ std::string format_plan(const Plan& plan) {
   std::string out = "version: 1\n";
   out += cat("plan: ", plan.name, "\n");
   if (!plan.description.empty()) out += cat("description: ", quoted(plan.description), "\n");
+  if (!plan.board.empty()) out += cat("board: ", plan.board, "\n");
   if (plan.is_fabric()) out += cat("switches: [", detail::join(plan.switches), "]\n");
   out += "phases:\n";
   for (const auto& phase : plan.phases) {

@@ -120,6 +120,11 @@ void Checker::run() {
       return;
     }
   }
+  if (!plan_.board.empty() && !limits_.board.empty() && plan_.board != limits_.board) {
+    warning(nullptr, nullptr, {},
+            cat("plan '", plan_.name, "' was written for board ", plan_.board, "; this board is ",
+                limits_.board));
+  }
   if (plan_.phases.empty())
     error(nullptr, nullptr, {}, cat("plan '", plan_.name, "' has no phase"));
   if (options_.phase && plan_.find_phase(*options_.phase) == nullptr) {

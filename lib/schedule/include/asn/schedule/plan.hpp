@@ -157,6 +157,10 @@ struct Plan {
   std::string name;
   std::string description;
   std::string file;  // the file it was read from, for messages ("" when built in code)
+  // The board profile the plan was written for ("netfpga-1g"), if it says: lets a tool
+  // check a plan offline against that profile's limits; validate() warns when the board it
+  // is given is another.
+  std::string board;
   std::vector<std::string> switches;  // a fabric plan's switches; empty for one switch
   std::vector<Phase> phases;
 

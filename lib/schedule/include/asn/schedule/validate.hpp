@@ -24,7 +24,8 @@
 //    own state, and the frames of different switches would drift apart, while a circuit
 //    across switches needs the same slot on every switch at the same time (002 L240-312).
 // Warnings (do not stop a load): a length that is not a whole number of cycles (rounded),
-// sla with the wormhole slot as long as the others, empty slots under policy fixed.
+// sla with the wormhole slot as long as the others, empty slots under policy fixed, a plan
+// written for another board profile (Plan::board).
 #pragma once
 
 #include <cstdint>
