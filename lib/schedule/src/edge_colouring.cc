@@ -13,6 +13,8 @@ constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
 constexpr uint32_t kDummy = std::numeric_limits<uint32_t>::max();
 // Below this many edges (links in the L2 cache) one walk at a time beats interleaved walks.
 constexpr size_t kSerialWalkEdges = size_t{1} << 17;
+// Perfect matchings in graphs of up to this many vertices a side use augmenting paths only.
+constexpr uint32_t kWalkVertices = 64;
 
 // An edge of the working graph. Its left vertex is implicit: the edges of a d-regular
 // (sub)graph are kept sorted by left vertex, so left vertex u owns positions [u*d, u*d + d).
@@ -256,7 +258,9 @@ class Colourer {
     std::fill(match_left_.begin(), match_left_.end(), kNone);
     // Goel-Kapralov-Khanna: O(n log n) expected steps on a regular bipartite graph. The
     // budget is generous; past it, plain augmenting paths finish the job deterministically.
-    uint64_t budget = 64ull * n_ * (std::bit_width(n_) + 1) + 4096;
+    // Graphs of few vertices (patterns on few ports) use augmenting paths alone: as fast
+    // there, and the same code then serves as the fallback.
+    uint64_t budget = n_ > kWalkVertices ? 64ull * n_ * (std::bit_width(n_) + 1) + 4096 : 0;
     // A greedy pass first: sequential, and it leaves the walks only the last few vertices.
     for (uint32_t u = 0; u < n_; ++u) {
       for (uint32_t pos = u * d; pos < u * d + d; ++pos) {
