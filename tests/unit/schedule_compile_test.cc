@@ -230,10 +230,19 @@ TEST(ScheduleCompile, SummaryAndLayout) {
   }
   EXPECT_EQ(total, 3u);
 
+  a.summary.elapsed = std::chrono::microseconds(1500);
+  EXPECT_EQ(describe(a.summary),
+            "3 connections in 2 slots (lower bound 2: optimal), 2 ports, utilisation 75.0%, "
+            "closed form, 1.50 ms");
+
   CompileSummary explicit_summary = summarize(slots);
   EXPECT_EQ(explicit_summary.method, Method::kExplicit);
   EXPECT_EQ(explicit_summary.slots, 2u);
   EXPECT_EQ(explicit_summary.lower_bound, 2u);
+  slots.emplace_back();  // an empty slot more: the same connections, less used
+  explicit_summary = summarize(slots);
+  EXPECT_EQ(describe(explicit_summary),
+            "3 connections in 3 slots (lower bound 2), 2 ports, utilisation 50.0%, explicit");
 
   Assignment empty = compile_pattern({});
   EXPECT_EQ(empty.summary.slots, 0u);

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <stdexcept>
 
 #include "edge_colouring.hpp"
@@ -176,6 +177,21 @@ CompileSummary summarize(std::span<const Slot> slots, Method method) {
   }
   summary.utilisation = utilisation(summary.connections, summary.slots, summary.ports_in_use);
   return summary;
+}
+
+std::string describe(const CompileSummary& summary) {
+  char numbers[96];
+  std::snprintf(numbers, sizeof numbers, "utilisation %.1f%%", summary.utilisation * 100);
+  std::string out =
+      cat(summary.connections, " connections in ", summary.slots, " slots (lower bound ",
+          summary.lower_bound, summary.optimal() ? ": optimal" : "", "), ", summary.ports_in_use,
+          " ports, ", numbers, ", ", to_string(summary.method));
+  if (summary.elapsed.count() > 0) {
+    std::snprintf(numbers, sizeof numbers, ", %.2f ms",
+                  std::chrono::duration<double, std::milli>(summary.elapsed).count());
+    out += numbers;
+  }
+  return out;
 }
 
 void compile_plan(Plan& plan, const CompileOptions& options) {

@@ -10,6 +10,7 @@
 #include <istream>
 #include <streambuf>
 
+#include "prescan.hpp"
 #include "text.hpp"
 
 namespace asn::schedule::detail {
@@ -126,37 +127,10 @@ class TreeBuilder : public YAML::EventHandler {
   int documents_ = 0;
 };
 
-void check_size(std::string_view text, const std::string& file, const ParseLimits& limits) {
-  if (text.size() > limits.max_file_bytes) {
-    fail(file, {},
-         cat("the file is larger than the limit of ", limits.max_file_bytes,
-             " bytes (max_file_bytes)"));
-  }
-  if (std::memchr(text.data(), '\0', text.size()) != nullptr) {
-    fail(file, {}, "the file contains NUL bytes: it is not a YAML text file");
-  }
-  // Counted before parsing, so a huge file fails at once.
-  size_t lines = 0;
-  const char* at = text.data();
-  const char* end = text.data() + text.size();
-  while (at < end) {
-    const char* newline = static_cast<const char*>(std::memchr(at, '\n', end - at));
-    ++lines;
-    if (lines > limits.max_lines) {
-      fail(file, {static_cast<uint32_t>(std::min<size_t>(lines, UINT32_MAX)), 1},
-           cat("the file has more than ", limits.max_lines,
-               " lines (max_lines); describe large patterns with generators such as "
-               "'all_to_all: {ports: 64}'"));
-    }
-    if (newline == nullptr) break;
-    at = newline + 1;
-  }
-}
-
 }  // namespace
 
 YamlNode read_yaml(std::string_view text, const std::string& file, const ParseLimits& limits) {
-  check_size(text, file, limits);
+  prescan(text, file, limits);
   ViewBuffer buffer(text);
   std::istream in(&buffer);
   TreeBuilder builder(file, limits);

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "asn/schedule/plan.hpp"
@@ -46,6 +47,10 @@ std::vector<Slot> layout_slots(std::span<const Connection> pattern, const Assign
 
 // Connections, slots, lower bound, ports in use and utilisation of slots as they stand.
 CompileSummary summarize(std::span<const Slot> slots, Method method = Method::kExplicit);
+
+// One line for people: "4032 connections in 63 slots (lower bound 63: optimal), 64 ports,
+// utilisation 100.0%, closed form, 0.41 ms".
+std::string describe(const CompileSummary& summary);
 
 // Compiles every part of the plan that has a pattern (its slots are replaced) and sets the
 // summary of every part.

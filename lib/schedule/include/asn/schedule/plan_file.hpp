@@ -19,9 +19,17 @@
 namespace asn::schedule {
 
 struct ParseLimits {
-  size_t max_file_bytes = size_t{16} << 20;  // 16 MiB
+  // yaml-cpp reads about 5 MB/s and the tree takes up to ~400 bytes a value, so these bound
+  // a hostile file to about a second and 100 MB. The largest explicit phase a board takes,
+  // 1024 slots of 64 connections, is about 0.7 MB and 67,000 values; larger plans are
+  // better written with generators, or read with raised limits.
+  size_t max_file_bytes = size_t{4} << 20;  // 4 MiB
   size_t max_lines = 262144;
-  size_t max_nodes = 524288;  // YAML scalars, sequences and maps
+  size_t max_line_bytes = 65536;
+  // A flow collection ([...] or {...}): yaml-cpp reads one whole, at a few hundred bytes a
+  // token, before it reports what is inside. A slot of 64 connections is about 700 bytes.
+  size_t max_flow_bytes = 262144;
+  size_t max_nodes = 262144;  // YAML scalars, sequences and maps
   size_t max_depth = 32;      // nesting of sequences and maps (a plan needs 7)
   size_t max_scalar_bytes = 65536;
   // Connections in the whole plan once repeats and generators are expanded (16 bytes each).
