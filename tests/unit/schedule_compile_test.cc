@@ -139,10 +139,10 @@ TEST(ScheduleCompile, OptimalOnSkewedAndHeavilyRepeatedPatterns) {
 }
 
 TEST(ScheduleCompile, OptimalOnALargeGraph) {
-  // Big enough (about 200,000 edges after regularising) for the interleaved cycle walks.
+  // Odd degree (a perfect matching first), then 520 x 254 = 132,080 edges to split: past
+  // the size where the cycle walks run interleaved.
   std::mt19937 rng(4);
-  expect_optimal(near_regular(rng, 1024, 200, 3000));
-  expect_optimal(near_regular(rng, 700, 301, 0));
+  expect_optimal(near_regular(rng, 520, 255, 0));
 }
 
 // The fewest slots by exhaustive search: try k = 1, 2, ... colours with backtracking.
@@ -168,8 +168,8 @@ uint32_t brute_force_slots(const Pattern& p) {
 
 TEST(ScheduleCompile, NoScheduleHasFewerSlotsThanTheCompilers) {
   std::mt19937 rng(5);
-  for (int round = 0; round < 150; ++round) {
-    Pattern p = uniform(rng, 1 + rng() % 4, 1 + rng() % 4, 1 + rng() % 9);
+  for (int round = 0; round < 100; ++round) {
+    Pattern p = uniform(rng, 1 + rng() % 4, 1 + rng() % 4, 1 + rng() % 8);
     EXPECT_EQ(compile_pattern(p).summary.slots, brute_force_slots(p)) << "round " << round;
   }
 }

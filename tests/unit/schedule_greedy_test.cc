@@ -27,7 +27,7 @@ Assignment greedy(const std::vector<Connection>& pattern) {
   return compile_pattern(pattern, options);
 }
 
-// 000 L704-723 (Figure 4.3): PE0's predictable traffic to PE1, PE3, PE4 and PE12 is
+// 000 L715 (Figure 4.3): PE0's predictable traffic to PE1, PE3, PE4 and PE12 is
 // scheduled from slot 0 on, one connection a slot, in that order.
 TEST(ScheduleGreedy, SeedExampleFillsSlotsFromSlotZero) {
   RequestMatrix r(16);
@@ -97,7 +97,7 @@ TEST(ScheduleGreedy, BlockedRequestIsNotMistakenForARelease) {
   EXPECT_EQ(pairs(scheduler.slot_connections(0)), (Pairs{{0, 5}, {3, 1}}));
 }
 
-// Two inputs want one output: the row nearer the origin wins (L995), and rotating the origin
+// Two inputs want one output: the row nearer the origin wins (L1000), and rotating the origin
 // gives the other its turn.
 TEST(ScheduleGreedy, RotatingPriorityDecidesBetweenContenders) {
   RequestMatrix r(4);

@@ -182,10 +182,14 @@ CompileSummary summarize(std::span<const Slot> slots, Method method) {
 std::string describe(const CompileSummary& summary) {
   char numbers[96];
   std::snprintf(numbers, sizeof numbers, "utilisation %.1f%%", summary.utilisation * 100);
+  auto plural = [](uint64_t n, std::string_view word) {
+    return cat(n, " ", word, n == 1 ? "" : "s");
+  };
   std::string out =
-      cat(summary.connections, " connections in ", summary.slots, " slots (lower bound ",
-          summary.lower_bound, summary.optimal() ? ": optimal" : "", "), ", summary.ports_in_use,
-          " ports, ", numbers, ", ", to_string(summary.method));
+      cat(plural(summary.connections, "connection"), " in ", plural(summary.slots, "slot"),
+          " (lower bound ",
+          summary.lower_bound, summary.optimal() ? ": optimal" : "", "), ",
+          plural(summary.ports_in_use, "port"), ", ", numbers, ", ", to_string(summary.method));
   if (summary.elapsed.count() > 0) {
     std::snprintf(numbers, sizeof numbers, ", %.2f ms",
                   std::chrono::duration<double, std::milli>(summary.elapsed).count());

@@ -29,7 +29,7 @@ void shift(uint32_t n, int64_t by, std::vector<IndexPair>& out);
 // positions that map to themselves (the diagonal) keep their data and make no connection.
 void transpose(uint32_t rows, uint32_t cols, std::vector<IndexPair>& out);
 // Nearest-neighbour exchange on a rows x cols grid kept row-major (000 L740, the ordered
-// mesh of L1046): every node sends to its east, west, south and north neighbours; with
+// mesh of L1040): every node sends to its east, west, south and north neighbours; with
 // wrap (a torus) the edges wrap around. A neighbour that is the node itself is skipped.
 void mesh(uint32_t rows, uint32_t cols, bool wrap, std::vector<IndexPair>& out);
 

@@ -24,7 +24,7 @@ GreedyScheduler::StepResult GreedyScheduler::step(const RequestMatrix& requests,
   }
   StepResult result;
   uint32_t* input_of = &input_of_[size_t{slot} * ports_];
-  // AO: output v used in slot s; AI: input u used in slot s (L979-983).
+  // AO: output v used in slot s; AI: input u used in slot s (L991).
   std::vector<uint8_t> output_used(ports_, 0);
   std::vector<uint8_t> input_used(ports_, 0);
   for (uint32_t v = 0; v < ports_; ++v) {
@@ -126,7 +126,7 @@ int64_t first_common(const BitRow& x, const BitRow& y, uint32_t start, uint32_t 
 }  // namespace
 
 // Slots 0, 1, 2, ... in turn, each filled by one step of the SL array over an empty slot with
-// the origin a = b = slot mod N (round robin, L995), until every connection is established.
+// the origin a = b = slot mod N (round robin, L1000), until every connection is established.
 // Over an empty slot a step only establishes, and a row takes at most one connection (its D
 // signal is then set), so a step is: for each row from a, the first requested output from b
 // that is still free. Bit rows make that O(N / 64) a row. Repeated connections: B* counts

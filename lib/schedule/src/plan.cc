@@ -173,9 +173,7 @@ std::optional<Length> parse_length(std::string_view text, std::string* why) {
   }
   std::string_view unit = trim(rest.substr(i));
   if (unit.empty()) {
-    return fail(
-        "it has no unit: write '250 cycles', or a time such as '2 us' or '500 ns' that the "
-        "board's clock turns into cycles");
+    return fail("it has no unit: cycles, or a time that the board's clock turns into cycles");
   }
   for (const auto& u : kUnits) {
     if (unit == u.name) {

@@ -10,7 +10,7 @@
 //  - Availability: A(.,v) starts at AO(v) = "output v is used in slot s" and propagates
 //    through the rows; D(u,.) starts at AI(u) = "input u is used in slot s" and propagates
 //    through the columns. Rotating priority: the propagation starts at row a and column b
-//    and wraps around (L995), so requests nearer the origin win.
+//    and wraps around (L1000), so requests nearer the origin win.
 //  - Action (Table 5.2): the table as printed is inconsistent: its "release" row (L=1, A=1,
 //    D=1) is also what a blocked request to establish looks like, and both action rows
 //    toggle B "1 -> 0". We decide from the current bit, as the prose does: with
