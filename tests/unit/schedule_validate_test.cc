@@ -150,6 +150,11 @@ TEST(ScheduleValidate, TimingRules) {
                   .at(0)
                   .message,
               HasSubstr("runs nothing"));
+  EXPECT_THAT(errors_of("plan: p\nphases:\n  - {name: a, slot_length: 1 us, guard_band: 0 ns, "
+                        "policy: ses, slots: [[], []]}\n")
+                  .at(0)
+                  .message,
+              HasSubstr("every slot is empty, policy ses skips them all"));
 }
 
 TEST(ScheduleValidate, Warnings) {

@@ -187,8 +187,7 @@ std::string describe(const CompileSummary& summary) {
   };
   std::string out =
       cat(plural(summary.connections, "connection"), " in ", plural(summary.slots, "slot"),
-          " (lower bound ",
-          summary.lower_bound, summary.optimal() ? ": optimal" : "", "), ",
+          " (lower bound ", summary.lower_bound, summary.optimal() ? ": optimal" : "", "), ",
           plural(summary.ports_in_use, "port"), ", ", numbers, ", ", to_string(summary.method));
   if (summary.elapsed.count() > 0) {
     std::snprintf(numbers, sizeof numbers, ", %.2f ms",

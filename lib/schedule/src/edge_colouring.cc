@@ -144,36 +144,26 @@ class Colourer {
   // record whether their labellings agree (union-find with parity), and a last pass makes
   // every walk agree with the root of its group. A stretch ends where its walk runs into an
   // edge another walk has labelled, or at its own start when the cycle closes.
+  struct Walk {
+    uint32_t id, start, cur;
+    uint32_t next_scan, scan_end;  // its stretch of positions to look for new starts in
+  };
+
   void walk_cycles(size_t m) {
     constexpr uint32_t kWalks = 16;
-    const uint32_t* link = link_.get();
-    uint8_t* side = side_.get();
-    uint32_t* owner = owner_.get();
-    std::fill(owner, owner + m, kNone);
+    std::fill(owner_.get(), owner_.get() + m, kNone);
     walk_parent_.clear();
     walk_parity_.clear();
-    struct Walk {
-      uint32_t id, start, cur, next_scan, scan_end;
-    };
     std::array<Walk, kWalks> walks;
     uint32_t active = 0;
-    // Each walk scans its own stretch of positions for new starts, so walks begin far apart.
+    // Each walk scans its own stretch for new starts, so walks begin far apart.
     for (uint32_t w = 0; w < kWalks; ++w) {
-      uint32_t begin = static_cast<uint32_t>(m * w / kWalks);
-      uint32_t end = static_cast<uint32_t>(m * (w + 1) / kWalks);
+      auto begin = static_cast<uint32_t>(m * w / kWalks);
+      auto end = static_cast<uint32_t>(m * (w + 1) / kWalks);
       if (begin < end) walks[active++] = {kNone, 0, kNone, begin, end};
     }
-    auto start_next = [&](Walk& walk) {
-      while (walk.next_scan < walk.scan_end && owner[walk.next_scan] != kNone) ++walk.next_scan;
-      if (walk.next_scan == walk.scan_end) return false;
-      walk.id = static_cast<uint32_t>(walk_parent_.size());
-      walk_parent_.push_back(walk.id);
-      walk_parity_.push_back(0);
-      walk.start = walk.cur = walk.next_scan;
-      return true;
-    };
     for (uint32_t w = 0; w < active;) {
-      if (start_next(walks[w])) {
+      if (start_walk(walks[w])) {
         ++w;
       } else {
         walks[w] = walks[--active];
@@ -181,39 +171,56 @@ class Colourer {
     }
     while (active > 0) {
       for (uint32_t w = 0; w < active;) {
-        Walk& walk = walks[w];
-        uint32_t cur = walk.cur;
-        uint32_t partner = cur ^ 1u;
-        bool done = false;
-        if (owner[cur] != kNone) {  // our own start (cycle closed) or another walk's edge
-          if (owner[cur] != walk.id) relate(walk.id, owner[cur], side[cur]);
-          done = true;
+        if (step(walks[w]) || start_walk(walks[w])) {
+          ++w;
         } else {
-          owner[cur] = walk.id;
-          side[cur] = 0;
-          // The link behind a walk's start is crossed by no walk when another walk began
-          // just behind it: relate the two here (the edge behind would be labelled 1).
-          uint32_t behind = link[cur];
-          if (cur == walk.start && owner[behind] != kNone) {
-            relate(walk.id, owner[behind], side[behind] ^ 1u);
-          }
-          if (owner[partner] != kNone) {
-            relate(walk.id, owner[partner], side[partner] ^ 1u);
-            done = true;
-          } else {
-            owner[partner] = walk.id;
-            side[partner] = 1;
-            walk.cur = link[partner];
-          }
+          walks[w] = walks[--active];  // its stretch is done: the last walk takes its place
         }
-        if (done && !start_next(walk)) {
-          walk = walks[--active];
-          continue;
-        }
-        ++w;
       }
     }
-    for (uint32_t i = 0; i < m; ++i) side[i] ^= parity_of(owner[i]);
+    uint8_t* side = side_.get();
+    for (uint32_t i = 0; i < m; ++i) side[i] ^= parity_of(owner_[i]);
+  }
+
+  // Starts `walk` at the next unlabelled position of its stretch; false when there is none.
+  bool start_walk(Walk& walk) {
+    while (walk.next_scan < walk.scan_end && owner_[walk.next_scan] != kNone) ++walk.next_scan;
+    if (walk.next_scan == walk.scan_end) return false;
+    walk.id = static_cast<uint32_t>(walk_parent_.size());
+    walk_parent_.push_back(walk.id);
+    walk_parity_.push_back(0);
+    walk.start = walk.cur = walk.next_scan;
+    return true;
+  }
+
+  // Labels the next two edges of the walk's cycle 0 and 1; false when the walk has ended:
+  // it closed its cycle or ran into edges another walk labelled (then the two are related).
+  bool step(Walk& walk) {
+    const uint32_t* link = link_.get();
+    uint8_t* side = side_.get();
+    uint32_t* owner = owner_.get();
+    uint32_t cur = walk.cur;
+    if (owner[cur] != kNone) {  // its own start (the cycle closed) or another walk's edge
+      if (owner[cur] != walk.id) relate(walk.id, owner[cur], side[cur]);
+      return false;
+    }
+    owner[cur] = walk.id;
+    side[cur] = 0;
+    // The link behind a walk's start is crossed by no walk when another walk began just
+    // behind it: relate the two here (the edge behind would be labelled 1).
+    uint32_t behind = link[cur];
+    if (cur == walk.start && owner[behind] != kNone) {
+      relate(walk.id, owner[behind], side[behind] ^ 1u);
+    }
+    uint32_t partner = cur ^ 1u;
+    if (owner[partner] != kNone) {
+      relate(walk.id, owner[partner], side[partner] ^ 1u);
+      return false;
+    }
+    owner[partner] = walk.id;
+    side[partner] = 1;
+    walk.cur = link[partner];
+    return true;
   }
 
   // Walk a labels an edge 0 where walk b labelled it `b_label`: a's labels must be flipped

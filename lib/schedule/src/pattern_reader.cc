@@ -169,6 +169,72 @@ Grid read_grid(const YamlReader& reader, const MapView& params, const YamlNode& 
   return grid;
 }
 
+// What a generator makes: connections between positions of its port list.
+struct Generated {
+  std::vector<uint32_t> ports;
+  std::vector<IndexPair> pairs;
+};
+
+// Each generator reads its parameters (`value`, under `field`), checks the connection budget
+// before expanding, and expands. Errors about the whole generator point at its key.
+Generated all_to_all_of(YamlReader& reader, const YamlNode& key, const YamlNode& value,
+                        const std::string& field) {
+  constexpr std::string_view kExample = "e.g. 'all_to_all: {ports: 16}'";
+  MapView params = reader.map(value, field, {"ports"}, kExample);
+  Generated g;
+  g.ports = read_ports(reader, required(reader, params, key, "ports", kExample),
+                       params.field_of("ports"));
+  reader.spend_connections(all_to_all_count(g.ports.size()), key, field, "all_to_all");
+  all_to_all(static_cast<uint32_t>(g.ports.size()), g.pairs);
+  return g;
+}
+
+Generated shift_of(YamlReader& reader, const YamlNode& key, const YamlNode& value,
+                   const std::string& field) {
+  constexpr std::string_view kExample = "e.g. 'shift: {ports: 16, by: 1}'";
+  MapView params = reader.map(value, field, {"ports", "by"}, kExample);
+  Generated g;
+  g.ports = read_ports(reader, required(reader, params, key, "ports", kExample),
+                       params.field_of("ports"));
+  const YamlNode& by_node = required(reader, params, key, "by", kExample);
+  int64_t by = reader.signed_integer(by_node, params.field_of("by"), -65536, 65536);
+  if (by % static_cast<int64_t>(g.ports.size()) == 0) {
+    reader.fail(by_node, params.field_of("by"),
+                cat("shifting ", g.ports.size(), " ports by ", by,
+                    " connects every port to itself; use a shift that is not a multiple of the "
+                    "port count"));
+  }
+  reader.spend_connections(g.ports.size(), key, field, "shift");
+  shift(static_cast<uint32_t>(g.ports.size()), by, g.pairs);
+  return g;
+}
+
+Generated transpose_of(YamlReader& reader, const YamlNode& key, const YamlNode& value,
+                       const std::string& field) {
+  constexpr std::string_view kExample = "e.g. 'transpose: {rows: 4, cols: 8}'";
+  MapView params = reader.map(value, field, {"rows", "cols", "ports"}, kExample);
+  Grid grid = read_grid(reader, params, key, kExample);
+  reader.spend_connections(grid.ports.size(), key, field, "transpose");
+  Generated g;
+  transpose(grid.rows, grid.cols, g.pairs);
+  g.ports = std::move(grid.ports);
+  return g;
+}
+
+Generated mesh_of(YamlReader& reader, const YamlNode& key, const YamlNode& value,
+                  const std::string& field) {
+  constexpr std::string_view kExample = "e.g. 'mesh: {rows: 4, cols: 4, wrap: off}'";
+  MapView params = reader.map(value, field, {"rows", "cols", "wrap", "ports"}, kExample);
+  Grid grid = read_grid(reader, params, key, kExample);
+  bool wrap = false;
+  if (const YamlNode* w = params.get("wrap")) wrap = reader.boolean(*w, params.field_of("wrap"));
+  reader.spend_connections(mesh_count(grid.rows, grid.cols, wrap), key, field, "mesh");
+  Generated g;
+  mesh(grid.rows, grid.cols, wrap, g.pairs);
+  g.ports = std::move(grid.ports);
+  return g;
+}
+
 void read_generator(YamlReader& reader, const YamlNode& node, const std::string& field,
                     std::vector<Connection>& out) {
   constexpr std::string_view kKinds =
@@ -180,50 +246,12 @@ void read_generator(YamlReader& reader, const YamlNode& node, const std::string&
   }
   const YamlNode& key = *generator.entries[0].first;
   const YamlNode& value = *generator.entries[0].second;
-  const std::string& kind = key.scalar;
-  std::string kind_field = child_field(field, kind);
-  std::vector<IndexPair> pairs;
-  std::vector<uint32_t> ports;
-  if (kind == "all_to_all") {
-    constexpr std::string_view kExample = "e.g. 'all_to_all: {ports: 16}'";
-    MapView params = reader.map(value, kind_field, {"ports"}, kExample);
-    ports = read_ports(reader, required(reader, params, key, "ports", kExample),
-                       params.field_of("ports"));
-    reader.spend_connections(all_to_all_count(ports.size()), key, kind_field, "all_to_all");
-    all_to_all(static_cast<uint32_t>(ports.size()), pairs);
-  } else if (kind == "shift") {
-    constexpr std::string_view kExample = "e.g. 'shift: {ports: 16, by: 1}'";
-    MapView params = reader.map(value, kind_field, {"ports", "by"}, kExample);
-    ports = read_ports(reader, required(reader, params, key, "ports", kExample),
-                       params.field_of("ports"));
-    const YamlNode& by_node = required(reader, params, key, "by", kExample);
-    int64_t by = reader.signed_integer(by_node, params.field_of("by"), -65536, 65536);
-    if (by % static_cast<int64_t>(ports.size()) == 0) {
-      reader.fail(by_node, params.field_of("by"),
-                  cat("shifting ", ports.size(), " ports by ", by,
-                      " connects every port to itself; use a shift that is not a multiple of "
-                      "the port count"));
-    }
-    reader.spend_connections(ports.size(), key, kind_field, "shift");
-    shift(static_cast<uint32_t>(ports.size()), by, pairs);
-  } else if (kind == "transpose") {
-    constexpr std::string_view kExample = "e.g. 'transpose: {rows: 4, cols: 8}'";
-    MapView params = reader.map(value, kind_field, {"rows", "cols", "ports"}, kExample);
-    Grid grid = read_grid(reader, params, key, kExample);
-    reader.spend_connections(grid.ports.size(), key, kind_field, "transpose");
-    transpose(grid.rows, grid.cols, pairs);
-    ports = std::move(grid.ports);
-  } else {
-    constexpr std::string_view kExample = "e.g. 'mesh: {rows: 4, cols: 4, wrap: off}'";
-    MapView params = reader.map(value, kind_field, {"rows", "cols", "wrap", "ports"}, kExample);
-    Grid grid = read_grid(reader, params, key, kExample);
-    bool wrap = false;
-    if (const YamlNode* w = params.get("wrap")) wrap = reader.boolean(*w, params.field_of("wrap"));
-    reader.spend_connections(mesh_count(grid.rows, grid.cols, wrap), key, kind_field, "mesh");
-    mesh(grid.rows, grid.cols, wrap, pairs);
-    ports = std::move(grid.ports);
-  }
-  for (const auto& p : pairs) out.push_back({ports[p.from], ports[p.to], key.mark});
+  const std::string kind_field = child_field(field, key.scalar);
+  Generated g = key.scalar == "all_to_all"  ? all_to_all_of(reader, key, value, kind_field)
+                : key.scalar == "shift"     ? shift_of(reader, key, value, kind_field)
+                : key.scalar == "transpose" ? transpose_of(reader, key, value, kind_field)
+                                            : mesh_of(reader, key, value, kind_field);
+  for (const auto& p : g.pairs) out.push_back({g.ports[p.from], g.ports[p.to], key.mark});
 }
 
 }  // namespace

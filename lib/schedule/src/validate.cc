@@ -82,6 +82,11 @@ class Checker {
   std::optional<uint64_t> cycles_of(const Phase& phase, const Length& length, std::string_view key,
                                     Rounding rounding);
   void check_timing(const Phase& phase);
+  void check_policy(const Phase& phase);
+  void in_range(const Phase& phase, std::string_view key, uint64_t cycles, uint64_t max, Mark mark);
+  std::optional<uint64_t> check_wormhole(const Phase& phase, std::optional<uint64_t> slot);
+  void check_guard_band(const Phase& phase, std::optional<uint64_t> slot,
+                        std::optional<uint64_t> wormhole);
   void check_part(const Phase& phase, const Part& part);
   void check_slot(const Phase& phase, const Part& part, uint32_t index, const Slot& slot);
 
@@ -166,6 +171,22 @@ void Checker::check_timing(const Phase& phase) {
     error(&phase, nullptr, phase.mark, "needs slot_length and guard_band");
     return;
   }
+  check_policy(phase);
+  std::optional<uint64_t> slot =
+      cycles_of(phase, *t.slot_length, "slot_length", Rounding::kNearest);
+  if (slot) in_range(phase, "slot_length", *slot, limits_.max_slot_cycles, t.slot_length->mark);
+  std::optional<uint64_t> wormhole = check_wormhole(phase, slot);
+  check_guard_band(phase, slot, wormhole);
+  bool uncompiled = std::any_of(phase.parts.begin(), phase.parts.end(),
+                                [](const Part& p) { return p.has_pattern && !p.summary; });
+  if (phase.slot_count() == 0 && !t.wormhole && !uncompiled) {
+    error(&phase, nullptr, phase.mark,
+          "runs nothing: no slot and no wormhole slot (add connections or 'wormhole: on')");
+  }
+}
+
+void Checker::check_policy(const Phase& phase) {
+  const Timing& t = phase.timing;
   if (plan_.is_fabric() && (t.policy == Policy::kSes || t.policy == Policy::kPreempt)) {
     error(&phase, nullptr, t.policy_mark,
           cat("policy ", to_string(t.policy),
@@ -180,57 +201,61 @@ void Checker::check_timing(const Phase& phase) {
                                        : "preempt leaves only it while no predictable traffic "
                                          "is pending (000 L795)"));
   }
-  auto in_field = [&](std::string_view key, uint64_t cycles, uint64_t max, Mark mark) {
-    if (cycles == 0) {
-      error(&phase, nullptr, mark, cat(key, " is 0 cycles: a slot lasts at least one cycle"));
-    } else if (cycles > max) {
-      error(&phase, nullptr, mark,
-            cat(key, " is ", cycles, " cycles at ", mhz(limits_.clock_hz),
-                "; the TDM block holds at most ", max, " (", as_time(max, limits_.clock_hz), ")"));
-    }
-  };
-  std::optional<uint64_t> slot =
-      cycles_of(phase, *t.slot_length, "slot_length", Rounding::kNearest);
-  if (slot) in_field("slot_length", *slot, limits_.max_slot_cycles, t.slot_length->mark);
-  std::optional<uint64_t> wormhole = slot;
-  if (t.wormhole_length) {
-    const Length& w = *t.wormhole_length;
-    if (!t.wormhole) {
-      warning(&phase, nullptr, w.mark, "a wormhole length is given but the wormhole slot is off");
-    } else {
-      wormhole = cycles_of(phase, w, "wormhole length", Rounding::kNearest);
-      if (wormhole) in_field("wormhole length", *wormhole, limits_.max_slot_cycles, w.mark);
-      if (wormhole && slot && *wormhole != *slot && t.policy != Policy::kSla) {
-        error(&phase, nullptr, w.mark,
-              cat("a wormhole slot of its own length (", *wormhole, " cycles, the others ", *slot,
-                  ") needs policy sla (000 L783): set 'policy: sla' or drop the length"));
-      }
-      if (wormhole && slot && *wormhole == *slot && t.policy == Policy::kSla) {
-        warning(&phase, nullptr, w.mark,
-                "policy sla with the wormhole slot as long as the others behaves as fixed");
-      }
-    }
+}
+
+void Checker::in_range(const Phase& phase, std::string_view key, uint64_t cycles, uint64_t max,
+                       Mark mark) {
+  if (cycles == 0) {
+    error(&phase, nullptr, mark, cat(key, " is 0 cycles: a slot lasts at least one cycle"));
+  } else if (cycles > max) {
+    error(&phase, nullptr, mark,
+          cat(key, " is ", cycles, " cycles at ", mhz(limits_.clock_hz),
+              "; the TDM block holds at most ", max, " (", as_time(max, limits_.clock_hz), ")"));
   }
+}
+
+// The wormhole slot's length in cycles (the slot length unless it has its own).
+std::optional<uint64_t> Checker::check_wormhole(const Phase& phase, std::optional<uint64_t> slot) {
+  const Timing& t = phase.timing;
+  if (!t.wormhole_length) return slot;
+  const Length& w = *t.wormhole_length;
+  if (!t.wormhole) {
+    warning(&phase, nullptr, w.mark, "a wormhole length is given but the wormhole slot is off");
+    return slot;
+  }
+  std::optional<uint64_t> wormhole = cycles_of(phase, w, "wormhole length", Rounding::kNearest);
+  if (!wormhole) return wormhole;
+  in_range(phase, "wormhole length", *wormhole, limits_.max_slot_cycles, w.mark);
+  if (slot && *wormhole != *slot && t.policy != Policy::kSla) {
+    error(&phase, nullptr, w.mark,
+          cat("a wormhole slot of its own length (", *wormhole, " cycles, the others ", *slot,
+              ") needs policy sla (000 L783): set 'policy: sla' or drop the length"));
+  }
+  if (slot && *wormhole == *slot && t.policy == Policy::kSla) {
+    warning(&phase, nullptr, w.mark,
+            "policy sla with the wormhole slot as long as the others behaves as fixed");
+  }
+  return wormhole;
+}
+
+void Checker::check_guard_band(const Phase& phase, std::optional<uint64_t> slot,
+                               std::optional<uint64_t> wormhole) {
+  const Timing& t = phase.timing;
   std::optional<uint64_t> guard = cycles_of(phase, *t.guard_band, "guard_band", Rounding::kUp);
-  const Mark guard_mark = t.guard_band->mark;
-  if (guard && *guard > limits_.max_guard_cycles) {
-    error(&phase, nullptr, guard_mark,
+  const Mark mark = t.guard_band->mark;
+  if (!guard) return;
+  if (*guard > limits_.max_guard_cycles) {
+    error(&phase, nullptr, mark,
           cat("guard_band is ", *guard, " cycles; the TDM block holds at most ",
               limits_.max_guard_cycles));
-  } else if (guard && slot && *guard >= *slot) {
-    error(&phase, nullptr, guard_mark,
+  } else if (slot && *guard >= *slot) {
+    error(&phase, nullptr, mark,
           cat("guard_band (", *guard, " cycles) must be shorter than the slot (", *slot,
               " cycles): no time would be left to send (000 L966: 50 ns of a 1 us slot)"));
-  } else if (guard && wormhole && t.wormhole && *guard >= *wormhole) {
-    error(&phase, nullptr, guard_mark,
+  } else if (wormhole && t.wormhole && *guard >= *wormhole) {
+    error(&phase, nullptr, mark,
           cat("guard_band (", *guard, " cycles) must be shorter than the wormhole slot (",
               *wormhole, " cycles)"));
-  }
-  bool uncompiled = std::any_of(phase.parts.begin(), phase.parts.end(),
-                                [](const Part& p) { return p.has_pattern && !p.summary; });
-  if (phase.slot_count() == 0 && !t.wormhole && !uncompiled) {
-    error(&phase, nullptr, phase.mark,
-          "runs nothing: no slot and no wormhole slot (add connections or 'wormhole: on')");
   }
 }
 
@@ -264,6 +289,12 @@ void Checker::check_part(const Phase& phase, const Part& part) {
   for (uint32_t s = 0; s < part.slots.size(); ++s) {
     check_slot(phase, part, s, part.slots[s]);
     empty += part.slots[s].connections.empty() ? 1 : 0;
+  }
+  if (empty == part.slots.size() && !part.slots.empty() && phase.timing.policy == Policy::kSes &&
+      !phase.timing.wormhole) {
+    error(&phase, &part, part.mark,
+          "runs nothing: every slot is empty, policy ses skips them all and there is no wormhole "
+          "slot");
   }
   if (empty > 0 && phase.timing.policy == Policy::kFixed) {
     warning(&phase, &part, part.mark,

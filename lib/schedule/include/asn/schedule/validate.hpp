@@ -18,7 +18,8 @@
 //  - policy sla and preempt need the wormhole slot (sla gives it its own length, 000 L783;
 //    preempt leaves only it while no predictable traffic is pending, L795); a wormhole
 //    length different from slot_length needs policy sla;
-//  - a phase runs something: at least one slot or the wormhole slot;
+//  - a phase runs something: at least one slot or the wormhole slot (under ses, a slot
+//    with a connection or the wormhole slot);
 // per plan:
 //  - in a fabric plan, policy fixed or sla only: ses and preempt skip slots by each switch's
 //    own state, and the frames of different switches would drift apart, while a circuit
