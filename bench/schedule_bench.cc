@@ -275,6 +275,40 @@ void BM_ParseExplicitPlan(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * state.range(0));
 }
 
+// All-to-all on 1024 ports written out, one connection a line (12 MB, over a million lines:
+// past the default limits, which a caller may raise), parsed and compiled.
+void BM_ParseAndCompileExplicitAllToAll(benchmark::State& state) {
+  std::string text =
+      "plan: b\nphases:\n  - name: a\n    slot_length: 1 us\n    guard_band: 0 ns\n"
+      "    pattern:\n";
+  for (int i = 0; i < 1024; ++i) {
+    for (int j = 0; j < 1024; ++j) {
+      if (i != j) text += "      - " + std::to_string(i) + " -> " + std::to_string(j) + "\n";
+    }
+  }
+  ParseLimits raised;
+  raised.max_file_bytes = size_t{64} << 20;
+  raised.max_lines = size_t{4} << 20;
+  raised.max_nodes = size_t{4} << 20;
+  double parse_seconds = 0;
+  double peak = 0;
+  Assignment result;
+  for (auto _ : state) {
+    peak = std::max(peak, peak_mb([&] {
+                      auto start = Clock::now();
+                      Plan plan = parse_plan(text, "all-to-all.yaml", raised);
+                      parse_seconds += std::chrono::duration<double>(Clock::now() - start).count();
+                      result = compile_pattern(plan.phases[0].parts[0].pattern);
+                    }));
+  }
+  state.counters["parse_ms"] = parse_seconds * 1e3 / static_cast<double>(state.iterations());
+  state.counters["slots"] = result.summary.slots;
+  state.counters["lower_bound"] = result.summary.lower_bound;
+  state.counters["closed_form"] = result.summary.method == Method::kClosedForm ? 1 : 0;
+  state.counters["peak_MB"] = peak;
+  state.counters["file_MB"] = static_cast<double>(text.size()) / (1 << 20);
+}
+
 void BM_ParseAllToAllGenerator(benchmark::State& state) {
   std::string text =
       "plan: b\nphases:\n  - name: a\n    slot_length: 1 us\n    guard_band: 0 ns\n"
@@ -355,6 +389,10 @@ void register_all() {
       ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("BM_ParseAllToAllGenerator/1024", BM_ParseAllToAllGenerator)
       ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BM_ParseAndCompileExplicitAllToAll/1024",
+                               BM_ParseAndCompileExplicitAllToAll)
+      ->Unit(benchmark::kMillisecond)
+      ->Iterations(1);
   for (const char* kind : {"million-lines", "node-limit", "comments-within-limits", "deep-nesting",
                            "generator-bomb", "oversized"}) {
     benchmark::RegisterBenchmark((std::string("BM_Hostile/") + kind).c_str(), BM_Hostile,
