@@ -280,6 +280,16 @@ TEST(ScheduleCompile, RefusesWhatItCannotModel) {
   CompileOptions greedy;
   greedy.algorithm = Algorithm::kGreedy;
   EXPECT_THROW(compile_pattern(Pattern{{0, 9000, {}}}, greedy), std::length_error);
+  Plan plan = parse_plan(
+      "plan: p\nphases:\n  - {name: a, slot_length: 1 us, guard_band: 0 ns, pattern: [0 -> "
+      "9000]}\n",
+      "big.yaml");
+  try {
+    compile_plan(plan, greedy);
+    ADD_FAILURE();
+  } catch (const PlanError& e) {
+    EXPECT_THAT(e.what(), testing::StartsWith("big.yaml:3:61: phase 'a': the greedy baseline"));
+  }
 }
 
 }  // namespace

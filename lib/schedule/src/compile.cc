@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "asn/schedule/error.hpp"
 #include "edge_colouring.hpp"
 #include "greedy_assign.hpp"
 #include "text.hpp"
@@ -204,7 +205,18 @@ void compile_plan(Plan& plan, const CompileOptions& options) {
         part.summary = summarize(part.slots);
         continue;
       }
-      Assignment assignment = compile_pattern(part.pattern, options);
+      Assignment assignment;
+      try {
+        assignment = compile_pattern(part.pattern, options);
+      } catch (const std::length_error& e) {  // a pattern the compiler cannot take
+        Problem problem;
+        problem.file = plan.file;
+        problem.mark = part.pattern_mark;
+        problem.phase = phase.name;
+        problem.switch_name = part.switch_name;
+        problem.message = e.what();
+        throw PlanError(std::move(problem));
+      }
       part.slots = layout_slots(part.pattern, assignment);
       part.summary = assignment.summary;
     }

@@ -39,7 +39,8 @@ struct Assignment {
 };
 
 // Compiles one switch's pattern. Deterministic: the same pattern (in the same order) gives
-// the same slots. Throws std::length_error past kMaxCompileConnections.
+// the same slots. Throws std::length_error past kMaxCompileConnections connections or port
+// 2^20 - 1, and for the greedy baseline past port 8191 (it models an N x N array).
 Assignment compile_pattern(std::span<const Connection> pattern, const CompileOptions& options = {});
 
 // The slots of an assignment, each listing its connections in pattern order (marks kept).
@@ -53,7 +54,7 @@ CompileSummary summarize(std::span<const Slot> slots, Method method = Method::kE
 std::string describe(const CompileSummary& summary);
 
 // Compiles every part of the plan that has a pattern (its slots are replaced) and sets the
-// summary of every part.
+// summary of every part. Throws PlanError (at the pattern) where compile_pattern throws.
 void compile_plan(Plan& plan, const CompileOptions& options = {});
 
 }  // namespace asn::schedule
