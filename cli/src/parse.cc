@@ -90,8 +90,8 @@ std::vector<uint32_t> parse_port_list(std::string_view text) {
   size_t start = 0;
   while (start <= text.size()) {
     const size_t comma = text.find(',', start);
-    const std::string_view item =
-        text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    const std::string_view item = text.substr(
+        start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
     const size_t dash = item.find('-');
     const auto first = parse_number(item.substr(0, dash), kMaxPort);
     const auto last =

@@ -1,20 +1,19 @@
 #include "config.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <grp.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <functional>
 #include <map>
-
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "asn/regmap/types.hpp"
 #include "error.hpp"
@@ -61,11 +60,11 @@ void validate_tcp(const std::string& where, const std::string& address) {
     bad(where, fmt::format("{} is not host:port (e.g. 127.0.0.1:50051)", quoted(address)));
   }
   const std::string host = address.substr(0, colon);
-  const bool bracketed = host.size() > 2 && host.front() == '[' && host.back() == ']' &&
-                         std::all_of(host.begin() + 1, host.end() - 1, [](char c) {
-                           return std::isxdigit(static_cast<unsigned char>(c)) || c == ':' ||
-                                  c == '.';
-                         });
+  const bool bracketed =
+      host.size() > 2 && host.front() == '[' && host.back() == ']' &&
+      std::all_of(host.begin() + 1, host.end() - 1, [](char c) {
+        return std::isxdigit(static_cast<unsigned char>(c)) || c == ':' || c == '.';
+      });
   const bool plain = std::all_of(host.begin(), host.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_';
   });
@@ -154,8 +153,7 @@ const std::map<std::string, Key>& keys() {
          c.listen.tcp = n.IsNull() ? "" : scalar(w, n);
          validate_tcp(w, c.listen.tcp);
        }}},
-      {"listen.tcp_admin",
-       {[](Config& c, const std::string& w, const YAML::Node& n) {
+      {"listen.tcp_admin", {[](Config& c, const std::string& w, const YAML::Node& n) {
          c.listen.tcp_admin = boolean(w, n);
        }}},
       {"backend.kind", {[](Config& c, const std::string& w, const YAML::Node& n) {

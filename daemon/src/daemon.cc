@@ -71,8 +71,8 @@ class Daemon {
   // The services of one listener, bound to its policy.
   void add_services(grpc::ServerBuilder& builder, const ListenerPolicy& policy,
                     std::vector<std::unique_ptr<grpc::Service>>& out) {
-    out.push_back(std::make_unique<DeviceService>(device_, board_, reconciler_,
-                                                  Authorizer(policy), started_));
+    out.push_back(std::make_unique<DeviceService>(device_, board_, reconciler_, Authorizer(policy),
+                                                  started_));
     out.push_back(std::make_unique<PortService>(device_, ports_, Authorizer(policy)));
     for (auto& service : out) builder.RegisterService(service.get());
   }

@@ -76,15 +76,14 @@ void secure_socket(const ListenConfig& config) {
 
 }  // namespace
 
-Listeners::Listeners(const ListenConfig& config, const ServiceFactory& services)
-    : config_(config) {
+Listeners::Listeners(const ListenConfig& config, const ServiceFactory& services) : config_(config) {
   prepare_socket_path(config.socket);
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
 
   const std::string unix_name = "unix:" + config.socket;
-  servers_.push_back(start(unix_name,
-                           ListenerPolicy{unix_name, Role::kAdmin, ""}, services, nullptr));
+  servers_.push_back(
+      start(unix_name, ListenerPolicy{unix_name, Role::kAdmin, ""}, services, nullptr));
   description_ = unix_name;
   if (!config.tcp.empty()) {
     ListenerPolicy tcp{"tcp " + config.tcp, config.tcp_admin ? Role::kAdmin : Role::kReader,

@@ -30,8 +30,7 @@ int main(int argc, char** argv) {
   app.add_option("--tcp", o.tcp_listen, "Also serve on host:port (listen.tcp)");
   app.add_option("--backend", o.backend, "Board backend (backend.kind): emulated");
   app.add_option("--board", o.board_name, "Emulated board name (backend.emulated.board)");
-  app.add_option("--profile", o.board_profile,
-                 "Emulated board profile (backend.emulated.profile)");
+  app.add_option("--profile", o.board_profile, "Emulated board profile (backend.emulated.profile)");
   app.add_option("--shm-dir", o.shm_dir,
                  "Directory of emulated board memory (backend.emulated.shm_dir)");
   app.add_option("--state-dir", o.state_dir, "State directory (state_dir)");

@@ -37,8 +37,7 @@ class MockBus : public RegisterBus {
   MOCK_METHOD(uint32_t, read32, (uint32_t offset), (override));
   MOCK_METHOD(void, write32, (uint32_t offset, uint32_t value), (override));
   MOCK_METHOD(void, execute, (std::span<BusOp> ops), (override));
-  MOCK_METHOD(void, set_event_handler, (std::function<void(const BusEvent&)> handler),
-              (override));
+  MOCK_METHOD(void, set_event_handler, (std::function<void(const BusEvent&)> handler), (override));
 
   void delegate_to(RegisterBus& real) {
     ON_CALL(*this, describe()).WillByDefault(Invoke([&real] { return real.describe(); }));
@@ -180,8 +179,7 @@ TEST_F(DeviceServiceTest, GetInfoDescribesTheBoard) {
   ASSERT_NE(capability(info, "dram_mib"), nullptr);
   EXPECT_EQ(capability(info, "dram_mib")->value(), 64u);
   EXPECT_THAT(capability(info, "dram_mib")->description(), ::testing::HasSubstr("DRAM"));
-  EXPECT_EQ(info.capabilities_size(),
-            static_cast<int>(regmap::register_map().capabilities.size()));
+  EXPECT_EQ(info.capabilities_size(), static_cast<int>(regmap::register_map().capabilities.size()));
   EXPECT_EQ(info.backend(), "emulated");
   EXPECT_THAT(info.board_location(), ::testing::HasSubstr(dir_.path()));
   EXPECT_GE(info.generation(), 1u);

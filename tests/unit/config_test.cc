@@ -3,7 +3,6 @@
 #include "config.hpp"
 
 #include <gtest/gtest.h>
-
 #include <sys/stat.h>
 
 #include "error.hpp"
@@ -104,12 +103,12 @@ TEST(Config, BadValuesNameTheKey) {
             std::string::npos);
   EXPECT_NE(load_error("backend:\n  kind: kernel\n").find("unknown backend 'kernel'"),
             std::string::npos);
-  EXPECT_NE(load_error("backend:\n  emulated:\n    profile: netfpga-10g\n")
-                .find("profiles: netfpga-1g"),
-            std::string::npos);
-  EXPECT_NE(load_error("backend:\n  emulated:\n    board: \"a b\"\n")
-                .find("backend.emulated.board"),
-            std::string::npos);
+  EXPECT_NE(
+      load_error("backend:\n  emulated:\n    profile: netfpga-10g\n").find("profiles: netfpga-1g"),
+      std::string::npos);
+  EXPECT_NE(
+      load_error("backend:\n  emulated:\n    board: \"a b\"\n").find("backend.emulated.board"),
+      std::string::npos);
   EXPECT_NE(load_error("state_dir: relative/path\n").find("not an absolute path"),
             std::string::npos);
   EXPECT_NE(load_error("listen: /tmp/a.sock\n").find("expected a section"), std::string::npos);

@@ -411,8 +411,8 @@ TEST_F(DeviceTest, TypedTableAccessWritesTheShadowAndSwaps) {
   EXPECT_EQ(device.active_bank(dest), 1 - bank);
   const auto active = device.read_entries(dest, 5, 3, Bank::kActive);
   EXPECT_EQ(active, words);
-  EXPECT_EQ(regs::route::kDestTableD1PortB.get(std::span<const uint32_t>(active).subspan(
-                2 * dest.words(), dest.words())),
+  EXPECT_EQ(regs::route::kDestTableD1PortB.get(
+                std::span<const uint32_t>(active).subspan(2 * dest.words(), dest.words())),
             12u);
   EXPECT_THROW(device.write_entries(dest, 15, words), Error);  // past the 16 entries
   EXPECT_THROW(device.read_entries(dest, 17, 1), Error);

@@ -87,7 +87,7 @@ TEST(RegmapGenerator, DescriptorsFollowTheConventions) {
   const auto& id = map.blocks[0];
   for (const auto& cap : map.capabilities) {
     const auto reg = std::find_if(id.registers.begin(), id.registers.end(),
-                                   [&](const auto& r) { return r.capability == cap.index; });
+                                  [&](const auto& r) { return r.capability == cap.index; });
     ASSERT_NE(reg, id.registers.end()) << cap.name;
     EXPECT_EQ(reg->name, "cap_" + std::string(cap.name));
     EXPECT_EQ(reg->offset, cap.offset);
@@ -141,8 +141,7 @@ INSTANTIATE_TEST_SUITE_P(
                   "table dest_table: board netfpga-1g needs 16 entries; the window holds 8"},
         BrokenMap{"unknown key", "entries_from: route_entries", "entries_form: route_entries",
                   "unknown key 'entries_form'"},
-        BrokenMap{"unknown capability", "entries_from: route_entries",
-                  "entries_from: route_entrys",
+        BrokenMap{"unknown capability", "entries_from: route_entries", "entries_from: route_entrys",
                   "entries_from 'route_entrys' is not a capability"},
         BrokenMap{"capability without a value", "    tdm_slots: 64\n", "",
                   "board netfpga-1g: missing 'tdm_slots' (capability without a default)"},

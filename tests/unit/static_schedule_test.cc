@@ -2,8 +2,6 @@
 // row obeys, the prose's worked statements, the per-router selection, and conflict freedom
 // proved by simulating every packet cycle by cycle: exhaustively for 2-ary 2-D (N = 8) and
 // 4-ary 1-D (N = 16), over many random permutations for 4-ary 2-D (N = 64).
-#include "asn/topology/schedule.hpp"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -19,6 +17,7 @@
 #include <vector>
 
 #include "asn/topology/fabric.hpp"
+#include "asn/topology/schedule.hpp"
 
 namespace asn::topology {
 namespace {

@@ -119,8 +119,8 @@ class RegsDump final : public Command {
     } else if (!values.empty() || status.ok()) {
       Table table({"OFFSET", "NAME", "VALUE", "ACCESS"});
       for (const auto& v : values) {
-        table.add_row({hex(v.offset(), 8), v.name(), hex_and_decimal(v.value(), v.width_bits()),
-                       v.access()});
+        table.add_row(
+            {hex(v.offset(), 8), v.name(), hex_and_decimal(v.value(), v.width_bits()), v.access()});
       }
       table.print(stdout);
     }

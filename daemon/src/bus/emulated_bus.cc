@@ -20,13 +20,12 @@ namespace id = regs::id;
 
 // The interrupt causes that are events. Bus errors and read-only writes stay in
 // id.irq_status for an operator to see (asnctl status): they are diagnostics, not events.
-constexpr uint32_t kEventCauses = id::kIrqStatusLinkChange.mask() |
-                                  id::kIrqStatusTdmSwap.mask() |
+constexpr uint32_t kEventCauses = id::kIrqStatusLinkChange.mask() | id::kIrqStatusTdmSwap.mask() |
                                   id::kIrqStatusRouteCommit.mask();
 
-std::string profile_names() {
+std::string profile_names(const regmap::RegisterMap& map) {
   std::string names;
-  for (const auto& b : regmap::register_map().boards) {
+  for (const auto& b : map.boards) {
     names += (names.empty() ? "" : ", ") + std::string(b.name);
   }
   return names;
@@ -51,15 +50,17 @@ const char* to_string(BusEvent::Kind kind) {
 }
 
 EmulatedBus::EmulatedBus(const EmulatedBusOptions& options) {
-  const regmap::BoardProfile* profile = model::EmulatedBoard::find_profile(options.profile);
+  const regmap::RegisterMap& map = options.map ? *options.map : regmap::register_map();
+  const regmap::BoardProfile* profile = map.board(options.profile);
   if (profile == nullptr) {
-    throw Error(
-        ErrorCode::kInvalidArgument,
-        fmt::format("unknown board profile '{}' (profiles: {})", options.profile, profile_names()));
+    throw Error(ErrorCode::kInvalidArgument,
+                fmt::format("unknown board profile '{}' (profiles: {})", options.profile,
+                            profile_names(map)));
   }
   model::OpenOptions open;
   open.power_on_reset = options.power_on_reset;
   open.shm_dir = options.shm_dir;
+  open.map = options.map;
   try {
     board_ = model::EmulatedBoard::open(options.board_name, *profile, open);
   } catch (const model::BoardError& e) {

@@ -22,6 +22,8 @@ struct EmulatedBusOptions {
   bool power_on_reset = false;       // asnd --reset-board: start from a fresh board
   std::string shm_dir = "/dev/shm";  // where the board memory file lives
   bool run_clock = true;             // advance the model's clock and deliver events
+  // The register map the emulated board implements; nullptr for the generated one (tests).
+  const regmap::RegisterMap* map = nullptr;
 };
 
 class EmulatedBus final : public RegisterBus {

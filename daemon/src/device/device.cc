@@ -16,8 +16,7 @@ using regmap::Access;
 using regmap::FieldDesc;
 using regmap::RegisterDesc;
 
-const RegisterDesc* register_desc(const regmap::RegisterMap& map, uint16_t type,
-                                  uint32_t offset) {
+const RegisterDesc* register_desc(const regmap::RegisterMap& map, uint16_t type, uint32_t offset) {
   const regmap::BlockDesc* block = map.block(type);
   if (block == nullptr) return nullptr;
   for (const auto& r : block->registers) {
@@ -73,7 +72,8 @@ const DeviceBlock& Device::block_for(const DeviceLayout& layout, uint16_t type, 
 uint32_t Device::address(regmap::RegRef reg, unsigned instance) const {
   const auto snapshot = layout();
   const RegisterDesc* desc = register_desc(map_, reg.block_type, reg.offset);
-  const std::string what = desc ? std::string(desc->name) : fmt::format("offset 0x{:x}", reg.offset);
+  const std::string what =
+      desc ? std::string(desc->name) : fmt::format("offset 0x{:x}", reg.offset);
   return block_for(*snapshot, reg.block_type, instance, reg.since, what).base + reg.offset;
 }
 
@@ -187,8 +187,8 @@ std::vector<uint32_t> Device::read_entries(const regmap::TableRef& table, uint32
 void Device::write_entries(const regmap::TableRef& table, uint32_t first,
                            std::span<const uint32_t> words) {
   if (words.size() % table.words() != 0) {
-    throw Error(ErrorCode::kInternal, fmt::format("{} words are not whole {}-word entries",
-                                                  words.size(), table.words()));
+    throw Error(ErrorCode::kInternal,
+                fmt::format("{} words are not whole {}-word entries", words.size(), table.words()));
   }
   const uint32_t count = static_cast<uint32_t>(words.size() / table.words());
   const uint32_t total = entries(table);

@@ -47,8 +47,8 @@ void walk_blocks(RegisterBus& bus, const regmap::RegisterMap& map, DeviceLayout&
   uint32_t offset = 0;
   for (;;) {
     if (layout.blocks.size() >= kMaxBlocks) {
-      hardware(bus, fmt::format("more than {} register blocks; the block list is corrupt",
-                                kMaxBlocks));
+      hardware(bus,
+               fmt::format("more than {} register blocks; the block list is corrupt", kMaxBlocks));
     }
     BusOp header[] = {BusOp::read(offset + regs::id::kBlockType.offset),
                       BusOp::read(offset + regs::id::kBlockVersion.offset),
@@ -68,10 +68,10 @@ void walk_blocks(RegisterBus& bus, const regmap::RegisterMap& map, DeviceLayout&
       // its registers may have changed. Unknown block types are skipped (a newer firmware
       // may add blocks an older asnd does not use).
       if (!desc->supports(version)) {
-        hardware(bus, fmt::format("block {} (type 0x{:04x}) at 0x{:x} has version {}; this asnd "
-                                  "supports versions {} to {}",
-                                  desc->name, type, offset, version, desc->min_version,
-                                  desc->version));
+        hardware(bus,
+                 fmt::format("block {} (type 0x{:04x}) at 0x{:x} has version {}; this asnd "
+                             "supports versions {} to {}",
+                             desc->name, type, offset, version, desc->min_version, desc->version));
       }
       const unsigned index = instances[type]++;
       std::string name = desc->instances == regmap::Instances::kPorts
@@ -99,9 +99,8 @@ void walk_blocks(RegisterBus& bus, const regmap::RegisterMap& map, DeviceLayout&
 // All capability words in one batch, each checked against what the map allows: a value
 // past that is damaged board memory or a broken board, never a size to trust.
 void read_capabilities(RegisterBus& bus, const regmap::RegisterMap& map, DeviceLayout& layout) {
-  const uint32_t count =
-      std::min(regs::id::kCapCountCount.get(bus.read32(regs::id::kCapCount.offset)),
-               kMaxCapabilityWords);
+  const uint32_t count = std::min(
+      regs::id::kCapCountCount.get(bus.read32(regs::id::kCapCount.offset)), kMaxCapabilityWords);
   const uint32_t first = map.capabilities.empty() ? 0 : map.capabilities[0].offset;
   std::vector<BusOp> ops;
   for (uint32_t i = 0; i < count; ++i) ops.push_back(BusOp::read(first + 4 * i));

@@ -69,11 +69,21 @@ struct EntryWindow {
 std::vector<EntryWindow> windows_of(const DeviceBlock& block) {
   std::vector<EntryWindow> out;
   for (const auto& t : block.desc->tables) {
-    EntryWindow w{std::string(t.name), t.offset, t.entry_bytes, t.max_entries, t.entries_from,
-                  t.since, t.access, t.fields, t.description, {}, {}, {}};
+    EntryWindow w{std::string(t.name),
+                  t.offset,
+                  t.entry_bytes,
+                  t.max_entries,
+                  t.entries_from,
+                  t.since,
+                  t.access,
+                  t.fields,
+                  t.description,
+                  {},
+                  {},
+                  {}};
     if (t.access == Access::kRO) {
-      w.read_only_hint = fmt::format("{}.{} is read-only (the board maintains it)", block.name,
-                                     t.name);
+      w.read_only_hint =
+          fmt::format("{}.{} is read-only (the board maintains it)", block.name, t.name);
     }
     out.push_back(w);
     if (t.double_buffered()) {
@@ -87,12 +97,20 @@ std::vector<EntryWindow> windows_of(const DeviceBlock& block) {
   }
   for (const auto& r : block.desc->rings) {
     const bool software_writes = r.direction == regmap::RingDirection::kToBoard;
-    EntryWindow w{std::string(r.name), r.offset, r.entry_bytes, r.max_entries, r.entries_from,
-                  r.since, software_writes ? Access::kRW : Access::kRO, r.fields, r.description,
-                  {}, {}, {}};
+    EntryWindow w{std::string(r.name),
+                  r.offset,
+                  r.entry_bytes,
+                  r.max_entries,
+                  r.entries_from,
+                  r.since,
+                  software_writes ? Access::kRW : Access::kRO,
+                  r.fields,
+                  r.description,
+                  {},
+                  {},
+                  {}};
     if (!software_writes) {
-      w.read_only_hint =
-          fmt::format("{}.{} is a ring the board fills (RO)", block.name, r.name);
+      w.read_only_hint = fmt::format("{}.{} is a ring the board fills (RO)", block.name, r.name);
     }
     out.push_back(w);
   }
@@ -134,9 +152,10 @@ std::vector<NamePart> split_name(std::string_view name) {
       part.index = value;
     }
     if (part.ident.empty()) {
-      invalid(fmt::format("{} is not a register name (expected block.register[.field], e.g. "
-                          "id.scratch or port[0].control.enable)",
-                          quoted(name)));
+      invalid(
+          fmt::format("{} is not a register name (expected block.register[.field], e.g. "
+                      "id.scratch or port[0].control.enable)",
+                      quoted(name)));
     }
     parts.push_back(part);
     if (dot == std::string_view::npos) break;
@@ -279,7 +298,8 @@ std::optional<Target> resolve_register(const DeviceBlock& block, std::string_vie
     }
     if (parts.size() == 2) return register_target(block, reg, element);
     const std::string_view field_name = parts[2].ident;
-    if (parts[2].index) invalid(fmt::format("{}: field {} takes no index", quoted(name), field_name));
+    if (parts[2].index)
+      invalid(fmt::format("{}: field {} takes no index", quoted(name), field_name));
     if (reg.width_bits == 64) {
       if (field_name == "lo" || field_name == "hi") {
         return half_target(block, reg, element, field_name == "hi");
@@ -366,14 +386,15 @@ std::optional<Target> resolve_entry(const DeviceLayout& layout, const DeviceBloc
 
 Target resolve_name(const DeviceLayout& layout, std::string_view name) {
   if (name.size() > kMaxRegisterNameBytes) {
-    invalid(fmt::format("a register name of {} bytes ({}); names are at most {} bytes",
-                        name.size(), quoted(name, 40), kMaxRegisterNameBytes));
+    invalid(fmt::format("a register name of {} bytes ({}); names are at most {} bytes", name.size(),
+                        quoted(name, 40), kMaxRegisterNameBytes));
   }
   const auto parts = split_name(name);
   if (parts.size() < 2 || parts.size() > 3) {
-    invalid(fmt::format("{} is not a register name (expected block.register[.field], e.g. "
-                        "id.scratch or port[0].control.enable)",
-                        quoted(name)));
+    invalid(
+        fmt::format("{} is not a register name (expected block.register[.field], e.g. "
+                    "id.scratch or port[0].control.enable)",
+                    quoted(name)));
   }
   const DeviceBlock& block = find_block(layout, parts[0].ident, parts[0].index, name);
   std::vector<std::string> candidates;
@@ -388,9 +409,10 @@ Target resolve_offset(const DeviceLayout& layout, uint32_t offset) {
   if (offset % 4 != 0) invalid(fmt::format("offset 0x{:x} is not 32-bit aligned", offset));
   auto where = layout.locate(offset);
   if (!where) {
-    invalid(fmt::format("offset 0x{:x} is outside the register map (blocks cover 0x0 to 0x{:x}, "
-                        "see `asnctl info`)",
-                        offset, layout.end() - 1));
+    invalid(
+        fmt::format("offset 0x{:x} is outside the register map (blocks cover 0x0 to 0x{:x}, "
+                    "see `asnctl info`)",
+                    offset, layout.end() - 1));
   }
   const DeviceBlock& block = *where->block;
   const uint32_t rel = where->rel;

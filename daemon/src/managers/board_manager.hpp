@@ -18,8 +18,7 @@ struct ResetResult {
 
 class BoardManager {
  public:
-  BoardManager(Device& device, Reconciler& reconciler)
-      : device_(device), reconciler_(reconciler) {}
+  BoardManager(Device& device, Reconciler& reconciler) : device_(device), reconciler_(reconciler) {}
 
   ResetResult reset(const std::string& who);
 

@@ -103,10 +103,10 @@ grpc::Status DeviceService::GetInfo(grpc::ServerContext*, const v1::GetInfoReque
     fill_capabilities(*layout, response);
     response->set_generation(static_cast<uint32_t>(batch[generation]));
     response->set_asnd_version(std::string(kVersion));
-    response->set_uptime_seconds(static_cast<uint64_t>(
-        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() -
-                                                         started_)
-            .count()));
+    response->set_uptime_seconds(
+        static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::seconds>(
+                                  std::chrono::steady_clock::now() - started_)
+                                  .count()));
     for (const auto& block : layout->blocks) {
       auto* b = response->add_blocks();
       b->set_name(block.name);
@@ -194,9 +194,8 @@ grpc::Status DeviceService::WriteRegisters(grpc::ServerContext* context,
       try {
         Target target = resolve(item.ref());
         device_.check_write(target, item.value());
-        const uint64_t reset_bit = target.mask == 0xffffffffu
-                                       ? regs::id::kControlBoardReset.mask()
-                                       : uint64_t{1};
+        const uint64_t reset_bit =
+            target.mask == 0xffffffffu ? regs::id::kControlBoardReset.mask() : uint64_t{1};
         if (target.board_reset && (item.value() & reset_bit) != 0) {
           write_board_reset(context, *request, target, response);
           return;

@@ -40,8 +40,8 @@ void PortService::describe(std::span<const uint32_t> ports,
     batch.add(p::kControlEnable, port);
     batch.add(p::kLinkUp, port);
     batch.add(p::kLinkChanges, port);
-    for (const auto& counter : {p::kRxPackets, p::kRxBytes, p::kRxDrops, p::kTxPackets,
-                                p::kTxBytes, p::kTxDrops}) {
+    for (const auto& counter :
+         {p::kRxPackets, p::kRxBytes, p::kRxDrops, p::kTxPackets, p::kTxBytes, p::kTxDrops}) {
       batch.add64(counter, port);
     }
     for (unsigned vc = 0; vc < vcs; ++vc) batch.add(p::kVcOccupancy.at(vc), port);
@@ -72,8 +72,7 @@ grpc::Status PortService::ListPorts(grpc::ServerContext*, const v1::ListPortsReq
   return guarded("ListPorts", [&] {
     authorizer_.require(Permission::kRead, "listing ports");
     if (request->ports_size() > kMaxBatchItems) check_batch(request->ports_size(), "ports");
-    const auto ports =
-        requested(request->ports(), device_.layout()->caps.get(regmap::Cap::kPorts));
+    const auto ports = requested(request->ports(), device_.layout()->caps.get(regmap::Cap::kPorts));
     describe(ports, response->mutable_ports());
   });
 }

@@ -20,8 +20,7 @@ uint32_t RegisterView::entries(const regmap::TableRef& table) const {
   return window(table).entries;
 }
 
-std::span<uint32_t> RegisterView::entry(const regmap::TableRef& table, uint32_t index,
-                                        Bank bank) {
+std::span<uint32_t> RegisterView::entry(const regmap::TableRef& table, uint32_t index, Bank bank) {
   const WindowDecode& w = window(table);
   if (index >= w.entries) {
     throw std::out_of_range("entry " + std::to_string(index) + " of a table with " +

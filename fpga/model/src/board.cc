@@ -100,6 +100,7 @@ class EmulatedBoard::Impl final : public detail::BoardContext {
   mutable std::mutex mu;
   const std::string name;
   const std::string path;
+  const regmap::RegisterMap& map;
   const detail::OwnedProfile owned_profile;
   const detail::Layout layout;
   OpenReport report;
@@ -188,15 +189,16 @@ EmulatedBoard::Impl::Impl(std::string_view board_name, const BoardProfile& board
                           const OpenOptions& options)
     : name(board_name),
       path(memory_path(board_name, options)),
+      map(options.map ? *options.map : regmap::register_map()),
       owned_profile(board_profile),
-      layout(detail::build_layout(regmap::register_map(), owned_profile.get())) {
+      layout(detail::build_layout(map, owned_profile.get())) {
   if (layout.blocks.front().desc->type != regs::id::kType) {
     throw std::logic_error("register map: the block at offset 0 is not the id block");
   }
   create_models();
 
   const BoardProfile& profile = owned_profile.get();
-  const uint64_t digest = regmap::register_map().digest;
+  const uint64_t digest = map.digest;
   const size_t bytes = kMemoryHeaderBytes + layout.address_space_bytes;
   file = detail::MemoryFile::open_locked(path, name, /*create=*/true);
 

@@ -73,7 +73,7 @@ uint32_t source_value(const regmap::RegisterMap& map, const BoardProfile& profil
       const regmap::PortProfile& port = profile.ports[inst.index];
       if (static_cast<Intrinsic>(from.index) == Intrinsic::kPortIndex) return inst.index;
       return static_cast<Intrinsic>(from.index) == Intrinsic::kPortMedia ? port.media
-                                                                           : port.speed_mbps;
+                                                                         : port.speed_mbps;
     }
   }
   map_error(*inst.desc, "unknown intrinsic value");
@@ -160,8 +160,7 @@ void decode_tables(const BoardProfile& profile, const BlockDesc& block, uint16_t
     window.table = &table;
     window.bytes = table.window_bytes();
     window.entry_bytes = table.entry_bytes;
-    window.entries =
-        entries_of(profile, block, table.entries_from, table.max_entries, table.name);
+    window.entries = entries_of(profile, block, table.entries_from, table.max_entries, table.name);
     window.double_buffered = table.double_buffered();
     window.bank_offset[0] = table.offset;
     window.bank_offset[1] = table.active_offset;
@@ -278,8 +277,8 @@ Layout build_layout(const regmap::RegisterMap& map, const BoardProfile& profile)
     if (profile.capabilities[cap.index] > cap.max) {
       profile_error(profile, "capability " + std::string(cap.name) + " is " +
                                  std::to_string(profile.capabilities[cap.index]) +
-                                 ", more than the register map allows (" +
-                                 std::to_string(cap.max) + ")");
+                                 ", more than the register map allows (" + std::to_string(cap.max) +
+                                 ")");
     }
   }
   if (map.blocks.empty() || map.blocks.front().instances != regmap::Instances::kOne) {
@@ -304,8 +303,8 @@ Layout build_layout(const regmap::RegisterMap& map, const BoardProfile& profile)
       const uint64_t base = (next + block.size - 1) & ~uint64_t{block.size - 1};
       next = base + block.size;
       if (next > UINT32_MAX) profile_error(profile, "the register space exceeds 4 GiB");
-      layout.blocks.push_back(BlockInstance{&block, static_cast<uint32_t>(base),
-                                            static_cast<unsigned>(i), version});
+      layout.blocks.push_back(
+          BlockInstance{&block, static_cast<uint32_t>(base), static_cast<unsigned>(i), version});
       layout.bases.push_back(static_cast<uint32_t>(base));
       layout.decode_index.push_back(static_cast<uint16_t>(d));
     }

@@ -18,8 +18,7 @@ class OwnedProfile {
         ports_(from.ports.begin(), from.ports.end()),
         capabilities_(from.capabilities.begin(), from.capabilities.end()),
         block_versions_(from.block_versions.begin(), from.block_versions.end()),
-        view_{name_, kind_name_, from.kind, description_, ports_, capabilities_,
-              block_versions_} {}
+        view_{name_, kind_name_, from.kind, description_, ports_, capabilities_, block_versions_} {}
   OwnedProfile(const OwnedProfile&) = delete;
   OwnedProfile& operator=(const OwnedProfile&) = delete;
 

@@ -639,6 +639,12 @@ def build_table(m: RegisterMap, block: Block, t) -> Table:
     return table
 
 
+def check_irq_cause(where: str, m: RegisterMap, cause: str):
+    irq = m.blocks[0].register("irq_status") if m.blocks else None
+    if irq is None or not any(f.name == cause for f in irq.fields):
+        fail(where, f"irq '{cause}' is not a field of id.irq_status")
+
+
 def build_ring(m: RegisterMap, block: Block, r) -> Ring:
     where = f"block {block.name} ring {r.get('name', '?') if isinstance(r, dict) else '?'}"
     node = _Node(where, r, {"name", "direction", "offset", "entry_bytes", "max_entries",
@@ -675,6 +681,7 @@ def build_ring(m: RegisterMap, block: Block, r) -> Ring:
             fail(where, "a from_board ring raises an irq, it has no doorbell")
         if not ring.irq:
             fail(where, "missing 'irq' (the id.irq_status cause raised when entries arrive)")
+        check_irq_cause(where, m, ring.irq)
     return ring
 
 

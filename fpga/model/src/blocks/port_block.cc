@@ -10,8 +10,8 @@ namespace p = regs::port;
 
 class PortBlockModel final : public BlockModel {
  public:
-  void on_write(BoardContext& board, RegisterView& view, const regmap::RegisterDesc& reg,
-                unsigned, uint32_t old, uint32_t) override {
+  void on_write(BoardContext& board, RegisterView& view, const regmap::RegisterDesc& reg, unsigned,
+                uint32_t old, uint32_t) override {
     if (reg.offset != p::kControl.offset) return;
     const uint32_t enable = view.get(p::kControlEnable);
     if (enable == p::kControlEnable.get(old)) return;

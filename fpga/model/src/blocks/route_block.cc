@@ -13,8 +13,8 @@ class RouteBlockModel final : public BlockModel {
   std::vector<regmap::FieldRef> write_only_fields() const override { return {r::kControlCommit}; }
   std::vector<regmap::FieldRef> swaps() const override { return {r::kControlCommit}; }
 
-  void on_write(BoardContext& board, RegisterView& view, const regmap::RegisterDesc& reg,
-                unsigned, uint32_t, uint32_t written) override {
+  void on_write(BoardContext& board, RegisterView& view, const regmap::RegisterDesc& reg, unsigned,
+                uint32_t, uint32_t written) override {
     if (reg.offset != r::kControl.offset || (written & r::kControlCommit.mask()) == 0) return;
     view.swap_banks(r::kDestTable);
     ++view.word(r::kCommitCount);

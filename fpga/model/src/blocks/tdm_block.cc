@@ -21,8 +21,8 @@ class TdmBlockModel final : public BlockModel {
     engines::TdmSequencer(view, phase(board, view), board).refresh();
   }
 
-  void on_write(BoardContext& board, RegisterView& view, const regmap::RegisterDesc& reg,
-                unsigned, uint32_t, uint32_t written) override {
+  void on_write(BoardContext& board, RegisterView& view, const regmap::RegisterDesc& reg, unsigned,
+                uint32_t, uint32_t written) override {
     engines::TdmSequencer sequencer(view, phase(board, view), board);
     if (reg.offset == t::kControl.offset) {
       // Both bits at once: arm, then cancel it (a stopped sequencer has swapped already).

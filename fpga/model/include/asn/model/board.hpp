@@ -53,6 +53,9 @@ struct OpenOptions {
   bool power_on_reset = false;
   // Where the board memory file lives; tests pass a temporary directory.
   std::string shm_dir = "/dev/shm";
+  // The register map the board implements; nullptr for the generated one. Tests open
+  // boards of other maps (block versions, rings the real map does not use yet).
+  const regmap::RegisterMap* map = nullptr;
 };
 
 struct OpenReport {

@@ -125,9 +125,9 @@ struct TableDesc {
   uint32_t offset;         // shadow bank window (or the only window)
   uint32_t active_offset;  // active bank window of a double-buffered table, else 0
   uint32_t entry_bytes;
-  uint32_t max_entries;   // window size / entry_bytes
-  uint16_t entries_from;  // the capability that says how many entries the board implements
-  Access access;          // of the (shadow) window; the active window is RO
+  uint32_t max_entries;            // window size / entry_bytes
+  uint16_t entries_from;           // the capability that says how many entries the board implements
+  Access access;                   // of the (shadow) window; the active window is RO
   std::string_view swap_register;  // register whose WO field swaps the banks
   std::string_view swap_field;
   std::string_view bank_register;  // register whose RO bit says which bank is active
@@ -185,8 +185,8 @@ struct CapabilityDesc {
   uint16_t index;
   uint8_t bits;
   uint32_t max;
-  uint32_t offset;         // of its id.cap_<name> register in the id block
-  bool is_port_count;      // derived: the number of ports of the profile
+  uint32_t offset;     // of its id.cap_<name> register in the id block
+  bool is_port_count;  // derived: the number of ports of the profile
   std::string_view description;
 };
 
@@ -206,7 +206,7 @@ struct BoardProfile {
   uint16_t kind;
   std::string_view description;
   std::span<const PortProfile> ports;
-  std::span<const uint32_t> capabilities;  // value of every capability, by index
+  std::span<const uint32_t> capabilities;        // value of every capability, by index
   std::span<const BlockVersion> block_versions;  // blocks pinned to an older version
 
   constexpr uint32_t cap(Cap which) const { return capabilities[index_of(which)]; }

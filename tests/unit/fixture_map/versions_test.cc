@@ -1,0 +1,191 @@
+// Block versions and descriptor rings, end to end on a register map that uses them
+// (make_fixture_map.py): the generator's output, the emulated board that implements a
+// pinned older version, and the Device that accepts a range of versions and names what a
+// board's version lacks.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "asn/model/board.hpp"
+#include "asn/regmap/regs.hpp"
+#include "bus/emulated_bus.hpp"
+#include "device/device.hpp"
+#include "error.hpp"
+#include "support.hpp"
+
+namespace asn::regmap {
+const RegisterMap& fixture_register_map();
+}  // namespace asn::regmap
+
+namespace asn {
+namespace {
+
+using ::testing::HasSubstr;
+
+const regmap::RegisterMap& fixture() { return regmap::fixture_register_map(); }
+
+const regmap::RegisterDesc& register_of(uint16_t type, std::string_view name) {
+  for (const auto& reg : fixture().block(type)->registers) {
+    if (reg.name == name) return reg;
+  }
+  throw std::runtime_error("no register " + std::string(name));
+}
+
+regmap::RegRef ref_of(uint16_t type, std::string_view name) {
+  const auto& reg = register_of(type, name);
+  return {type, reg.offset, reg.width_bits, reg.count, reg.since};
+}
+
+class VersionsTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<EmulatedBus> open(const std::string& profile) {
+    EmulatedBusOptions options;
+    options.board_name = test::unique_name("v");
+    options.profile = profile;
+    options.shm_dir = dir_.path();
+    options.run_clock = false;
+    options.map = &fixture();
+    return std::make_unique<EmulatedBus>(options);
+  }
+  test::TempDir dir_;
+};
+
+TEST_F(VersionsTest, TheGeneratorDescribesVersionsAndRings) {
+  const auto* route = fixture().block(regs::route::kType);
+  ASSERT_NE(route, nullptr);
+  EXPECT_EQ(route->version, 2);
+  EXPECT_EQ(route->min_version, 1);
+  EXPECT_TRUE(route->supports(1));
+  EXPECT_FALSE(route->supports(3));
+  EXPECT_EQ(register_of(regs::route::kType, "hop_limit").since, 2);
+  const auto* lock = fixture().block(regs::lock::kType);
+  ASSERT_EQ(lock->rings.size(), 1u);
+  const auto& ring = lock->rings[0];
+  EXPECT_EQ(ring.name, "completion");
+  EXPECT_EQ(ring.direction, regmap::RingDirection::kFromBoard);
+  EXPECT_EQ(ring.producer_register, "completion_producer");
+  EXPECT_EQ(ring.consumer_register, "completion_consumer");
+  EXPECT_EQ(ring.irq_field, "lock_completion");
+  EXPECT_EQ(ring.since, 2);
+  const auto* old = fixture().board("netfpga-1g-v1");
+  ASSERT_NE(old, nullptr);
+  EXPECT_EQ(old->version_of(*route), 1);
+  EXPECT_EQ(fixture().board("netfpga-1g")->version_of(*route), 2);
+  // The C header of the fixture compiles as strict C.
+  test::TempDir dir;
+  test::write_file(dir.file("c.c"), "#include \"" FIXTURE_C_HEADER
+                                    "\"\nint main(void) { return "
+                                    "ASN_LOCK_COMPLETION_ENTRY_BYTES == 16U ? 0 : 1; }\n");
+  auto r = test::run_command(
+      {"cc", "-std=c99", "-pedantic", "-Wall", "-Werror", "-o", dir.file("c"), dir.file("c.c")});
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_EQ(test::run_command({dir.file("c")}).exit_code, 0);
+  // Its typed references, rings included, compile and say what the YAML says (checked in a
+  // program of their own: they share names with the real map's references).
+  test::write_file(dir.file("r.cc"), "#include \"" FIXTURE_CPP_HEADER
+                                     "\"\nnamespace r = asn::regs::lock;\n"
+                                     "static_assert(r::kCompletion.direction == "
+                                     "asn::regmap::RingDirection::kFromBoard);\n"
+                                     "static_assert(r::kCompletion.window.entry_bytes == 16);\n"
+                                     "static_assert(r::kCompletion.window.since == 2);\n"
+                                     "static_assert(r::kCompletion.producer.reg.offset == 0x38);\n"
+                                     "static_assert(r::kCompletionTokenHi.word == 3);\n"
+                                     "static_assert(asn::regs::route::kHopLimit.since == 2);\n"
+                                     "int main() { return 0; }\n");
+  auto cpp = test::run_command({"c++", "-std=c++20", "-Wall", "-Werror", "-fsyntax-only",
+                                "-I" REGMAP_INCLUDE_DIR, dir.file("r.cc")});
+  EXPECT_EQ(cpp.exit_code, 0) << cpp.all();
+}
+
+// The newer board has the v2 register and ring; the pinned one reports v1 and has neither
+// (a bus error, as on old firmware).
+TEST_F(VersionsTest, TheBoardImplementsItsVersion) {
+  auto v2 = open("netfpga-1g");
+  auto v1 = open("netfpga-1g-v1");
+  const auto* route2 = v2->board().find_block(regs::route::kType);
+  const auto* route1 = v1->board().find_block(regs::route::kType);
+  ASSERT_TRUE(route2 && route1);
+  EXPECT_EQ(v2->read32(route2->base + regs::route::kBlockVersion.offset), 2u);
+  EXPECT_EQ(v1->read32(route1->base + regs::route::kBlockVersion.offset), 1u);
+  const uint32_t hop = register_of(regs::route::kType, "hop_limit").offset;
+  EXPECT_EQ(v2->read32(route2->base + hop), 8u);
+  EXPECT_THROW(v1->read32(route1->base + hop), Error);
+
+  const auto& ring = fixture().block(regs::lock::kType)->rings[0];
+  const uint32_t entry = v2->board().find_block(regs::lock::kType)->base + ring.offset + 16 * 3;
+  EXPECT_EQ(v2->read32(entry), 0u);
+  v2->write32(entry, 0x1234);  // the board fills this ring: software's write is ignored
+  EXPECT_EQ(v2->read32(entry), 0u);
+  EXPECT_EQ(v2->read32(regs::id::kRoWriteCount.offset), 1u);
+  const uint32_t past = v2->board().find_block(regs::lock::kType)->base + ring.offset + 16 * 256;
+  EXPECT_THROW(v2->read32(past), Error);  // lock_ring_entries: 256
+  EXPECT_THROW(v1->read32(v1->board().find_block(regs::lock::kType)->base + ring.offset), Error);
+}
+
+TEST_F(VersionsTest, TheDeviceDrivesEveryVersionItSupports) {
+  auto v1_bus = open("netfpga-1g-v1");
+  auto v2_bus = open("netfpga-1g");
+  Device v1(*v1_bus, fixture());
+  Device v2(*v2_bus, fixture());
+  EXPECT_EQ(v1.layout()->block(regs::route::kType).version, 1);
+  EXPECT_EQ(v2.layout()->block(regs::route::kType).version, 2);
+
+  const regmap::RegRef hop = ref_of(regs::route::kType, "hop_limit");
+  EXPECT_EQ(v2.read(hop), 8u);
+  try {
+    v1.read(hop);
+    FAIL() << "a v2 register was read on a v1 block";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kFailedPrecondition);
+    EXPECT_THAT(e.what(), HasSubstr("needs route block version 2; this board's is version 1"));
+  }
+  EXPECT_EQ(v2.resolve("route.hop_limit.hops").width_bits, 8);
+  try {
+    v1.resolve("route.hop_limit");
+    FAIL() << "a v2 register resolved on a v1 block";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kNotFound);
+    EXPECT_THAT(e.what(), HasSubstr("it needs route version 2 and this board's is version 1"));
+  }
+
+  // Ring entries by name, read-only to software, in the dump of the v2 board only.
+  Target token = v2.resolve("lock.completion[7].token_hi");
+  EXPECT_EQ(token.access, regmap::Access::kRO);
+  EXPECT_THAT(token.read_only_hint, HasSubstr("a ring the board fills"));
+  EXPECT_EQ(v2.read(token), 0u);
+  EXPECT_THROW(v2.resolve("lock.completion[256].status"), Error);
+  EXPECT_THROW(v1.resolve("lock.completion[0].status"), Error);
+  auto count_ring = [](const std::vector<Target>& targets) {
+    return std::count_if(targets.begin(), targets.end(),
+                         [](const Target& t) { return t.name.starts_with("lock.completion["); });
+  };
+  EXPECT_EQ(count_ring(v2.enumerate("lock", true)), 256 * 4);
+  EXPECT_EQ(count_ring(v1.enumerate("lock", true)), 0);
+
+  // A version outside what this map supports is refused by the walk, naming the range.
+  class PatchedBus final : public RegisterBus {
+   public:
+    PatchedBus(RegisterBus& inner, uint32_t at) : inner_(inner), at_(at) {}
+    std::string describe() const override { return inner_.describe(); }
+    BoardIdentity identity() const override { return inner_.identity(); }
+    void set_event_handler(std::function<void(const BusEvent&)>) override {}
+    uint32_t read32(uint32_t offset) override { return offset == at_ ? 3 : inner_.read32(offset); }
+    void write32(uint32_t offset, uint32_t value) override { inner_.write32(offset, value); }
+    void execute(std::span<BusOp> ops) override {
+      for (auto& op : ops) op.value = read32(op.offset);
+    }
+
+   private:
+    RegisterBus& inner_;
+    uint32_t at_;
+  } patched(*v2_bus,
+            v2.layout()->block(regs::route::kType).base + regs::route::kBlockVersion.offset);
+  try {
+    Device future(patched, fixture());
+    FAIL() << "route version 3 was accepted";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("has version 3; this asnd supports versions 1 to 2"));
+  }
+}
+
+}  // namespace
+}  // namespace asn
