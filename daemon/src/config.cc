@@ -16,8 +16,8 @@
 #include <map>
 
 #include "asn/regmap/types.hpp"
+#include "asn/text/text.hpp"
 #include "error.hpp"
-#include "text.hpp"
 
 namespace asn {
 
@@ -39,7 +39,7 @@ std::string join(const List& list) {
 
 void validate_absolute(const std::string& where, const std::string& path) {
   if (path.empty() || path[0] != '/') {
-    bad(where, fmt::format("{} is not an absolute path", quoted(path)));
+    bad(where, fmt::format("{} is not an absolute path", text::quoted(path)));
   }
   if (path.size() > 4096) bad(where, fmt::format("a path of {} bytes", path.size()));
 }
@@ -47,7 +47,7 @@ void validate_absolute(const std::string& where, const std::string& path) {
 void validate_socket_path(const std::string& where, const std::string& path) {
   validate_absolute(where, path);
   // sun_path holds 108 bytes including the terminating NUL.
-  if (path.size() > 107) bad(where, fmt::format("{} is longer than 107 bytes", quoted(path)));
+  if (path.size() > 107) bad(where, fmt::format("{} is longer than 107 bytes", text::quoted(path)));
 }
 
 // host:port only, where host is a name, an IPv4 address or a bracketed IPv6 address: gRPC
@@ -57,7 +57,7 @@ void validate_tcp(const std::string& where, const std::string& address) {
   if (address.empty()) return;
   size_t colon = address.rfind(':');
   if (colon == std::string::npos || colon == 0) {
-    bad(where, fmt::format("{} is not host:port (e.g. 127.0.0.1:50051)", quoted(address)));
+    bad(where, fmt::format("{} is not host:port (e.g. 127.0.0.1:50051)", text::quoted(address)));
   }
   const std::string host = address.substr(0, colon);
   const bool bracketed =
@@ -71,13 +71,14 @@ void validate_tcp(const std::string& where, const std::string& address) {
   if (!bracketed && !plain) {
     bad(where, fmt::format("{} is not host:port: the host must be a name, an IPv4 address or "
                            "an [IPv6] address (a Unix socket belongs in listen.socket)",
-                           quoted(address)));
+                           text::quoted(address)));
   }
   unsigned port = 0;
   std::string_view digits(address.data() + colon + 1, address.size() - colon - 1);
   auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), port);
   if (ec != std::errc() || end != digits.data() + digits.size() || port == 0 || port > 65535) {
-    bad(where, fmt::format("port {} of {} is not 1-65535", quoted(digits), quoted(address)));
+    bad(where,
+        fmt::format("port {} of {} is not 1-65535", text::quoted(digits), text::quoted(address)));
   }
 }
 
@@ -85,7 +86,7 @@ void validate_backend(const std::string& where, const std::string& backend) {
   if (std::find(kBackends.begin(), kBackends.end(), backend) == kBackends.end()) {
     bad(where, fmt::format("unknown backend {} (backends: {}; the kernel backend arrives "
                            "with the asn.ko driver)",
-                           quoted(backend), join(kBackends)));
+                           text::quoted(backend), join(kBackends)));
   }
 }
 
@@ -95,13 +96,14 @@ void validate_profile(const std::string& where, const std::string& profile) {
     if (b.name == profile) return;
     names.push_back(b.name);
   }
-  bad(where, fmt::format("unknown board profile {} (profiles: {})", quoted(profile), join(names)));
+  bad(where,
+      fmt::format("unknown board profile {} (profiles: {})", text::quoted(profile), join(names)));
 }
 
 void validate_group(const std::string& where, const std::string& group) {
   if (group.empty()) return;
   if (getgrnam(group.c_str()) == nullptr) {
-    bad(where, fmt::format("no group named {}", quoted(group)));
+    bad(where, fmt::format("no group named {}", text::quoted(group)));
   }
 }
 
@@ -119,7 +121,7 @@ bool boolean(const std::string& where, const YAML::Node& node) {
   std::string text = scalar(where, node);
   if (text == "true" || text == "yes" || text == "on") return true;
   if (text == "false" || text == "no" || text == "off") return false;
-  bad(where, fmt::format("{} is not true or false", quoted(text)));
+  bad(where, fmt::format("{} is not true or false", text::quoted(text)));
 }
 
 const std::map<std::string, Key>& keys() {
@@ -141,7 +143,7 @@ const std::map<std::string, Key>& keys() {
          unsigned mode = 0;
          auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), mode, 8);
          if (ec != std::errc() || end != text.data() + text.size() || mode > 0777) {
-           bad(w, fmt::format("{} is not an octal file mode such as \"0660\"", quoted(text)));
+           bad(w, fmt::format("{} is not an octal file mode such as \"0660\"", text::quoted(text)));
          }
          c.listen.socket_mode = mode;
        }}},
@@ -195,7 +197,7 @@ void read_map(Config& config, const std::string& path, const YAML::Node& map,
     }
     std::string key = prefix + key_node.Scalar();
     const std::string where =
-        fmt::format("{}:{}: {}", path, key_node.Mark().line + 1, escaped(key, 64));
+        fmt::format("{}:{}: {}", path, key_node.Mark().line + 1, text::escaped(key, 64));
     if (auto renamed = renamed_keys().find(key); renamed != renamed_keys().end()) {
       config.deprecations.push_back(fmt::format("{}:{}: {} is deprecated: write {}", path,
                                                 key_node.Mark().line + 1, key, renamed->second));
@@ -219,10 +221,10 @@ void read_map(Config& config, const std::string& path, const YAML::Node& map,
     // A misspelt old name suggests the new one.
     std::vector<std::string> old_names;
     for (const auto& [old_name, _] : renamed_keys()) old_names.push_back(old_name);
-    if (auto old = closest(key, old_names); old && !closest(key, known)) {
+    if (auto old = text::closest(key, old_names); old && !text::closest(key, known)) {
       bad(where, fmt::format("unknown key (did you mean '{}'?)", renamed_keys().at(*old)));
     }
-    bad(where, fmt::format("unknown key{}", did_you_mean(key, known)));
+    bad(where, fmt::format("unknown key{}", text::did_you_mean(key, known)));
   }
 }
 
@@ -230,7 +232,8 @@ void read_map(Config& config, const std::string& path, const YAML::Node& map,
 
 void validate_log_level(const std::string& where, const std::string& level) {
   if (std::find(kLogLevels.begin(), kLogLevels.end(), level) == kLogLevels.end()) {
-    bad(where, fmt::format("unknown log level {} (levels: {})", quoted(level), join(kLogLevels)));
+    bad(where,
+        fmt::format("unknown log level {} (levels: {})", text::quoted(level), join(kLogLevels)));
   }
 }
 
@@ -239,7 +242,8 @@ void validate_board_name(const std::string& where, const std::string& name) {
       !name.empty() && name.size() <= 64 && std::all_of(name.begin(), name.end(), [](char ch) {
         return std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_';
       });
-  if (!ok) bad(where, fmt::format("board name {} must be 1-64 of A-Z a-z 0-9 - _", quoted(name)));
+  if (!ok)
+    bad(where, fmt::format("board name {} must be 1-64 of A-Z a-z 0-9 - _", text::quoted(name)));
 }
 
 namespace {

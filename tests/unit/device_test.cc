@@ -10,6 +10,7 @@
 
 #include "bus/emulated_bus.hpp"
 #include "error.hpp"
+#include "patched_bus.hpp"
 #include "support.hpp"
 
 namespace asn {
@@ -17,38 +18,7 @@ namespace {
 
 namespace regs = asn::regs;
 
-// A bus that forwards to the emulated board but can make chosen words read differently,
-// as a board with other firmware (or none) would.
-class PatchedBus final : public RegisterBus {
- public:
-  explicit PatchedBus(RegisterBus& inner) : inner_(inner) {}
-  std::map<uint32_t, uint32_t> patches;
-  int writes = 0;
-
-  std::string describe() const override { return "patched " + inner_.describe(); }
-  BoardIdentity identity() const override { return inner_.identity(); }
-  void set_event_handler(std::function<void(const BusEvent&)>) override {}
-  uint32_t read32(uint32_t offset) override {
-    auto it = patches.find(offset);
-    return it != patches.end() ? it->second : inner_.read32(offset);
-  }
-  void write32(uint32_t offset, uint32_t value) override {
-    ++writes;
-    inner_.write32(offset, value);
-  }
-  void execute(std::span<BusOp> ops) override {
-    for (auto& op : ops) {
-      if (op.kind == BusOp::Kind::kRead) {
-        op.value = read32(op.offset);
-      } else {
-        write32(op.offset, op.value);
-      }
-    }
-  }
-
- private:
-  RegisterBus& inner_;
-};
+using test::PatchedBus;
 
 class DeviceTest : public ::testing::Test {
  protected:

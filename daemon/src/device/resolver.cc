@@ -5,8 +5,8 @@
 #include <charconv>
 #include <optional>
 
+#include "asn/text/text.hpp"
 #include "error.hpp"
-#include "text.hpp"
 
 namespace asn {
 
@@ -135,7 +135,7 @@ std::vector<NamePart> split_name(std::string_view name) {
       part.ident = piece;
     } else {
       if (piece.back() != ']') {
-        invalid(fmt::format("{}: {} has an unclosed '['", quoted(name), quoted(piece)));
+        invalid(fmt::format("{}: {} has an unclosed '['", text::quoted(name), text::quoted(piece)));
       }
       part.ident = piece.substr(0, bracket);
       std::string_view digits = piece.substr(bracket + 1, piece.size() - bracket - 2);
@@ -147,7 +147,8 @@ std::vector<NamePart> split_name(std::string_view name) {
       }
       auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value, base);
       if (ec != std::errc() || end != digits.data() + digits.size() || digits.empty()) {
-        invalid(fmt::format("{}: the index in {} is not a number", quoted(name), quoted(piece)));
+        invalid(fmt::format("{}: the index in {} is not a number", text::quoted(name),
+                            text::quoted(piece)));
       }
       part.index = value;
     }
@@ -155,7 +156,7 @@ std::vector<NamePart> split_name(std::string_view name) {
       invalid(
           fmt::format("{} is not a register name (expected block.register[.field], e.g. "
                       "id.scratch or port[0].control.enable)",
-                      quoted(name)));
+                      text::quoted(name)));
     }
     parts.push_back(part);
     if (dot == std::string_view::npos) break;
@@ -253,23 +254,39 @@ const DeviceBlock& find_block(const DeviceLayout& layout, std::string_view name,
     if (b.name == name) desc = &b;
   }
   if (desc == nullptr) {
-    not_found(fmt::format("{}: no block named {}{}", quoted(full), quoted(name),
-                          did_you_mean(name, names)));
+    not_found(fmt::format("{}: no block named {}{}", text::quoted(full), text::quoted(name),
+                          text::did_you_mean(name, names)));
   }
   const unsigned n = layout.count(desc->type);
   if (desc->instances == regmap::Instances::kPorts) {
     if (!index) {
-      invalid(fmt::format("{}: {} needs a port number, {}[0] to {}[{}]", quoted(full), name, name,
-                          name, n - 1));
+      invalid(fmt::format("{}: {} needs a port number, {}[0] to {}[{}]", text::quoted(full), name,
+                          name, name, n - 1));
     }
     if (*index >= n) {
-      not_found(fmt::format("{}: the board has {} ports ({}[0] to {}[{}])", quoted(full), n, name,
-                            name, n - 1));
+      not_found(fmt::format("{}: the board has {} ports ({}[0] to {}[{}])", text::quoted(full), n,
+                            name, name, n - 1));
     }
   } else if (index && *index != 0) {
-    invalid(fmt::format("{}: there is one {} block; drop the [{}]", quoted(full), name, *index));
+    invalid(
+        fmt::format("{}: there is one {} block; drop the [{}]", text::quoted(full), name, *index));
   }
   return layout.block(desc->type, index.value_or(0));
+}
+
+// The element an index names in an array of `count` (a register array, an array field of
+// an entry); a plain item (count 1) takes no index.
+unsigned element_of(std::string_view name, std::string_view item, unsigned count,
+                    std::optional<unsigned> index) {
+  if (count > 1 && !index) {
+    invalid(fmt::format("{}: {} is an array; name an element, {}[0] to {}[{}]", text::quoted(name),
+                        item, item, item, count - 1));
+  }
+  if (count == 1 && index) invalid(fmt::format("{}: {} is not an array", text::quoted(name), item));
+  if (index.value_or(0) >= count) {
+    not_found(fmt::format("{}: {} has {} elements", text::quoted(name), item, count));
+  }
+  return index.value_or(0);
 }
 
 std::optional<Target> resolve_register(const DeviceBlock& block, std::string_view name,
@@ -282,43 +299,33 @@ std::optional<Target> resolve_register(const DeviceBlock& block, std::string_vie
       continue;
     }
     if (reg.since > block.version) {
-      not_found(fmt::format("{}: {}.{} does not exist on this board{}", quoted(name), block.name,
-                            reg.name, newer_version(block, reg.since)));
+      not_found(fmt::format("{}: {}.{} does not exist on this board{}", text::quoted(name),
+                            block.name, reg.name, newer_version(block, reg.since)));
     }
-    if (reg.count > 1 && !item.index) {
-      invalid(fmt::format("{}: {} is an array; name an element, {}[0] to {}[{}]", quoted(name),
-                          reg.name, reg.name, reg.name, reg.count - 1));
-    }
-    if (reg.count == 1 && item.index) {
-      invalid(fmt::format("{}: {} is not an array", quoted(name), reg.name));
-    }
-    const unsigned element = item.index.value_or(0);
-    if (element >= reg.count) {
-      not_found(fmt::format("{}: {} has {} elements", quoted(name), reg.name, reg.count));
-    }
+    const unsigned element = element_of(name, reg.name, reg.count, item.index);
     if (parts.size() == 2) return register_target(block, reg, element);
     const std::string_view field_name = parts[2].ident;
     if (parts[2].index)
-      invalid(fmt::format("{}: field {} takes no index", quoted(name), field_name));
+      invalid(fmt::format("{}: field {} takes no index", text::quoted(name), field_name));
     if (reg.width_bits == 64) {
       if (field_name == "lo" || field_name == "hi") {
         return half_target(block, reg, element, field_name == "hi");
       }
-      not_found(fmt::format("{}: {} is a 64-bit value; its words are .lo and .hi", quoted(name),
-                            reg.name));
+      not_found(fmt::format("{}: {} is a 64-bit value; its words are .lo and .hi",
+                            text::quoted(name), reg.name));
     }
     std::vector<std::string> fields;
     for (const auto& f : reg.fields) {
       if (f.name == field_name && f.since > block.version) {
-        not_found(fmt::format("{}: {}.{}.{} does not exist on this board{}", quoted(name),
+        not_found(fmt::format("{}: {}.{}.{} does not exist on this board{}", text::quoted(name),
                               block.name, reg.name, f.name, newer_version(block, f.since)));
       }
       if (f.since > block.version) continue;
       fields.emplace_back(f.name);
       if (f.name == field_name) return field_target(block, reg, element, f);
     }
-    not_found(fmt::format("{}: {}.{} has no field {}{}", quoted(name), block.name, reg.name,
-                          quoted(field_name), did_you_mean(field_name, fields)));
+    not_found(fmt::format("{}: {}.{} has no field {}{}", text::quoted(name), block.name, reg.name,
+                          text::quoted(field_name), text::did_you_mean(field_name, fields)));
   }
   return std::nullopt;
 }
@@ -333,21 +340,21 @@ std::optional<Target> resolve_entry(const DeviceLayout& layout, const DeviceBloc
       continue;
     }
     if (window.since > block.version) {
-      not_found(fmt::format("{}: {}.{} does not exist on this board{}", quoted(name), block.name,
-                            window.name, newer_version(block, window.since)));
+      not_found(fmt::format("{}: {}.{} does not exist on this board{}", text::quoted(name),
+                            block.name, window.name, newer_version(block, window.since)));
     }
     const uint32_t entries = layout.entries(window.entries_from);
     if (!item.index) {
-      invalid(fmt::format("{}: {} has entries; name one, {}[0] to {}[{}]", quoted(name),
+      invalid(fmt::format("{}: {} has entries; name one, {}[0] to {}[{}]", text::quoted(name),
                           window.name, window.name, window.name, entries - 1));
     }
     if (*item.index >= entries) {
-      not_found(fmt::format("{}: {}.{} has {} entries on this board", quoted(name), block.name,
-                            window.name, entries));
+      not_found(fmt::format("{}: {}.{} has {} entries on this board", text::quoted(name),
+                            block.name, window.name, entries));
     }
     const unsigned words = window.entry_bytes / 4;
     if (parts.size() == 2) {
-      invalid(fmt::format("{}: name a field of the entry or a word (w0 to w{})", quoted(name),
+      invalid(fmt::format("{}: name a field of the entry or a word (w0 to w{})", text::quoted(name),
                           words - 1));
     }
     const NamePart& field_part = parts[2];
@@ -355,17 +362,7 @@ std::optional<Target> resolve_entry(const DeviceLayout& layout, const DeviceBloc
     for (const auto& f : window.fields) {
       fields.emplace_back(f.name);
       if (f.name != field_part.ident) continue;
-      if (f.count > 1 && !field_part.index) {
-        invalid(fmt::format("{}: {} is an array; name an element, {}[0] to {}[{}]", quoted(name),
-                            f.name, f.name, f.name, f.count - 1));
-      }
-      if (f.count == 1 && field_part.index) {
-        invalid(fmt::format("{}: {} is not an array", quoted(name), f.name));
-      }
-      const unsigned element = field_part.index.value_or(0);
-      if (element >= f.count) {
-        not_found(fmt::format("{}: {} has {} elements", quoted(name), f.name, f.count));
-      }
+      const unsigned element = element_of(name, f.name, f.count, field_part.index);
       return entry_target(block, window, *item.index, 0, &f, element);
     }
     const std::string_view w = field_part.ident;
@@ -376,8 +373,8 @@ std::optional<Target> resolve_entry(const DeviceLayout& layout, const DeviceBloc
         return entry_target(block, window, *item.index, word, nullptr, 0);
       }
     }
-    not_found(fmt::format("{}: {}.{} entries have no field {}{}", quoted(name), block.name,
-                          window.name, quoted(w), did_you_mean(w, fields)));
+    not_found(fmt::format("{}: {}.{} entries have no field {}{}", text::quoted(name), block.name,
+                          window.name, text::quoted(w), text::did_you_mean(w, fields)));
   }
   return std::nullopt;
 }
@@ -387,22 +384,22 @@ std::optional<Target> resolve_entry(const DeviceLayout& layout, const DeviceBloc
 Target resolve_name(const DeviceLayout& layout, std::string_view name) {
   if (name.size() > kMaxRegisterNameBytes) {
     invalid(fmt::format("a register name of {} bytes ({}); names are at most {} bytes", name.size(),
-                        quoted(name, 40), kMaxRegisterNameBytes));
+                        text::quoted(name, 40), kMaxRegisterNameBytes));
   }
   const auto parts = split_name(name);
   if (parts.size() < 2 || parts.size() > 3) {
     invalid(
         fmt::format("{} is not a register name (expected block.register[.field], e.g. "
                     "id.scratch or port[0].control.enable)",
-                    quoted(name)));
+                    text::quoted(name)));
   }
   const DeviceBlock& block = find_block(layout, parts[0].ident, parts[0].index, name);
   std::vector<std::string> candidates;
   if (auto t = resolve_register(block, name, parts, candidates)) return *t;
   if (auto t = resolve_entry(layout, block, name, parts, candidates)) return *t;
-  not_found(fmt::format("{}: block {} has no register, table or ring {}{}", quoted(name),
-                        block.name, quoted(parts[1].ident),
-                        did_you_mean(parts[1].ident, candidates)));
+  not_found(fmt::format("{}: block {} has no register, table or ring {}{}", text::quoted(name),
+                        block.name, text::quoted(parts[1].ident),
+                        text::did_you_mean(parts[1].ident, candidates)));
 }
 
 Target resolve_offset(const DeviceLayout& layout, uint32_t offset) {
@@ -452,15 +449,15 @@ std::vector<Target> enumerate_targets(const DeviceLayout& layout, std::string_vi
     auto parts = split_name(block_filter);
     if (parts.size() != 1) {
       invalid(fmt::format("{} is not a block name (id, port, port[2], route, ...)",
-                          quoted(block_filter)));
+                          text::quoted(block_filter)));
     }
     filter_name = parts[0].ident;
     filter_index = parts[0].index;
     std::vector<std::string> names;
     for (const auto& b : layout.map->blocks) names.emplace_back(b.name);
     if (std::find(names.begin(), names.end(), filter_name) == names.end()) {
-      not_found(fmt::format("no block named {}{}", quoted(filter_name),
-                            did_you_mean(filter_name, names)));
+      not_found(fmt::format("no block named {}{}", text::quoted(filter_name),
+                            text::did_you_mean(filter_name, names)));
     }
     if (filter_index) find_block(layout, filter_name, filter_index, block_filter);
   }

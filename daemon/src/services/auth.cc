@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "asn/text/text.hpp"
 #include "error.hpp"
-#include "text.hpp"
 
 namespace asn {
 
@@ -45,7 +45,7 @@ std::string Authorizer::describe_peer(const grpc::ServerContext& context) const 
   if (peer.rfind("unix:", 0) == 0 || peer.rfind("fd:", 0) == 0 || peer.empty()) {
     return fmt::format("a client on {}", policy_.name);
   }
-  return fmt::format("{} on {}", quoted(peer, 64), policy_.name);
+  return fmt::format("{} on {}", text::quoted(peer, 64), policy_.name);
 }
 
 }  // namespace asn

@@ -5,10 +5,10 @@
 
 #include <optional>
 
+#include "asn/text/text.hpp"
 #include "asn/version.hpp"
 #include "services/grpc_status.hpp"
 #include "services/support.hpp"
-#include "text.hpp"
 
 namespace asn {
 
@@ -30,7 +30,7 @@ void fill_value(const Target& target, uint64_t value, v1::RegisterValue* out) {
 std::string describe_ref(const v1::RegisterRef& ref) {
   switch (ref.target_case()) {
     case v1::RegisterRef::kName:
-      return quoted(ref.name(), 64);
+      return text::quoted(ref.name(), 64);
     case v1::RegisterRef::kOffset:
       return fmt::format("0x{:x}", ref.offset());
     default:

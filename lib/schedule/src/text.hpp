@@ -1,4 +1,4 @@
-// Small string helpers for messages (the library depends on nothing but yaml-cpp).
+// Small string helpers for messages; suggestions and quoting are asn_text's.
 #pragma once
 
 #include <cstdint>
@@ -7,7 +7,15 @@
 #include <type_traits>
 #include <vector>
 
+#include "asn/text/text.hpp"
+
 namespace asn::schedule::detail {
+
+using text::did_you_mean;
+using text::join;
+
+// Outside text quoted for a message: escaped, and cut after 40 bytes.
+inline std::string quote(std::string_view text) { return text::quoted(text, 40); }
 
 inline void append(std::string& out, std::string_view text) { out += text; }
 inline void append(std::string& out, const char* text) { out += text; }
@@ -24,15 +32,5 @@ std::string cat(const Args&... args) {
   (append(out, args), ...);
   return out;
 }
-
-// "'a', 'b' and 'c'" style listing: "a, b, c".
-std::string join(const std::vector<std::string>& items, std::string_view separator = ", ");
-
-// " (did you mean 'x'?)" for the closest candidate within a few edits, else
-// " (one of: a, b, c)"; "" without candidates.
-std::string did_you_mean(std::string_view wrong, const std::vector<std::string>& candidates);
-
-// The text quoted for a message, shortened to at most 40 characters.
-std::string quote(std::string_view text);
 
 }  // namespace asn::schedule::detail

@@ -10,6 +10,7 @@
 #include "bus/emulated_bus.hpp"
 #include "device/device.hpp"
 #include "error.hpp"
+#include "patched_bus.hpp"
 #include "support.hpp"
 
 namespace asn::regmap {
@@ -162,23 +163,9 @@ TEST_F(VersionsTest, TheDeviceDrivesEveryVersionItSupports) {
   EXPECT_EQ(count_ring(v1.enumerate("lock", true)), 0);
 
   // A version outside what this map supports is refused by the walk, naming the range.
-  class PatchedBus final : public RegisterBus {
-   public:
-    PatchedBus(RegisterBus& inner, uint32_t at) : inner_(inner), at_(at) {}
-    std::string describe() const override { return inner_.describe(); }
-    BoardIdentity identity() const override { return inner_.identity(); }
-    void set_event_handler(std::function<void(const BusEvent&)>) override {}
-    uint32_t read32(uint32_t offset) override { return offset == at_ ? 3 : inner_.read32(offset); }
-    void write32(uint32_t offset, uint32_t value) override { inner_.write32(offset, value); }
-    void execute(std::span<BusOp> ops) override {
-      for (auto& op : ops) op.value = read32(op.offset);
-    }
-
-   private:
-    RegisterBus& inner_;
-    uint32_t at_;
-  } patched(*v2_bus,
-            v2.layout()->block(regs::route::kType).base + regs::route::kBlockVersion.offset);
+  test::PatchedBus patched(*v2_bus);
+  patched.patches[v2.layout()->block(regs::route::kType).base + regs::route::kBlockVersion.offset] =
+      3;
   try {
     Device future(patched, fixture());
     FAIL() << "route version 3 was accepted";

@@ -1,10 +1,10 @@
-#include "text.hpp"
+#include "asn/text/text.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
-namespace asn {
+namespace asn::text {
 
 size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<size_t> row(b.size() + 1);
@@ -44,9 +44,7 @@ std::optional<std::string> closest(std::string_view wrong,
 std::string did_you_mean(std::string_view wrong, const std::vector<std::string>& candidates) {
   if (candidates.empty()) return "";
   if (auto best = closest(wrong, candidates)) return fmt::format(" (did you mean '{}'?)", *best);
-  std::string all;
-  for (const auto& c : candidates) all += (all.empty() ? "" : ", ") + c;
-  return fmt::format(" (one of: {})", all);
+  return fmt::format(" (one of: {})", join(candidates));
 }
 
 std::string escaped(std::string_view text, size_t max_bytes) {
@@ -82,10 +80,19 @@ std::string escaped(std::string_view text, size_t max_bytes) {
   return out;
 }
 
+std::string join(const std::vector<std::string>& items, std::string_view separator) {
+  std::string out;
+  for (const auto& item : items) {
+    if (!out.empty()) out += separator;
+    out += item;
+  }
+  return out;
+}
+
 std::string quoted(std::string_view text, size_t max_bytes) {
   std::string out = "'" + escaped(text, max_bytes) + "'";
   if (text.size() > max_bytes) out += fmt::format(" ({} bytes)", text.size());
   return out;
 }
 
-}  // namespace asn
+}  // namespace asn::text

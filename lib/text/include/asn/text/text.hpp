@@ -1,0 +1,34 @@
+// Text for messages, shared by asnd, asnctl and the libraries: did-you-mean suggestions,
+// and strings from outside (a client, a file) made safe to echo.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace asn::text {
+
+// Levenshtein distance.
+size_t edit_distance(std::string_view a, std::string_view b);
+
+// The candidate within a few edits of `wrong` (the closest), if any. Candidates whose length
+// alone rules them out are not compared, so a hostile input costs no quadratic work.
+std::optional<std::string> closest(std::string_view wrong,
+                                   const std::vector<std::string>& candidates);
+
+// " (did you mean 'scratch'?)" when one candidate is close, else " (one of: a, b, c)";
+// "" without candidates.
+std::string did_you_mean(std::string_view wrong, const std::vector<std::string>& candidates);
+
+// Outside text as it may appear in a message or a log line: control characters, quotes,
+// backslashes and bytes past ASCII escaped (\n, \x00, ...), cut after `max_bytes` with "...".
+std::string escaped(std::string_view text, size_t max_bytes = 80);
+// The same in single quotes, with the full length after a cut one: 'abc...' (3000000 bytes).
+std::string quoted(std::string_view text, size_t max_bytes = 80);
+
+// "a, b, c".
+std::string join(const std::vector<std::string>& items, std::string_view separator = ", ");
+
+}  // namespace asn::text

@@ -1,0 +1,43 @@
+// A bus for tests that forwards to another (the emulated board) but makes chosen words read
+// differently, as a board with other firmware, damaged memory or none would, and counts
+// writes.
+#pragma once
+
+#include <map>
+
+#include "bus/register_bus.hpp"
+
+namespace asn::test {
+
+class PatchedBus final : public RegisterBus {
+ public:
+  explicit PatchedBus(RegisterBus& inner) : inner_(inner) {}
+  std::map<uint32_t, uint32_t> patches;
+  int writes = 0;
+
+  std::string describe() const override { return "patched " + inner_.describe(); }
+  BoardIdentity identity() const override { return inner_.identity(); }
+  void set_event_handler(std::function<void(const BusEvent&)>) override {}
+  uint32_t read32(uint32_t offset) override {
+    auto it = patches.find(offset);
+    return it != patches.end() ? it->second : inner_.read32(offset);
+  }
+  void write32(uint32_t offset, uint32_t value) override {
+    ++writes;
+    inner_.write32(offset, value);
+  }
+  void execute(std::span<BusOp> ops) override {
+    for (auto& op : ops) {
+      if (op.kind == BusOp::Kind::kRead) {
+        op.value = read32(op.offset);
+      } else {
+        write32(op.offset, op.value);
+      }
+    }
+  }
+
+ private:
+  RegisterBus& inner_;
+};
+
+}  // namespace asn::test
