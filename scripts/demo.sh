@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds asnd and asnctl, starts asnd on an emulated NetFPGA-1G board named "demo", and
-# shows what an operator sees. Installs missing Debian packages first (root or sudo).
+# shows what an operator sees, one capability after the other. Installs missing Debian
+# packages first (root or sudo).
 #   scripts/demo.sh          run the tour, then stop asnd
 #   scripts/demo.sh --keep   leave asnd running afterwards (the script says how to stop it)
 set -euo pipefail
@@ -32,9 +33,20 @@ for _ in $(seq 100); do
   sleep 0.1
 done
 
+section() { echo "== $* =="; echo; }
+
 echo "asnd is running (pid $pid), serving $socket; its log: $run/asnd.log"
 echo
+section "The switch at a glance"
 asnctl status
+
+section "Desired state: a port taken down stays down, even across a board reset"
+asnctl port set 3 down
+asnctl board reset --yes
+asnctl port show
+asnctl info -o json | grep -A4 '"state"'
+
+section "Registers, for bring-up"
 asnctl regs read id.scratch
 asnctl regs write id.scratch=0xc0ffee port[0].aldfb_threshold.packets=12
 asnctl regs read id.scratch port[0].aldfb_threshold.packets

@@ -112,6 +112,7 @@ uint64_t PortManager::set(std::span<const PortAdminState> settings, bool validat
   state_.begin(next);
   apply(next);
   state_.commit();
+  last_restore_ = "none since the last change";
   return state_.revision();
 }
 
