@@ -111,9 +111,9 @@ struct Server {
     auto& f = fixture();
     reconciler = std::make_unique<Reconciler>(*f.device);
     board = std::make_unique<BoardManager>(*f.device, *reconciler);
-    service = std::make_unique<DeviceService>(*f.device, *board, *reconciler,
-                                              Authorizer({"bench socket", Role::kAdmin, ""}),
-                                              std::chrono::steady_clock::now());
+    service = std::make_unique<DeviceService>(
+        *f.device, *board, *reconciler, Authorizer({"bench socket", Role::kAdmin, "", {}}),
+        std::chrono::steady_clock::now(), std::make_shared<StreamLimiter>("bench", StreamLimits{}));
     grpc::ServerBuilder builder;
     builder.AddListeningPort("unix:" + f.dir + "/bench.sock", grpc::InsecureServerCredentials());
     builder.RegisterService(service.get());

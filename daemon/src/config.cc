@@ -117,6 +117,34 @@ std::string scalar(const std::string& where, const YAML::Node& node) {
   return node.Scalar();
 }
 
+unsigned number(const std::string& where, const YAML::Node& node, unsigned min, unsigned max) {
+  const std::string text = scalar(where, node);
+  unsigned value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value < min || value > max) {
+    bad(where, fmt::format("{} is not a whole number from {} to {}", text::quoted(text), min, max));
+  }
+  return value;
+}
+
+// "30s", "2m" or a plain number of seconds.
+unsigned seconds(const std::string& where, const YAML::Node& node, unsigned min, unsigned max) {
+  std::string text = scalar(where, node);
+  unsigned scale = 1;
+  if (!text.empty() && (text.back() == 's' || text.back() == 'm')) {
+    scale = text.back() == 'm' ? 60 : 1;
+    text.pop_back();
+  }
+  unsigned value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value > max / scale ||
+      value * scale < min) {
+    bad(where, fmt::format("{} is not a duration from {} s to {} s (e.g. 30s, 2m)",
+                           text::quoted(scalar(where, node)), min, max));
+  }
+  return value * scale;
+}
+
 bool boolean(const std::string& where, const YAML::Node& node) {
   std::string text = scalar(where, node);
   if (text == "true" || text == "yes" || text == "on") return true;
@@ -154,6 +182,26 @@ const std::map<std::string, Key>& keys() {
       {"listen.tcp", {[](Config& c, const std::string& w, const YAML::Node& n) {
          c.listen.tcp = n.IsNull() ? "" : scalar(w, n);
          validate_tcp(w, c.listen.tcp);
+       }}},
+      {"listen.max_connections", {[](Config& c, const std::string& w, const YAML::Node& n) {
+         c.listen.max_connections = number(w, n, 1, 65536);
+       }}},
+      {"listen.max_connections_per_peer",
+       {[](Config& c, const std::string& w, const YAML::Node& n) {
+         c.listen.max_connections_per_peer = number(w, n, 1, 65536);
+       }}},
+      {"listen.max_streams_per_connection",
+       {[](Config& c, const std::string& w, const YAML::Node& n) {
+         c.listen.max_streams_per_connection = number(w, n, 1, 1024);
+       }}},
+      {"listen.max_threads", {[](Config& c, const std::string& w, const YAML::Node& n) {
+         c.listen.max_threads = number(w, n, 2, 1024);
+       }}},
+      {"listen.max_streams", {[](Config& c, const std::string& w, const YAML::Node& n) {
+         c.listen.max_streams = number(w, n, 1, 65536);
+       }}},
+      {"listen.stream_write_timeout", {[](Config& c, const std::string& w, const YAML::Node& n) {
+         c.listen.stream_write_timeout_s = seconds(w, n, 1, 3600);
        }}},
       {"listen.tcp_admin", {[](Config& c, const std::string& w, const YAML::Node& n) {
          c.listen.tcp_admin = boolean(w, n);

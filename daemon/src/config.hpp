@@ -21,13 +21,20 @@ struct ListenConfig {
   std::string socket_group;  // empty: the group of the process
   std::string tcp;           // "host:port"; empty: no TCP listener
   bool tcp_admin = false;    // TCP callers get the admin role (else reader)
+  // What one listener gives its clients (the unit's LimitNOFILE leaves room for all of it).
+  unsigned max_connections = 512;            // open connections per listener
+  unsigned max_connections_per_peer = 64;    // per uid (Unix) or per address (TCP)
+  unsigned max_streams_per_connection = 32;  // concurrent calls on one connection
+  unsigned max_threads = 32;                 // threads serving the listener's calls
+  unsigned max_streams = 64;                 // concurrent streaming replies (dumps) per listener
+  unsigned stream_write_timeout_s = 30;      // a stream whose client stops reading is cancelled
 };
 
 // The emulated backend: the software model of the board, its memory in a file.
 struct EmulatedBackendConfig {
   std::string board = "asn0";
   std::string profile = "netfpga-1g";
-  std::string shm_dir = "/dev/shm";
+  std::string shm_dir = "/dev/shm/asn";  // a directory only asnd's user may change
 };
 
 struct BackendConfig {

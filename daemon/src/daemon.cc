@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <mutex>
 
 #include "asn/version.hpp"
 #include "bus/bus_factory.hpp"
@@ -44,7 +45,8 @@ void prepare_state_dir(const std::string& dir) {
 class Daemon {
  public:
   explicit Daemon(const Config& config)
-      : started_(std::chrono::steady_clock::now()),
+      : listen_(config.listen),
+        started_(std::chrono::steady_clock::now()),
         bus_(make_bus(config.backend)),
         device_(*bus_),
         store_(config.state_dir),
@@ -61,6 +63,10 @@ class Daemon {
       spdlog::debug("board event: {}", to_string(event.kind));
       if (event.kind == BusEvent::Kind::kGenerationChanged) {
         reconciler_.notify_generation(event.generation);
+      } else if (event.kind == BusEvent::Kind::kBoardFailed) {
+        spdlog::critical("{}: the board failed: {}", bus_->describe(), event.detail);
+        std::lock_guard lock(failure_mutex_);
+        failure_ = event.detail;
       }
     });
     reconciler_.watch(std::chrono::duration_cast<std::chrono::milliseconds>(kGenerationPoll));
@@ -71,16 +77,26 @@ class Daemon {
   // The services of one listener, bound to its policy.
   void add_services(grpc::ServerBuilder& builder, const ListenerPolicy& policy,
                     std::vector<std::unique_ptr<grpc::Service>>& out) {
+    // Each listener caps and times out its own streaming replies.
+    auto streams = std::make_shared<StreamLimiter>(
+        policy.name, StreamLimits{listen_.max_streams,
+                                  std::chrono::seconds(listen_.stream_write_timeout_s)});
     out.push_back(std::make_unique<DeviceService>(device_, board_, reconciler_, Authorizer(policy),
-                                                  started_));
+                                                  started_, std::move(streams)));
     out.push_back(std::make_unique<PortService>(device_, ports_, Authorizer(policy)));
     for (auto& service : out) builder.RegisterService(service.get());
   }
 
   const RegisterBus& bus() const { return *bus_; }
   Device& device() { return device_; }
+  // Why the board can no longer be used, or "".
+  std::string failure() const {
+    std::lock_guard lock(failure_mutex_);
+    return failure_;
+  }
 
  private:
+  ListenConfig listen_;
   std::chrono::steady_clock::time_point started_;
   std::unique_ptr<RegisterBus> bus_;
   Device device_;
@@ -88,6 +104,8 @@ class Daemon {
   Reconciler reconciler_;
   BoardManager board_;
   PortManager ports_;
+  mutable std::mutex failure_mutex_;
+  std::string failure_;
 };
 
 void reload(const std::string& config_path, bool config_required,
@@ -131,12 +149,24 @@ int run_daemon(const Config& config, const std::string& config_path, bool config
                       });
   listeners.set_serving(true);
 
-  SystemdNotifier notifier([&daemon] {
-    try {
-      return daemon.device().read(regs::id::kMagicValue) == regs::kMagic;
-    } catch (const Error&) {
-      return false;
+  // The watchdog is fed only while the board answers and a real call through the socket
+  // does (a listener that stopped accepting, or a server out of threads, stops the pings
+  // and systemd restarts asnd).
+  SystemdNotifier notifier([&daemon, &listeners]() -> std::string {
+    if (std::string failure = daemon.failure(); !failure.empty()) {
+      return "the board failed: " + failure;
     }
+    try {
+      if (daemon.device().read(regs::id::kMagicValue) != regs::kMagic) {
+        return "the board's magic changed";
+      }
+    } catch (const Error& e) {
+      return std::string("the board does not answer: ") + e.what();
+    }
+    if (!listeners.answers(std::chrono::seconds(2))) {
+      return "a health check through " + listeners.description() + " was not answered";
+    }
+    return "";
   });
   notifier.ready(fmt::format("serving {} on {}", daemon.bus().describe(), listeners.description()));
   spdlog::info("serving on {}", listeners.description());

@@ -1,9 +1,20 @@
 #include "listeners.hpp"
 
+#include <arpa/inet.h>
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <grp.h>
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/server_posix.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pwd.h>
+#include <spdlog/spdlog.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -12,8 +23,12 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <map>
+#include <mutex>
+#include <thread>
 
 #include "error.hpp"
+#include "services/grpc_status.hpp"
 
 namespace asn {
 
@@ -21,113 +36,453 @@ namespace {
 
 namespace fs = std::filesystem;
 
-[[noreturn]] void system_error(const std::string& what) {
-  throw Error(ErrorCode::kUnavailable, fmt::format("{}: {}", what, std::strerror(errno)));
+// A warning about refused connections at most this often per listener: a flood must not
+// flood the journal too.
+constexpr auto kRefusalLogEvery = std::chrono::seconds(10);
+constexpr int kBacklog = 128;
+
+[[noreturn]] void system_error(const std::string& what, int err = errno) {
+  throw Error(ErrorCode::kUnavailable, fmt::format("{}: {}", what, std::strerror(err)));
 }
 
-// True when something accepts connections on the Unix socket at `path`.
-bool socket_in_use(const std::string& path) {
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
-  bool in_use = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
-  close(fd);
-  return in_use;
+std::string user_name(uid_t uid) {
+  const passwd* pw = getpwuid(uid);
+  return pw ? fmt::format("uid {} ({})", uid, pw->pw_name) : fmt::format("uid {}", uid);
 }
 
-void prepare_socket_path(const std::string& path) {
-  fs::path dir = fs::path(path).parent_path();
+class Fd {
+ public:
+  explicit Fd(int fd = -1) : fd_(fd) {}
+  ~Fd() { reset(); }
+  Fd(Fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  Fd& operator=(Fd&& other) noexcept {
+    if (this != &other) {
+      reset();
+      fd_ = std::exchange(other.fd_, -1);
+    }
+    return *this;
+  }
+  int get() const { return fd_; }
+  int release() { return std::exchange(fd_, -1); }
+  void reset() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  int fd_;
+};
+
+// The socket's directory must be one nobody else can change: owned by root or by asnd's
+// user, writable by its owner only. Otherwise another user could swap the socket for a
+// link (and have asnd chmod something else) or squat it.
+Fd trusted_directory(const fs::path& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) {
     throw Error(ErrorCode::kUnavailable, fmt::format("cannot create the socket directory {}: {}",
                                                      dir.string(), ec.message()));
   }
-  if (!fs::exists(fs::symlink_status(path))) return;
-  if (!fs::is_socket(fs::symlink_status(path))) {
+  Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (fd.get() < 0) system_error(fmt::format("cannot open the socket directory {}", dir.string()));
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) system_error("cannot stat " + dir.string());
+  if (st.st_uid != 0 && st.st_uid != ::geteuid()) {
+    throw Error(ErrorCode::kFailedPrecondition,
+                fmt::format("the socket directory {} belongs to {}, not to root or asnd's user: "
+                            "another user could replace the socket; use a directory of asnd's "
+                            "own, such as /run/asn",
+                            dir.string(), user_name(st.st_uid)));
+  }
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    throw Error(ErrorCode::kFailedPrecondition,
+                fmt::format("the socket directory {} is writable by {} (mode {:04o}): another "
+                            "user could replace the socket; use a directory of asnd's own, such "
+                            "as /run/asn",
+                            dir.string(), (st.st_mode & S_IWOTH) ? "everyone" : "its group",
+                            st.st_mode & 07777));
+  }
+  return fd;
+}
+
+bool accepts_connections(const std::string& path) {
+  Fd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (fd.get() < 0) return false;
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+  return ::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+}
+
+// Removes a socket a crashed asnd left behind; refuses anything else at the path.
+void clear_socket_path(int dirfd, const std::string& name, const std::string& path) {
+  struct stat st {};
+  if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    if (errno == ENOENT) return;
+    system_error("cannot stat " + path);
+  }
+  if (!S_ISSOCK(st.st_mode)) {
     throw Error(ErrorCode::kFailedPrecondition,
                 fmt::format("{} exists and is not a socket; remove it or choose another "
                             "listen.socket",
                             path));
   }
-  if (socket_in_use(path)) {
+  if (accepts_connections(path)) {
     throw Error(ErrorCode::kFailedPrecondition,
-                fmt::format("another asnd is already serving {}; stop it first (systemctl stop "
-                            "asnd) or use another --socket",
-                            path));
+                fmt::format("{} is already being served (the socket belongs to {}); stop that "
+                            "asnd first (systemctl stop asnd) or use another --socket",
+                            path, user_name(st.st_uid)));
   }
-  // A socket left behind by an asnd that crashed.
-  if (unlink(path.c_str()) != 0) system_error(fmt::format("cannot remove stale socket {}", path));
+  if (::unlinkat(dirfd, name.c_str(), 0) != 0) {
+    system_error(fmt::format("cannot remove stale socket {}", path));
+  }
 }
 
-void secure_socket(const ListenConfig& config) {
-  if (chmod(config.socket.c_str(), config.socket_mode) != 0) {
-    system_error(fmt::format("cannot set mode {:o} on {}", config.socket_mode, config.socket));
-  }
+// The Unix listener: bound with the socket's final mode already in place (the umask around
+// bind, not a chmod after it) and its group set through the trusted directory.
+Fd open_unix_listener(const ListenConfig& config) {
+  const fs::path path(config.socket);
+  const std::string name = path.filename().string();
+  Fd dir = trusted_directory(path.parent_path());
+  clear_socket_path(dir.get(), name, config.socket);
+
+  Fd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (fd.get() < 0) system_error("cannot create a Unix socket");
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, config.socket.c_str(), sizeof(addr.sun_path) - 1);
+  const mode_t old_mask = ::umask(0777 & ~config.socket_mode);
+  const int bound = ::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  const int bind_errno = errno;
+  ::umask(old_mask);
+  if (bound != 0) system_error("cannot bind " + config.socket, bind_errno);
   if (!config.socket_group.empty()) {
     const group* g = getgrnam(config.socket_group.c_str());
-    if (g == nullptr || chown(config.socket.c_str(), static_cast<uid_t>(-1), g->gr_gid) != 0) {
+    if (g == nullptr || ::fchownat(dir.get(), name.c_str(), static_cast<uid_t>(-1), g->gr_gid,
+                                   AT_SYMLINK_NOFOLLOW) != 0) {
       system_error(fmt::format("cannot give {} to group {}", config.socket, config.socket_group));
     }
   }
+  if (::listen(fd.get(), kBacklog) != 0) system_error("cannot listen on " + config.socket);
+  return fd;
+}
+
+Fd open_tcp_listener(const std::string& address) {
+  const size_t colon = address.rfind(':');
+  std::string host = address.substr(0, colon);
+  const std::string port = address.substr(colon + 1);
+  if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* found = nullptr;
+  if (int rc = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &found); rc != 0) {
+    throw Error(ErrorCode::kUnavailable,
+                fmt::format("cannot listen on {}: {}", address, gai_strerror(rc)));
+  }
+  std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> list(found, freeaddrinfo);
+  int last_errno = 0;
+  for (const addrinfo* ai = found; ai != nullptr; ai = ai->ai_next) {
+    Fd fd(::socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    if (fd.get() < 0) continue;
+    const int one = 1;
+    ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (::bind(fd.get(), ai->ai_addr, ai->ai_addrlen) == 0 && ::listen(fd.get(), kBacklog) == 0) {
+      return fd;
+    }
+    last_errno = errno;
+  }
+  system_error(fmt::format("cannot listen on {} (listen.tcp)", address), last_errno);
 }
 
 }  // namespace
 
+// One listener: its socket, its gRPC server, and the thread that accepts for it.
+class Listener {
+ public:
+  Listener(Fd listen_fd, bool unix_socket, ListenerPolicy policy, const ListenConfig& limits,
+           const ServiceFactory& services)
+      : listen_fd_(std::move(listen_fd)),
+        unix_socket_(unix_socket),
+        limits_(limits),
+        wake_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
+        reserve_fd_(::open("/dev/null", O_RDONLY | O_CLOEXEC)) {
+    stats_.name = policy.name;
+    policy.describe_peer = [this](const std::string& peer) { return describe(peer); };
+    policy_ = policy;
+    grpc::ServerBuilder builder;
+    // A slow client may hold a few streams, not the server: per connection, a cap on
+    // concurrent streams; per server, a cap on threads and memory; idle connections go.
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
+                               static_cast<int>(limits.max_streams_per_connection));
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, 10 * 60 * 1000);
+    builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 60 * 1000);
+    grpc::ResourceQuota quota("asnd " + policy.name);
+    quota.SetMaxThreads(static_cast<int>(limits.max_threads));
+    quota.Resize(size_t{256} << 20);
+    builder.SetResourceQuota(quota);
+    services(builder, policy_, services_);
+    server_ = builder.BuildAndStart();
+    if (!server_ || wake_fd_.get() < 0) {
+      throw Error(ErrorCode::kUnavailable, "cannot start the server of " + policy.name);
+    }
+    acceptor_ = std::thread([this] { accept_loop(); });
+  }
+
+  ~Listener() {
+    stop_accepting();
+    shutdown(std::chrono::milliseconds(0));
+  }
+
+  void stop_accepting() {
+    if (!acceptor_.joinable()) return;
+    const uint64_t one = 1;
+    [[maybe_unused]] ssize_t n = ::write(wake_fd_.get(), &one, sizeof one);
+    acceptor_.join();
+    listen_fd_.reset();
+  }
+
+  void shutdown(std::chrono::milliseconds grace) {
+    if (!server_ || shut_down_) return;
+    shut_down_ = true;
+    server_->Shutdown(std::chrono::system_clock::now() + grace);
+    server_->Wait();
+  }
+
+  grpc::Server& server() { return *server_; }
+  const ListenerPolicy& policy() const { return policy_; }
+
+  ListenerStats stats() {
+    std::lock_guard lock(mutex_);
+    reap_closed();
+    ListenerStats s = stats_;
+    s.open_connections = static_cast<unsigned>(connections_.size());
+    return s;
+  }
+
+  std::string describe(const std::string& peer) {
+    if (peer.rfind("fd:", 0) == 0) {
+      std::lock_guard lock(mutex_);
+      auto it = connections_.find(std::atoi(peer.c_str() + 3));
+      if (it != connections_.end()) return it->second.description;
+    }
+    return peer.empty() || peer.rfind("unix:", 0) == 0 ? "a client" : peer;
+  }
+
+ private:
+  struct Connection {
+    dev_t dev;
+    ino_t ino;
+    std::string peer;         // what the per-peer cap counts by
+    std::string description;  // for logs
+  };
+
+  void accept_loop() {
+    pollfd fds[2] = {{listen_fd_.get(), POLLIN, 0}, {wake_fd_.get(), POLLIN, 0}};
+    for (;;) {
+      const int ready = ::poll(fds, 2, 1000);
+      if (ready < 0 && errno != EINTR) {
+        spdlog::error("{}: poll: {}", policy_.name, std::strerror(errno));
+        return;
+      }
+      if ((fds[1].revents & POLLIN) != 0) return;
+      std::lock_guard lock(mutex_);
+      reap_closed();
+      if ((fds[0].revents & POLLIN) != 0) accept_pending();
+      log_refusals();
+    }
+  }
+
+  void accept_pending() {
+    for (;;) {
+      sockaddr_storage addr{};
+      socklen_t len = sizeof addr;
+      const int fd = ::accept4(listen_fd_.get(), reinterpret_cast<sockaddr*>(&addr), &len,
+                               SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0) {
+        if (errno == EINTR || errno == ECONNABORTED) continue;
+        if (errno == EMFILE || errno == ENFILE) {
+          shed_one();
+          continue;
+        }
+        if (errno != EAGAIN && errno != EWOULDBLOCK) {
+          spdlog::error("{}: accept: {}", policy_.name, std::strerror(errno));
+        }
+        return;
+      }
+      admit(Fd(fd), addr);
+    }
+  }
+
+  // Out of descriptors: accept the waiting connection on the reserve descriptor and close
+  // it at once, so that the listener keeps draining its queue instead of spinning on it.
+  void shed_one() {
+    reserve_fd_.reset();
+    Fd doomed(::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+    doomed.reset();
+    reserve_fd_ = Fd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+    ++stats_.refused_no_descriptor;
+    ++unlogged_;
+  }
+
+  void admit(Fd fd, const sockaddr_storage& addr) {
+    std::string peer;
+    std::string description;
+    if (unix_socket_) {
+      ucred cred{};
+      socklen_t len = sizeof cred;
+      ::getsockopt(fd.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len);
+      peer = fmt::format("uid {}", cred.uid);
+      description = fmt::format("{} pid {} on {}", user_name(cred.uid), cred.pid, policy_.name);
+    } else {
+      char host[INET6_ADDRSTRLEN] = "?";
+      uint16_t port = 0;
+      if (addr.ss_family == AF_INET) {
+        const auto* in = reinterpret_cast<const sockaddr_in*>(&addr);
+        ::inet_ntop(AF_INET, &in->sin_addr, host, sizeof host);
+        port = ntohs(in->sin_port);
+      } else if (addr.ss_family == AF_INET6) {
+        const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&addr);
+        ::inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof host);
+        port = ntohs(in6->sin6_port);
+      }
+      peer = host;
+      description = fmt::format("{}:{} on {}", host, port, policy_.name);
+      const int one = 1;
+      ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    }
+    unsigned from_peer = 0;
+    for (const auto& [_, c] : connections_) from_peer += c.peer == peer;
+    if (connections_.size() >= limits_.max_connections ||
+        from_peer >= limits_.max_connections_per_peer) {
+      ++stats_.refused_over_limit;
+      ++unlogged_;
+      last_refused_peer_ = description;
+      return;  // closed by Fd
+    }
+    struct stat st {};
+    ::fstat(fd.get(), &st);
+    connections_[fd.get()] = Connection{st.st_dev, st.st_ino, peer, description};
+    ++stats_.accepted;
+    grpc::AddInsecureChannelFromFd(server_.get(), fd.release());
+  }
+
+  // gRPC closes a connection's descriptor when it ends; a descriptor that is gone, or now
+  // names another file, is a connection that ended.
+  void reap_closed() {
+    for (auto it = connections_.begin(); it != connections_.end();) {
+      struct stat st {};
+      const bool same = ::fstat(it->first, &st) == 0 && st.st_dev == it->second.dev &&
+                        st.st_ino == it->second.ino;
+      it = same ? std::next(it) : connections_.erase(it);
+    }
+  }
+
+  void log_refusals() {
+    const auto now = std::chrono::steady_clock::now();
+    if (unlogged_ == 0 || now - last_log_ < kRefusalLogEvery) return;
+    spdlog::warn(
+        "{}: refused {} connection{} in the last {} s ({} open, cap {}, {} per peer; "
+        "{} refused for want of file descriptors; last refused: {})",
+        policy_.name, unlogged_, unlogged_ == 1 ? "" : "s", kRefusalLogEvery.count(),
+        connections_.size(), limits_.max_connections, limits_.max_connections_per_peer,
+        stats_.refused_no_descriptor, last_refused_peer_);
+    unlogged_ = 0;
+    last_log_ = now;
+  }
+
+  Fd listen_fd_;
+  bool unix_socket_;
+  ListenConfig limits_;
+  Fd wake_fd_;
+  Fd reserve_fd_;
+  ListenerPolicy policy_;
+  std::vector<std::unique_ptr<grpc::Service>> services_;
+  std::unique_ptr<grpc::Server> server_;
+  bool shut_down_ = false;
+  std::thread acceptor_;
+
+  std::mutex mutex_;  // the members below
+  std::map<int, Connection> connections_;
+  ListenerStats stats_;
+  uint64_t unlogged_ = 0;
+  std::string last_refused_peer_ = "-";
+  std::chrono::steady_clock::time_point last_log_{};
+};
+
 Listeners::Listeners(const ListenConfig& config, const ServiceFactory& services) : config_(config) {
-  prepare_socket_path(config.socket);
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
 
   const std::string unix_name = "unix:" + config.socket;
-  servers_.push_back(
-      start(unix_name, ListenerPolicy{unix_name, Role::kAdmin, ""}, services, nullptr));
+  listeners_.push_back(std::make_unique<Listener>(open_unix_listener(config), true,
+                                                  ListenerPolicy{unix_name, Role::kAdmin, "", {}},
+                                                  config, services));
   description_ = unix_name;
   if (!config.tcp.empty()) {
     ListenerPolicy tcp{"tcp " + config.tcp, config.tcp_admin ? Role::kAdmin : Role::kReader,
-                       "use asnd's Unix socket, or set listen.tcp_admin: true in asnd.yaml"};
-    int port = 0;
-    servers_.push_back(start(config.tcp, std::move(tcp), services, &port));
-    if (port == 0) {
-      throw Error(ErrorCode::kUnavailable,
-                  fmt::format("cannot listen on {} (listen.tcp)", config.tcp));
-    }
+                       "use asnd's Unix socket, or set listen.tcp_admin: true in asnd.yaml", {}};
+    listeners_.push_back(std::make_unique<Listener>(open_tcp_listener(config.tcp), false,
+                                                    std::move(tcp), config, services));
     description_ += " and " + config.tcp;
   }
-  secure_socket(config);
-}
-
-std::unique_ptr<Listeners::Server> Listeners::start(const std::string& address,
-                                                    ListenerPolicy policy,
-                                                    const ServiceFactory& services,
-                                                    int* bound_port) {
-  auto server = std::make_unique<Server>();
-  server->policy = std::move(policy);
-  grpc::ServerBuilder builder;
-  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), bound_port);
-  services(builder, server->policy, server->services);
-  server->server = builder.BuildAndStart();
-  if (!server->server) {
-    throw Error(ErrorCode::kUnavailable, fmt::format("cannot listen on {}", address));
-  }
-  return server;
 }
 
 Listeners::~Listeners() { shutdown(std::chrono::milliseconds(0)); }
 
 void Listeners::set_serving(bool serving) {
-  for (auto& s : servers_) s->server->GetHealthCheckService()->SetServingStatus(serving);
+  for (auto& l : listeners_) l->server().GetHealthCheckService()->SetServingStatus(serving);
+}
+
+bool Listeners::answers(std::chrono::milliseconds timeout) const {
+  // A connection of its own (not one from the shared subchannel pool), so that it proves the
+  // listener still accepts.
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  auto channel =
+      grpc::CreateCustomChannel("unix:" + config_.socket, grpc::InsecureChannelCredentials(), args);
+  grpc::GenericStub stub(channel);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + timeout);
+  grpc::CompletionQueue cq;
+  // grpc.health.v1.HealthCheckRequest{service: ""} is the empty message.
+  grpc::Slice empty("");
+  grpc::ByteBuffer request(&empty, 1);
+  grpc::ByteBuffer response;
+  auto call = stub.PrepareUnaryCall(&context, "/grpc.health.v1.Health/Check", request, &cq);
+  call->StartCall();
+  grpc::Status status;
+  call->Finish(&response, &status, reinterpret_cast<void*>(1));
+  void* tag = nullptr;
+  bool ok = false;
+  const bool got = cq.Next(&tag, &ok);
+  cq.Shutdown();
+  while (cq.Next(&tag, &ok)) {
+  }
+  return got && ok && status.ok();
+}
+
+std::vector<ListenerStats> Listeners::stats() const {
+  std::vector<ListenerStats> out;
+  for (const auto& l : listeners_) out.push_back(l->stats());
+  return out;
+}
+
+std::string Listeners::describe_peer(const std::string& peer) const {
+  for (const auto& l : listeners_) {
+    std::string d = l->describe(peer);
+    if (d != "a client" && d != peer) return d;
+  }
+  return peer;
 }
 
 void Listeners::shutdown(std::chrono::milliseconds grace) {
   if (shut_down_) return;
   shut_down_ = true;
-  const auto deadline = std::chrono::system_clock::now() + grace;
-  for (auto& s : servers_) s->server->Shutdown(deadline);
-  for (auto& s : servers_) s->server->Wait();
-  unlink(config_.socket.c_str());
+  for (auto& l : listeners_) l->stop_accepting();
+  for (auto& l : listeners_) l->shutdown(grace);
+  ::unlink(config_.socket.c_str());
 }
 
 }  // namespace asn

@@ -7,7 +7,8 @@
 
 namespace asn {
 
-SystemdNotifier::SystemdNotifier(std::function<bool()> healthy) : healthy_(std::move(healthy)) {}
+SystemdNotifier::SystemdNotifier(std::function<std::string()> problem)
+    : problem_(std::move(problem)) {}
 
 SystemdNotifier::~SystemdNotifier() {
   {
@@ -34,10 +35,12 @@ void SystemdNotifier::watchdog_loop(uint64_t interval_us) {
   const auto period = std::chrono::microseconds(interval_us / 2);
   std::unique_lock lock(mutex_);
   while (!cv_.wait_for(lock, period, [this] { return stop_; })) {
-    if (healthy_()) {
+    const std::string problem = problem_();
+    if (problem.empty()) {
       sd_notify(0, "WATCHDOG=1");
     } else {
-      spdlog::error("board does not answer; withholding the watchdog ping");
+      spdlog::error("{}; withholding the watchdog ping (systemd restarts asnd)", problem);
+      sd_notifyf(0, "STATUS=unhealthy: %s", problem.c_str());
     }
   }
 }

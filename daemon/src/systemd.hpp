@@ -12,9 +12,9 @@ namespace asn {
 
 class SystemdNotifier {
  public:
-  // `healthy` is asked before each watchdog ping: a daemon whose board stopped answering
-  // stops pinging, and systemd restarts it.
-  explicit SystemdNotifier(std::function<bool()> healthy);
+  // `problem` is asked before each watchdog ping: "" when all is well, else what is wrong.
+  // A daemon with a problem stops pinging (and logs it), and systemd restarts it.
+  explicit SystemdNotifier(std::function<std::string()> problem);
   ~SystemdNotifier();
 
   void ready(const std::string& status);
@@ -23,7 +23,7 @@ class SystemdNotifier {
  private:
   void watchdog_loop(uint64_t interval_us);
 
-  std::function<bool()> healthy_;
+  std::function<std::string()> problem_;
   std::thread watchdog_;
   std::mutex mutex_;
   std::condition_variable cv_;

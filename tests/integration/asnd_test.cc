@@ -138,7 +138,8 @@ TEST_F(AsndTest, SecondAsndOnTheSameSocketIsRefused) {
   second.use_socket(asnd_.socket());
   bool started = second.start();
   EXPECT_FALSE(started);
-  EXPECT_THAT(second.log(), HasSubstr("another asnd is already serving"));
+  EXPECT_THAT(second.log(), HasSubstr(asnd_.socket() + " is already being served (the socket "
+                                                      "belongs to uid"));
   // The first one still serves.
   EXPECT_EQ(asnd_.asnctl({"status"}).exit_code, 0);
 }

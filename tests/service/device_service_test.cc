@@ -77,9 +77,9 @@ class DeviceServiceTest : public ::testing::Test {
     ports_ = std::make_unique<PortManager>(*device_, *store_);
     reconciler_->add(*ports_);
     reconciler_->start();
-    unix_server_ = serve("unix:" + dir_.file("s.sock"), {"unix socket", Role::kAdmin, ""},
+    unix_server_ = serve("unix:" + dir_.file("s.sock"), {"unix socket", Role::kAdmin, "", {}},
                          unix_service_, nullptr);
-    tcp_server_ = serve("127.0.0.1:0", {"tcp", tcp_role, "set listen.tcp_admin: true"},
+    tcp_server_ = serve("127.0.0.1:0", {"tcp", tcp_role, "set listen.tcp_admin: true", {}},
                         tcp_service_, &tcp_port_);
     unix_channel_ =
         grpc::CreateChannel("unix:" + dir_.file("s.sock"), grpc::InsecureChannelCredentials());
@@ -90,9 +90,9 @@ class DeviceServiceTest : public ::testing::Test {
 
   std::unique_ptr<grpc::Server> serve(const std::string& address, ListenerPolicy policy,
                                       std::unique_ptr<DeviceService>& service, int* port) {
-    service = std::make_unique<DeviceService>(*device_, *board_, *reconciler_,
-                                              Authorizer(std::move(policy)),
-                                              std::chrono::steady_clock::now());
+    service = std::make_unique<DeviceService>(
+        *device_, *board_, *reconciler_, Authorizer(std::move(policy)),
+        std::chrono::steady_clock::now(), std::make_shared<StreamLimiter>("test", stream_limits_));
     grpc::ServerBuilder builder;
     builder.AddListeningPort(address, grpc::InsecureServerCredentials(), port);
     builder.RegisterService(service.get());
@@ -152,6 +152,7 @@ class DeviceServiceTest : public ::testing::Test {
   std::unique_ptr<grpc::Server> unix_server_;
   std::unique_ptr<grpc::Server> tcp_server_;
   int tcp_port_ = 0;
+  StreamLimits stream_limits_{4, std::chrono::milliseconds(1500)};
   std::shared_ptr<grpc::Channel> unix_channel_;
   std::unique_ptr<v1::Device::Stub> unix_;
   std::unique_ptr<v1::Device::Stub> tcp_;

@@ -15,6 +15,8 @@ namespace {
 // How often the clock thread advances the model. The model computes whole frames
 // arithmetically, so the tick only bounds how late an armed swap is seen, not accuracy.
 constexpr auto kClockTick = std::chrono::milliseconds(1);
+// How often the clock thread checks the board's memory file (size, identity).
+constexpr auto kHealthCheckEvery = std::chrono::milliseconds(250);
 
 namespace id = regs::id;
 
@@ -102,7 +104,15 @@ BoardIdentity EmulatedBus::identity() const {
                        board_->path()};
 }
 
+void EmulatedBus::require_working() const {
+  std::lock_guard lock(failed_mutex_);
+  if (!failed_.empty()) {
+    throw Error(ErrorCode::kUnavailable, fmt::format("{} has failed: {}", describe(), failed_));
+  }
+}
+
 uint32_t EmulatedBus::read32(uint32_t offset) {
+  require_working();
   uint32_t value = 0;
   if (!board_->read32(offset, value)) {
     throw Error(ErrorCode::kHardware,
@@ -112,6 +122,7 @@ uint32_t EmulatedBus::read32(uint32_t offset) {
 }
 
 void EmulatedBus::write32(uint32_t offset, uint32_t value) {
+  require_working();
   if (!board_->write32(offset, value)) {
     throw Error(ErrorCode::kHardware, fmt::format("{}: bus error writing 0x{:x} to offset 0x{:x}",
                                                   describe(), value, offset));
@@ -119,6 +130,7 @@ void EmulatedBus::write32(uint32_t offset, uint32_t value) {
 }
 
 void EmulatedBus::execute(std::span<BusOp> ops) {
+  require_working();
   std::vector<model::EmulatedBoard::Op> batch;
   batch.reserve(ops.size());
   for (const auto& op : ops) {
@@ -150,6 +162,22 @@ void EmulatedBus::enable_interrupts() {
   uint32_t mask = 0;
   board_->read32(id_base_ + id::kIrqMask.offset, mask);
   board_->write32(id_base_ + id::kIrqMask.offset, mask | kEventCauses);
+}
+
+// The board's memory file can be truncated, removed or replaced by someone else while asnd
+// runs; the board is then reported failed (once), never crashed on.
+void EmulatedBus::check_health() {
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_health_check_ < kHealthCheckEvery) return;
+  last_health_check_ = now;
+  std::string problem = board_->problem();
+  if (problem.empty()) return;
+  {
+    std::lock_guard lock(failed_mutex_);
+    if (!failed_.empty()) return;
+    failed_ = problem;
+  }
+  deliver(BusEvent{BusEvent::Kind::kBoardFailed, id::kType, 0, problem});
 }
 
 void EmulatedBus::service_interrupts() {
@@ -189,6 +217,11 @@ void EmulatedBus::clock_loop() {
     const auto cycles =
         static_cast<uint64_t>(static_cast<unsigned __int128>(carry_ns) * hz / 1'000'000'000u);
     carry_ns -= static_cast<uint64_t>(static_cast<unsigned __int128>(cycles) * 1'000'000'000u / hz);
+    check_health();
+    {
+      std::lock_guard failed(failed_mutex_);
+      if (!failed_.empty()) continue;
+    }
     if (cycles > 0) board_->advance(cycles);
     service_interrupts();
   }

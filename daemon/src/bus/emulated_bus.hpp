@@ -4,6 +4,7 @@
 // driver's interrupt handler, turns the board's interrupts into bus events.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <memory>
@@ -19,9 +20,9 @@ namespace asn {
 struct EmulatedBusOptions {
   std::string board_name = "asn0";
   std::string profile = "netfpga-1g";
-  bool power_on_reset = false;       // asnd --reset-board: start from a fresh board
-  std::string shm_dir = "/dev/shm";  // where the board memory file lives
-  bool run_clock = true;             // advance the model's clock and deliver events
+  bool power_on_reset = false;           // asnd --reset-board: start from a fresh board
+  std::string shm_dir = "/dev/shm/asn";  // where the board memory file lives
+  bool run_clock = true;                 // advance the model's clock and deliver events
   // The register map the emulated board implements; nullptr for the generated one (tests).
   const regmap::RegisterMap* map = nullptr;
 };
@@ -51,6 +52,9 @@ class EmulatedBus final : public RegisterBus {
   void clock_loop();
   void enable_interrupts();
   void deliver(const BusEvent& event);
+  // Throws kUnavailable once the board has failed.
+  void require_working() const;
+  void check_health();
 
   std::unique_ptr<model::EmulatedBoard> board_;
   uint32_t id_base_ = 0;
@@ -61,6 +65,9 @@ class EmulatedBus final : public RegisterBus {
   std::mutex clock_mutex_;
   std::condition_variable clock_cv_;
   bool stopping_ = false;
+  std::chrono::steady_clock::time_point last_health_check_{};
+  mutable std::mutex failed_mutex_;
+  std::string failed_;  // why the board can no longer be used; empty while it can
 };
 
 }  // namespace asn

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <optional>
 
@@ -437,47 +438,121 @@ Target resolve_offset(const DeviceLayout& layout, uint32_t offset) {
                       block.name, block.base, rel));
 }
 
+struct TargetCursor::State {
+  std::shared_ptr<const DeviceLayout> layout;
+  std::string filter_name;
+  std::optional<unsigned> filter_index;
+  bool include_tables = false;
+  // Where the walk is: a block, then its registers (element by element), then its entry
+  // windows (entry by entry, word by word).
+  size_t block = 0;
+  bool in_windows = false;
+  size_t reg = 0;
+  unsigned element = 0;
+  std::vector<EntryWindow> windows;
+  size_t window = 0;
+  uint32_t entry = 0;
+  unsigned word = 0;
+
+  bool wanted(const DeviceBlock& b) const {
+    return (filter_name.empty() || b.desc->name == filter_name) &&
+           (!filter_index || b.index == *filter_index);
+  }
+  void next_block() {
+    ++block;
+    in_windows = false;
+    reg = element = 0;
+  }
+  // One more target of the current block into `out`, or a step past what has none.
+  void step(const DeviceBlock& b, std::vector<Target>& out) {
+    if (!in_windows) {
+      if (reg >= b.desc->registers.size()) {
+        in_windows = true;
+        windows = include_tables ? windows_of(b) : std::vector<EntryWindow>();
+        window = entry = word = 0;
+        return;
+      }
+      const RegisterDesc& r = b.desc->registers[reg];
+      if (r.since <= b.version) out.push_back(register_target(b, r, element));
+      if (r.since > b.version || ++element >= r.count) {
+        ++reg;
+        element = 0;
+      }
+      return;
+    }
+    if (window >= windows.size()) {
+      next_block();
+      return;
+    }
+    const EntryWindow& w = windows[window];
+    if (w.since > b.version || entry >= layout->entries(w.entries_from)) {
+      ++window;
+      entry = word = 0;
+      return;
+    }
+    out.push_back(entry_target(b, w, entry, word, nullptr, 0));
+    if (++word >= w.entry_bytes / 4) {
+      word = 0;
+      ++entry;
+    }
+  }
+};
+
+TargetCursor::TargetCursor(std::shared_ptr<const DeviceLayout> layout,
+                           std::string_view block_filter, bool include_tables)
+    : state_(std::make_unique<State>()) {
+  state_->layout = std::move(layout);
+  state_->include_tables = include_tables;
+  if (block_filter.empty()) return;
+  if (block_filter.size() > kMaxRegisterNameBytes) {
+    invalid(fmt::format("a block name of {} bytes; names are at most {} bytes", block_filter.size(),
+                        kMaxRegisterNameBytes));
+  }
+  auto parts = split_name(block_filter);
+  if (parts.size() != 1) {
+    invalid(fmt::format("{} is not a block name (id, port, port[2], route, ...)",
+                        text::quoted(block_filter)));
+  }
+  state_->filter_name = std::string(parts[0].ident);
+  state_->filter_index = parts[0].index;
+  std::vector<std::string> names;
+  for (const auto& b : state_->layout->map->blocks) names.emplace_back(b.name);
+  if (std::find(names.begin(), names.end(), state_->filter_name) == names.end()) {
+    not_found(fmt::format("no block named {}{}", text::quoted(state_->filter_name),
+                          text::did_you_mean(state_->filter_name, names)));
+  }
+  if (state_->filter_index) {
+    find_block(*state_->layout, state_->filter_name, state_->filter_index, block_filter);
+  }
+}
+
+TargetCursor::~TargetCursor() = default;
+TargetCursor::TargetCursor(TargetCursor&&) noexcept = default;
+TargetCursor& TargetCursor::operator=(TargetCursor&&) noexcept = default;
+
+std::vector<Target> TargetCursor::next(size_t max) {
+  std::vector<Target> out;
+  State& s = *state_;
+  while (out.size() < max && s.block < s.layout->blocks.size()) {
+    const DeviceBlock& b = s.layout->blocks[s.block];
+    if (!s.wanted(b)) {
+      s.next_block();
+      continue;
+    }
+    s.step(b, out);
+  }
+  return out;
+}
+
 std::vector<Target> enumerate_targets(const DeviceLayout& layout, std::string_view block_filter,
                                       bool include_tables) {
-  std::string_view filter_name = block_filter;
-  std::optional<unsigned> filter_index;
-  if (!block_filter.empty()) {
-    if (block_filter.size() > kMaxRegisterNameBytes) {
-      invalid(fmt::format("a block name of {} bytes; names are at most {} bytes",
-                          block_filter.size(), kMaxRegisterNameBytes));
-    }
-    auto parts = split_name(block_filter);
-    if (parts.size() != 1) {
-      invalid(fmt::format("{} is not a block name (id, port, port[2], route, ...)",
-                          text::quoted(block_filter)));
-    }
-    filter_name = parts[0].ident;
-    filter_index = parts[0].index;
-    std::vector<std::string> names;
-    for (const auto& b : layout.map->blocks) names.emplace_back(b.name);
-    if (std::find(names.begin(), names.end(), filter_name) == names.end()) {
-      not_found(fmt::format("no block named {}{}", text::quoted(filter_name),
-                            text::did_you_mean(filter_name, names)));
-    }
-    if (filter_index) find_block(layout, filter_name, filter_index, block_filter);
-  }
+  // The cursor keeps the layout alive; this caller already does, so share without owning.
+  TargetCursor cursor(std::shared_ptr<const DeviceLayout>(&layout, [](const DeviceLayout*) {}),
+                      block_filter, include_tables);
   std::vector<Target> out;
-  for (const auto& block : layout.blocks) {
-    if (!filter_name.empty() && block.desc->name != filter_name) continue;
-    if (filter_index && block.index != *filter_index) continue;
-    for (const auto& reg : block.desc->registers) {
-      if (reg.since > block.version) continue;
-      for (unsigned e = 0; e < reg.count; ++e) out.push_back(register_target(block, reg, e));
-    }
-    if (!include_tables) continue;
-    for (const EntryWindow& window : windows_of(block)) {
-      if (window.since > block.version) continue;
-      for (uint32_t entry = 0; entry < layout.entries(window.entries_from); ++entry) {
-        for (unsigned w = 0; w < window.entry_bytes / 4; ++w) {
-          out.push_back(entry_target(block, window, entry, w, nullptr, 0));
-        }
-      }
-    }
+  for (auto chunk = cursor.next(4096); !chunk.empty(); chunk = cursor.next(4096)) {
+    out.insert(out.end(), std::make_move_iterator(chunk.begin()),
+               std::make_move_iterator(chunk.end()));
   }
   return out;
 }

@@ -41,6 +41,7 @@ void Authorizer::require(Permission permission, std::string_view operation) cons
 
 std::string Authorizer::describe_peer(const grpc::ServerContext& context) const {
   const std::string peer = context.peer();
+  if (policy_.describe_peer) return policy_.describe_peer(peer);
   // A Unix-socket peer is just "unix:" (or the fd asnd handed to gRPC): the listener says it.
   if (peer.rfind("unix:", 0) == 0 || peer.rfind("fd:", 0) == 0 || peer.empty()) {
     return fmt::format("a client on {}", policy_.name);

@@ -5,6 +5,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -29,6 +30,9 @@ struct ListenerPolicy {
   std::string name;  // "unix:/run/asn/asnd.sock", "tcp 127.0.0.1:50051"
   Role role = Role::kReader;
   std::string how_to_get_more;  // appended to a refusal: what would allow it
+  // Who is behind a call's peer string, as the listener that accepted it knows: "uid 1000
+  // (alice) pid 42 on unix:/run/asn/asnd.sock". Unset: the peer string.
+  std::function<std::string(const std::string& peer)> describe_peer;
 };
 
 class Authorizer {
@@ -39,7 +43,7 @@ class Authorizer {
   // would allow it.
   void require(Permission permission, std::string_view operation) const;
   const ListenerPolicy& policy() const { return policy_; }
-  // For logs: "a client on unix:/run/asn/asnd.sock" or "ipv4:10.0.0.2:5123 on tcp ...".
+  // For logs: "uid 0 (root) pid 42 on unix:/run/asn/asnd.sock", "10.0.0.2:5123 on tcp ...".
   std::string describe_peer(const grpc::ServerContext& context) const;
 
  private:

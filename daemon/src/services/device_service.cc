@@ -7,6 +7,7 @@
 
 #include "asn/text/text.hpp"
 #include "asn/version.hpp"
+#include "device/resolver.hpp"
 #include "services/grpc_status.hpp"
 #include "services/support.hpp"
 
@@ -53,12 +54,14 @@ void fill_capabilities(const DeviceLayout& layout, v1::DeviceInfo* response) {
 }  // namespace
 
 DeviceService::DeviceService(Device& device, BoardManager& board, const Reconciler& reconciler,
-                             Authorizer authorizer, std::chrono::steady_clock::time_point started)
+                             Authorizer authorizer, std::chrono::steady_clock::time_point started,
+                             std::shared_ptr<StreamLimiter> streams)
     : device_(device),
       board_(board),
       reconciler_(reconciler),
       authorizer_(std::move(authorizer)),
-      started_(started) {}
+      started_(started),
+      streams_(std::move(streams)) {}
 
 Target DeviceService::resolve(const v1::RegisterRef& ref) const {
   switch (ref.target_case()) {
@@ -218,25 +221,79 @@ grpc::Status DeviceService::WriteRegisters(grpc::ServerContext* context,
   });
 }
 
-grpc::Status DeviceService::DumpRegisters(grpc::ServerContext* context,
-                                          const v1::DumpRegistersRequest* request,
-                                          grpc::ServerWriter<v1::RegisterValue>* writer) {
-  return guarded("DumpRegisters", [&] {
-    authorizer_.require(Permission::kRead, "dumping registers");
-    const std::vector<Target> targets =
-        device_.enumerate(request->block(), request->include_tables());
-    for (size_t first = 0; first < targets.size(); first += kDumpChunk) {
-      if (context->IsCancelled()) throw Error(ErrorCode::kAborted, "the client cancelled the dump");
-      const size_t count = std::min(kDumpChunk, targets.size() - first);
-      const std::span<const Target> chunk(targets.data() + first, count);
-      const std::vector<uint64_t> values = device_.read(chunk);
-      for (size_t i = 0; i < count; ++i) {
-        v1::RegisterValue value;
-        fill_value(chunk[i], values[i], &value);
-        if (!writer->Write(value)) return;  // the client went away
+namespace {
+
+// One dump: a cursor over the board's targets, a chunk of values read in one bus
+// transaction, written one message at a time as the client takes them.
+class DumpReactor final : public grpc::ServerWriteReactor<v1::RegisterValue> {
+ public:
+  DumpReactor(grpc::CallbackServerContext* context, Device& device, StreamLimiter& streams)
+      : context_(context), device_(device), streams_(streams) {}
+
+  void start(const Authorizer& authorizer, const v1::DumpRegistersRequest& request) {
+    grpc::Status status = guarded("DumpRegisters", [&] {
+      authorizer.require(Permission::kRead, "dumping registers");
+      cursor_.emplace(device_.layout(), request.block(), request.include_tables());
+      streams_.add(context_);
+      registered_ = true;
+    });
+    if (!status.ok()) {
+      Finish(status);
+      return;
+    }
+    next();
+  }
+
+  void OnWriteDone(bool ok) override {
+    streams_.written(context_);
+    if (!ok) {
+      // The client went away, or the stream was cancelled for not reading.
+      Finish(grpc::Status(grpc::StatusCode::CANCELLED, "the dump was cancelled"));
+      return;
+    }
+    next();
+  }
+
+  void OnDone() override {
+    if (registered_) streams_.remove(context_);
+    delete this;
+  }
+
+ private:
+  void next() {
+    if (at_ == chunk_.size()) {
+      grpc::Status status = guarded("DumpRegisters", [&] {
+        const std::vector<Target> targets = cursor_->next(kDumpChunk);
+        const std::vector<uint64_t> values = device_.read(targets);
+        chunk_.resize(targets.size());
+        for (size_t i = 0; i < targets.size(); ++i) fill_value(targets[i], values[i], &chunk_[i]);
+        at_ = 0;
+      });
+      if (!status.ok() || chunk_.empty()) {
+        Finish(status);
+        return;
       }
     }
-  });
+    streams_.writing(context_);
+    StartWrite(&chunk_[at_++]);
+  }
+
+  grpc::CallbackServerContext* context_;
+  Device& device_;
+  StreamLimiter& streams_;
+  bool registered_ = false;
+  std::optional<TargetCursor> cursor_;
+  std::vector<v1::RegisterValue> chunk_;
+  size_t at_ = 0;
+};
+
+}  // namespace
+
+grpc::ServerWriteReactor<v1::RegisterValue>* DeviceService::DumpRegisters(
+    grpc::CallbackServerContext* context, const v1::DumpRegistersRequest* request) {
+  auto* reactor = new DumpReactor(context, device_, *streams_);
+  reactor->start(authorizer_, *request);
+  return reactor;
 }
 
 grpc::Status DeviceService::ResetBoard(grpc::ServerContext* context, const v1::ResetBoardRequest*,

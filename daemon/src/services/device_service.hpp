@@ -9,14 +9,19 @@
 #include "device/device.hpp"
 #include "managers/board_manager.hpp"
 #include "services/auth.hpp"
+#include "services/stream_limiter.hpp"
 #include "state/reconciler.hpp"
 
 namespace asn {
 
-class DeviceService final : public v1::Device::Service {
+// DumpRegisters uses the callback API: a dump is produced a chunk at a time, a slow client
+// holds no thread, and the listener's StreamLimiter caps and times out the streams.
+class DeviceService final
+    : public v1::Device::WithCallbackMethod_DumpRegisters<v1::Device::Service> {
  public:
   DeviceService(Device& device, BoardManager& board, const Reconciler& reconciler,
-                Authorizer authorizer, std::chrono::steady_clock::time_point started);
+                Authorizer authorizer, std::chrono::steady_clock::time_point started,
+                std::shared_ptr<StreamLimiter> streams);
 
   grpc::Status GetInfo(grpc::ServerContext* context, const v1::GetInfoRequest* request,
                        v1::DeviceInfo* response) override;
@@ -25,8 +30,8 @@ class DeviceService final : public v1::Device::Service {
   grpc::Status WriteRegisters(grpc::ServerContext* context,
                               const v1::WriteRegistersRequest* request,
                               v1::WriteRegistersResponse* response) override;
-  grpc::Status DumpRegisters(grpc::ServerContext* context, const v1::DumpRegistersRequest* request,
-                             grpc::ServerWriter<v1::RegisterValue>* writer) override;
+  grpc::ServerWriteReactor<v1::RegisterValue>* DumpRegisters(
+      grpc::CallbackServerContext* context, const v1::DumpRegistersRequest* request) override;
   grpc::Status ResetBoard(grpc::ServerContext* context, const v1::ResetBoardRequest* request,
                           v1::ResetBoardResponse* response) override;
 
@@ -40,6 +45,7 @@ class DeviceService final : public v1::Device::Service {
   const Reconciler& reconciler_;
   Authorizer authorizer_;
   std::chrono::steady_clock::time_point started_;
+  std::shared_ptr<StreamLimiter> streams_;
 };
 
 }  // namespace asn

@@ -75,8 +75,13 @@ void Reconciler::loop(std::chrono::milliseconds poll) {
         run(ReconcileCause::kBoardReset, generation, "the board was reset behind asnd's back");
       }
     } catch (const Error& e) {
-      spdlog::error("watching the board generation: {}", e.what());
+      // Once per distinct problem: a failed board must not fill the journal every second.
+      if (e.what() != last_error_) spdlog::error("watching the board generation: {}", e.what());
+      last_error_ = e.what();
+      lock.lock();
+      continue;
     }
+    last_error_.clear();
     lock.lock();
   }
 }

@@ -71,7 +71,8 @@ class Reconciler {
   std::mutex wake_mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;
-  uint32_t notified_ = 0;  // wake_mutex_
+  uint32_t notified_ = 0;   // wake_mutex_
+  std::string last_error_;  // the worker's
   std::thread worker_;
 };
 

@@ -36,6 +36,12 @@ std::string hex64(uint64_t value) {
   return buf;
 }
 
+std::string hex32(uint32_t value) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%x", value);
+  return buf;
+}
+
 // 0 would read as "never initialised" to software comparing generations, so skip it.
 uint32_t next_generation(uint32_t generation) { return generation + 1 == 0 ? 1 : generation + 1; }
 
@@ -232,10 +238,18 @@ EmulatedBoard::Impl::Impl(std::string_view board_name, const BoardProfile& board
              hex64(digest) + " now): the board starts as after a firmware update";
   } else if (old.state != kMemoryStateReady) {
     reason = "a previous initialisation of the board memory was interrupted";
-  } else if (old.header_bytes != kMemoryHeaderBytes ||
-             old.address_space_bytes != layout.address_space_bytes || old_size != bytes) {
-    reason = "board memory has the wrong size (" + std::to_string(old_size) + " bytes, " +
-             std::to_string(bytes) + " expected)";
+  } else if (old.header_bytes != kMemoryHeaderBytes) {
+    reason = "board memory header says it is " + std::to_string(old.header_bytes) +
+             " bytes long; it is " + std::to_string(kMemoryHeaderBytes) +
+             " (the header is damaged)";
+  } else if (old.address_space_bytes != layout.address_space_bytes) {
+    reason = "board memory header gives an address space of " +
+             std::to_string(old.address_space_bytes) + " bytes; a " + std::string(profile.name) +
+             " board has " + std::to_string(layout.address_space_bytes) +
+             " (the header is damaged)";
+  } else if (old_size != bytes) {
+    reason = "board memory file is " + std::to_string(old_size) + " bytes; header and register " +
+             "space take " + std::to_string(bytes) + " (the file was truncated or extended)";
   } else {
     init = false;
   }
@@ -243,6 +257,18 @@ EmulatedBoard::Impl::Impl(std::string_view board_name, const BoardProfile& board
   std::byte* memory = file.map(bytes);
   header = reinterpret_cast<MemoryHeader*>(memory);
   image = reinterpret_cast<uint32_t*>(memory + kMemoryHeaderBytes);
+  if (!init) {
+    // Words that are fixed by the profile must read as the profile says, or the memory is
+    // damaged and none of it is trusted (a capability read from it would size tables).
+    for (const auto& identity : layout.identity_words) {
+      if (image[identity.word] == identity.value) continue;
+      reason = identity.name + " reads " + hex32(image[identity.word]) +
+               " in the board memory, where a " + std::string(profile.name) + " board has " +
+               hex32(identity.value) + ": the memory is damaged";
+      init = true;
+      break;
+    }
+  }
   if (init) {
     std::memset(memory, 0, kMemoryHeaderBytes);
     std::memcpy(header->magic, kMemoryMagic, sizeof header->magic);
@@ -459,6 +485,11 @@ const BlockInstance* EmulatedBoard::find_block(uint16_t type, unsigned index) co
 bool EmulatedBoard::irq_pending() const {
   std::lock_guard lock(impl_->mu);
   return impl_->irq_pending();
+}
+
+std::string EmulatedBoard::problem() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->file.problem();
 }
 
 }  // namespace asn::model

@@ -240,9 +240,22 @@ void add_reset_words(const regmap::RegisterMap& map, const BoardProfile& profile
       }
       value |= (v << field.lsb) & field.mask();
     }
-    if (value == 0) continue;
+    const bool identity =
+        reg.access == regmap::Access::kRO && !reg.fields.empty() &&
+        std::all_of(reg.fields.begin(), reg.fields.end(), [](const regmap::FieldDesc& f) {
+          return f.reset_from.kind != ValueSource::Kind::kConstant &&
+                 !f.reset_from.is(Intrinsic::kGeneration);
+        });
     for (unsigned element = 0; element < reg.count; ++element) {
-      layout.reset_words.emplace_back((inst.base + reg.offset_of(element)) / 4, value);
+      const uint32_t word = (inst.base + reg.offset_of(element)) / 4;
+      if (value != 0) layout.reset_words.emplace_back(word, value);
+      if (identity) {
+        std::string name(inst.desc->name);
+        if (inst.desc->instances == regmap::Instances::kPorts) {
+          name += "[" + std::to_string(inst.index) + "]";
+        }
+        layout.identity_words.push_back({word, value, name + "." + std::string(reg.name)});
+      }
     }
   }
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -59,6 +60,14 @@ struct Layout {
   uint32_t address_space_bytes = 0;
   // Reset value of every register word that is not zero: (word index, value).
   std::vector<std::pair<uint32_t, uint32_t>> reset_words;
+  // Words that say what the board is (block headers, magic, capabilities, port info): RO
+  // and fixed by the profile, so memory that disagrees with them is damaged.
+  struct IdentityWord {
+    uint32_t word;
+    uint32_t value;
+    std::string name;  // "id.cap_route_entries", "port[3].port_info"
+  };
+  std::vector<IdentityWord> identity_words;
 };
 
 // Places the blocks for a profile and builds the decode tables. Throws BoardError

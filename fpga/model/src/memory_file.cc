@@ -1,24 +1,84 @@
 #include "memory_file.hpp"
 
 #include <fcntl.h>
+#include <pwd.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <utility>
+
+#include "sigbus_guard.hpp"
 
 namespace asn::model::detail {
 namespace {
 
 std::string errno_text(int err) { return std::strerror(err); }
 
+std::string owner_name(uid_t uid) {
+  const passwd* pw = ::getpwuid(uid);
+  return pw ? "uid " + std::to_string(uid) + " (" + pw->pw_name + ")"
+            : "uid " + std::to_string(uid);
+}
+
+[[noreturn]] void refuse(const std::string& what) {
+  throw BoardError(BoardError::Kind::kSystem, what);
+}
+
+// The board memory's directory must be one only asnd's user (or root) can change:
+// otherwise another user could plant, swap or lock the file. asnd creates it (0700) when
+// it is missing.
+void check_directory(const std::string& dir, bool create) {
+  if (create && ::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    refuse("cannot create the board memory directory " + dir + ": " + errno_text(errno));
+  }
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0) {
+    if (!create && errno == ENOENT) return;
+    refuse("board memory directory " + dir + ": " + errno_text(errno));
+  }
+  if (!S_ISDIR(st.st_mode)) refuse("board memory directory " + dir + " is not a directory");
+  if (st.st_uid != 0 && st.st_uid != ::geteuid()) {
+    refuse("board memory directory " + dir + " belongs to " + owner_name(st.st_uid) +
+           ", not to asnd's user or root: another user could change the board behind asnd's "
+           "back. Use a directory of asnd's own (the default, /dev/shm/asn, is created 0700)");
+  }
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    refuse("board memory directory " + dir + " is writable by " +
+           ((st.st_mode & S_IWOTH) ? std::string("everyone") : std::string("its group")) +
+           ": another user could plant or lock the board's memory. Use a directory of asnd's "
+           "own (the default, /dev/shm/asn, is created 0700)");
+  }
+}
+
+// A board memory file another user owns, or may write, could be changed behind asnd's back.
+void check_file(int fd, const std::string& path) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) refuse("board memory " + path + ": cannot stat: " + errno_text(errno));
+  if (!S_ISREG(st.st_mode)) refuse("board memory " + path + " is not a regular file");
+  if (st.st_uid != ::geteuid()) {
+    refuse("board memory " + path + " belongs to " + owner_name(st.st_uid) + ", not to asnd's " +
+           owner_name(::geteuid()) +
+           ": whoever owns it could change the board behind asnd's "
+           "back. Remove it (asnd then starts a fresh board) or give it to asnd's user");
+  }
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    refuse("board memory " + path + " is writable by others (mode " + mode +
+           "): they could change the board behind asnd's back. Remove it, or chmod 600 it");
+  }
+}
+
 }  // namespace
 
 MemoryFile MemoryFile::open_locked(const std::string& path, std::string_view board_name,
                                    bool create) {
+  check_directory(path.substr(0, path.rfind('/')), create);
   // A destroy() in another process may unlink the file between our open() and flock(); the
   // lock would then guard an orphaned inode. Retry until the locked file is the one the
   // path names.
@@ -33,6 +93,7 @@ MemoryFile MemoryFile::open_locked(const std::string& path, std::string_view boa
                        "cannot open board memory " + path + ": " + errno_text(err));
     }
     MemoryFile file(fd, path);
+    check_file(fd, path);
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       const int err = errno;
       if (err == EWOULDBLOCK) {
@@ -58,7 +119,8 @@ MemoryFile::MemoryFile(MemoryFile&& other) noexcept
     : fd_(std::exchange(other.fd_, -1)),
       path_(std::move(other.path_)),
       map_(std::exchange(other.map_, nullptr)),
-      map_bytes_(std::exchange(other.map_bytes_, 0)) {}
+      map_bytes_(std::exchange(other.map_bytes_, 0)),
+      guard_(std::exchange(other.guard_, -1)) {}
 
 MemoryFile& MemoryFile::operator=(MemoryFile&& other) noexcept {
   if (this != &other) {
@@ -67,6 +129,7 @@ MemoryFile& MemoryFile::operator=(MemoryFile&& other) noexcept {
     path_ = std::move(other.path_);
     map_ = std::exchange(other.map_, nullptr);
     map_bytes_ = std::exchange(other.map_bytes_, 0);
+    guard_ = std::exchange(other.guard_, -1);
   }
   return *this;
 }
@@ -74,6 +137,8 @@ MemoryFile& MemoryFile::operator=(MemoryFile&& other) noexcept {
 MemoryFile::~MemoryFile() { close(); }
 
 void MemoryFile::close() {
+  unguard_mapping(guard_);
+  guard_ = -1;
   if (map_ != nullptr) ::munmap(map_, map_bytes_);
   map_ = nullptr;
   map_bytes_ = 0;
@@ -119,7 +184,32 @@ std::byte* MemoryFile::map(size_t bytes) {
   if (p == MAP_FAILED) fail("cannot map", errno);
   map_ = p;
   map_bytes_ = bytes;
+  guard_ = guard_mapping(p, bytes);
   return static_cast<std::byte*>(p);
+}
+
+std::string MemoryFile::problem() const {
+  if (map_ == nullptr) return "";
+  if (mapping_faulted(guard_)) {
+    return "board memory " + path_ + " shrank while in use (an access past its end was caught)";
+  }
+  struct stat held {};
+  if (::fstat(fd_, &held) != 0) return "board memory " + path_ + ": " + errno_text(errno);
+  if (static_cast<uint64_t>(held.st_size) != map_bytes_) {
+    return "board memory " + path_ + " is " + std::to_string(held.st_size) +
+           " bytes; the board needs " + std::to_string(map_bytes_) +
+           " (someone truncated or extended it)";
+  }
+  struct stat named {};
+  if (::stat(path_.c_str(), &named) != 0) {
+    return "board memory " + path_ +
+           " was removed while in use: another asnd could now open a "
+           "new board under the same name";
+  }
+  if (named.st_dev != held.st_dev || named.st_ino != held.st_ino) {
+    return "board memory " + path_ + " was replaced by another file while in use";
+  }
+  return "";
 }
 
 void MemoryFile::unlink() {

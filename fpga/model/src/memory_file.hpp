@@ -28,8 +28,13 @@ class MemoryFile {
   uint64_t size() const;
   // Copies the header out of the file; false when the file is shorter than a header.
   bool read_header(MemoryHeader& header) const;
-  // Sets the file to `bytes` (when it differs) and maps it read-write, shared.
+  // Sets the file to `bytes` (when it differs) and maps it read-write, shared, guarded
+  // against SIGBUS (sigbus_guard.hpp).
   std::byte* map(size_t bytes);
+  // What is wrong with the mapped file now, or "": it shrank or grew (someone truncated
+  // it), a SIGBUS was caught in its mapping, or the path no longer names it (removed or
+  // replaced: another process could open a new board under the same name).
+  std::string problem() const;
   // Removes the file from its directory (the lock is still held).
   void unlink();
 
@@ -42,6 +47,7 @@ class MemoryFile {
   std::string path_;
   void* map_ = nullptr;
   size_t map_bytes_ = 0;
+  int guard_ = -1;
 };
 
 }  // namespace asn::model::detail

@@ -51,8 +51,9 @@ std::string_view to_string(BoardError::Kind kind);
 struct OpenOptions {
   // Discard whatever the memory holds and start as a new board (asnd --reset-board).
   bool power_on_reset = false;
-  // Where the board memory file lives; tests pass a temporary directory.
-  std::string shm_dir = "/dev/shm";
+  // Where the board memory file lives: a directory only asnd's user (or root) may change,
+  // created 0700 when missing; tests pass a temporary directory.
+  std::string shm_dir = "/dev/shm/asn";
   // The register map the board implements; nullptr for the generated one. Tests open
   // boards of other maps (block versions, rings the real map does not use yet).
   const regmap::RegisterMap* map = nullptr;
@@ -145,6 +146,10 @@ class EmulatedBoard {
   // The instance of a block type (regs::<block>::kType); nullptr when the board has none.
   const BlockInstance* find_block(uint16_t type, unsigned index = 0) const;
   bool irq_pending() const;  // (irq_status & irq_mask) != 0
+  // What makes the board unusable now, or "": its memory file was truncated, extended,
+  // removed or replaced while in use (accesses past a shrunk file's end are caught: they
+  // never crash the process).
+  std::string problem() const;
 
  private:
   class Impl;
