@@ -311,7 +311,7 @@ std::optional<std::string> read_config_file(const std::string& path, bool requir
   std::string text;
   struct stat st {};
   bool ok = ::fstat(fd, &st) == 0;
-  const std::string stat_error = ok ? "" : std::strerror(errno);
+  std::string error = ok ? "" : std::strerror(errno);
   if (ok && S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) <= kMaxConfigBytes) {
     // Read one byte more than the limit: a file that grew since fstat is still caught.
     text.resize(kMaxConfigBytes + 1);
@@ -319,6 +319,10 @@ std::optional<std::string> read_config_file(const std::string& path, bool requir
     for (;;) {
       const ssize_t n = ::read(fd, text.data() + done, text.size() - done);
       if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {  // /proc/self/mem, a file on a failing disk
+        ok = false;
+        error = std::strerror(errno);
+      }
       if (n <= 0) break;
       done += static_cast<size_t>(n);
       if (done == text.size()) break;
@@ -326,7 +330,7 @@ std::optional<std::string> read_config_file(const std::string& path, bool requir
     text.resize(done);
   }
   ::close(fd);
-  if (!ok) cannot(stat_error);
+  if (!ok) cannot(error);
   if (!S_ISREG(st.st_mode)) cannot("not a regular file");
   if (static_cast<uint64_t>(st.st_size) > kMaxConfigBytes || text.size() > kMaxConfigBytes) {
     cannot(fmt::format("it is larger than {} KiB", kMaxConfigBytes / 1024));

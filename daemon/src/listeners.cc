@@ -329,10 +329,12 @@ class Listener {
   void admit(Fd fd, const sockaddr_storage& addr) {
     std::string peer;
     std::string description;
+    pid_t peer_pid = 0;
     if (unix_socket_) {
       ucred cred{};
       socklen_t len = sizeof cred;
       ::getsockopt(fd.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len);
+      peer_pid = cred.pid;
       peer = fmt::format("uid {}", cred.uid);
       description = fmt::format("{} pid {} on {}", user_name(cred.uid), cred.pid, policy_.name);
     } else {
@@ -354,8 +356,11 @@ class Listener {
     }
     unsigned from_peer = 0;
     for (const auto& [_, c] : connections_) from_peer += c.peer == peer;
-    if (connections_.size() >= limits_.max_connections ||
-        from_peer >= limits_.max_connections_per_peer) {
+    // asnd's own health check (the watchdog's) always gets in: a flood must not make
+    // systemd restart a daemon that serves everyone else.
+    const bool self = unix_socket_ && peer_pid == ::getpid();
+    if (!self && (connections_.size() >= limits_.max_connections ||
+                  from_peer >= limits_.max_connections_per_peer)) {
       ++stats_.refused_over_limit;
       ++unlogged_;
       last_refused_peer_ = description;

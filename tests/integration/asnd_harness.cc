@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -57,6 +58,10 @@ bool AsndProcess::start(const std::vector<std::string>& extra, const std::string
     dup2(fd, 1);
     dup2(fd, 2);
     for (const auto& [name, value] : env_) setenv(name.c_str(), value.c_str(), 1);
+    if (fd_limit_ != 0) {
+      const rlimit limit{fd_limit_, fd_limit_};
+      setrlimit(RLIMIT_NOFILE, &limit);
+    }
     std::vector<char*> args;
     for (auto& a : argv) args.push_back(a.data());
     args.push_back(nullptr);
@@ -106,6 +111,18 @@ std::string AsndProcess::log() const {
   } catch (...) {
     return "";
   }
+}
+
+uint64_t proc_status(pid_t pid, const std::string& field) {
+  std::string text;
+  try {
+    text = read_file("/proc/" + std::to_string(pid) + "/status");
+  } catch (...) {
+    return 0;
+  }
+  const size_t at = text.find("\n" + field + ":");
+  if (at == std::string::npos) return 0;
+  return std::strtoull(text.c_str() + at + field.size() + 2, nullptr, 10);
 }
 
 std::optional<uint64_t> json_number(const std::string& json, const std::string& key) {

@@ -37,6 +37,9 @@ class AsndProcess {
   void set_env(const std::string& name, const std::string& value) {
     env_.emplace_back(name, value);
   }
+  // Starts asnd with this many open files at most (RLIMIT_NOFILE), as a unit's LimitNOFILE.
+  void set_fd_limit(unsigned limit) { fd_limit_ = limit; }
+  pid_t pid() const { return pid_; }
 
   const std::string& socket() const { return socket_; }
   const std::string& board() const { return board_; }
@@ -53,9 +56,13 @@ class AsndProcess {
   std::string log_;
   std::string config_;
   std::vector<std::pair<std::string, std::string>> env_;
+  unsigned fd_limit_ = 0;
   pid_t pid_ = -1;
   int exit_code_ = -1;
 };
+
+// A line of /proc/<pid>/status as a number ("Threads", "VmRSS" in kB); 0 when absent.
+uint64_t proc_status(pid_t pid, const std::string& field);
 
 // The first number of `"key": N` or `"key": "N"` in asnctl's JSON output (proto3 JSON
 // writes 64-bit integers as strings).

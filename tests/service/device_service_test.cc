@@ -9,6 +9,8 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "asn/v1/device.grpc.pb.h"
 #include "asn/v1/ports.grpc.pb.h"
 #include "bus/emulated_bus.hpp"
@@ -90,9 +92,11 @@ class DeviceServiceTest : public ::testing::Test {
 
   std::unique_ptr<grpc::Server> serve(const std::string& address, ListenerPolicy policy,
                                       std::unique_ptr<DeviceService>& service, int* port) {
-    service = std::make_unique<DeviceService>(
-        *device_, *board_, *reconciler_, Authorizer(std::move(policy)),
-        std::chrono::steady_clock::now(), std::make_shared<StreamLimiter>("test", stream_limits_));
+    auto streams = std::make_shared<StreamLimiter>(policy.name, stream_limits_);
+    if (policy.role == Role::kAdmin && !unix_streams_) unix_streams_ = streams;
+    service = std::make_unique<DeviceService>(*device_, *board_, *reconciler_,
+                                              Authorizer(std::move(policy)),
+                                              std::chrono::steady_clock::now(), streams);
     grpc::ServerBuilder builder;
     builder.AddListeningPort(address, grpc::InsecureServerCredentials(), port);
     builder.RegisterService(service.get());
@@ -108,6 +112,7 @@ class DeviceServiceTest : public ::testing::Test {
     }
     unix_service_.reset();
     tcp_service_.reset();
+    unix_streams_.reset();
     ports_.reset();
     board_.reset();
     reconciler_.reset();
@@ -153,6 +158,7 @@ class DeviceServiceTest : public ::testing::Test {
   std::unique_ptr<grpc::Server> tcp_server_;
   int tcp_port_ = 0;
   StreamLimits stream_limits_{4, std::chrono::milliseconds(1500)};
+  std::shared_ptr<StreamLimiter> unix_streams_;
   std::shared_ptr<grpc::Channel> unix_channel_;
   std::unique_ptr<v1::Device::Stub> unix_;
   std::unique_ptr<v1::Device::Stub> tcp_;
@@ -401,6 +407,61 @@ TEST_F(DeviceServiceTest, AStatusMessageStaysSmallAndSafe) {
   EXPECT_THAT(read_response.results(1).error().message(),
               ::testing::HasSubstr("names are at most 256 bytes"));
   EXPECT_LT(read_response.results(1).error().message().size(), 300u);
+}
+
+// Clients that open dumps and never read them: at most the listener's cap run at once
+// (the rest are refused, naming it), a waiting one holds no thread, and each is cancelled
+// once it has not been read for the write timeout, freeing its slot.
+TEST_F(DeviceServiceTest, StalledDumpsAreCappedAndCancelled) {
+  // A client that never reads, and keeps its flow-control window small (as a hostile one
+  // would): the server's writes stop after a few kilobytes.
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+  args.SetInt(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, 8192);
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  auto stalling = v1::Device::NewStub(grpc::CreateCustomChannel(
+      "unix:" + dir_.file("s.sock"), grpc::InsecureChannelCredentials(), args));
+  v1::DumpRegistersRequest request;
+  request.set_include_tables(true);  // some 40,000 words: far more than the window
+  std::vector<std::unique_ptr<grpc::ClientContext>> contexts;
+  std::vector<std::unique_ptr<grpc::ClientReader<v1::RegisterValue>>> stalled;
+  for (int i = 0; i < 4; ++i) {
+    contexts.push_back(std::make_unique<grpc::ClientContext>());
+    stalled.push_back(stalling->DumpRegisters(contexts.back().get(), request));
+  }
+  auto wait_for = [](auto done) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!done() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return done();
+  };
+  ASSERT_TRUE(wait_for([&] { return unix_streams_->active() == 4; }));
+
+  grpc::ClientContext fifth_context;
+  auto fifth = unix_->DumpRegisters(&fifth_context, request);
+  v1::RegisterValue value;
+  EXPECT_FALSE(fifth->Read(&value));
+  grpc::Status refused = fifth->Finish();
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(refused.error_message(), ::testing::HasSubstr("listen.max_streams"));
+
+  // Not read for the write timeout (1.5 s here): cancelled, and their slots free.
+  ASSERT_TRUE(wait_for([&] { return unix_streams_->cancelled_stalled() == 4; }));
+  ASSERT_TRUE(wait_for([&] { return unix_streams_->active() == 0; }));
+  for (auto& reader : stalled) {
+    while (reader->Read(&value)) {
+    }
+    EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::CANCELLED);
+  }
+
+  // A client that reads gets the whole dump.
+  grpc::ClientContext context;
+  auto reader = unix_->DumpRegisters(&context, request);
+  size_t count = 0;
+  while (reader->Read(&value)) ++count;
+  EXPECT_TRUE(reader->Finish().ok());
+  EXPECT_EQ(count, device_->enumerate("", true).size());
 }
 
 TEST_F(DeviceServiceTest, GetInfoReportsTheDesiredState) {

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <chrono>
+
 #include "error.hpp"
 #include "services/grpc_status.hpp"
 #include "support.hpp"
@@ -138,6 +140,88 @@ TEST(Config, FlagsOverrideAndAreValidated) {
               std::string::npos)
         << e.what();
   }
+}
+
+// Only a regular file of at most 1 MiB is read: a FIFO would block, /dev/zero never ends,
+// a directory or /proc/self/mem is not a configuration.
+TEST(Config, OnlyASmallRegularFileIsRead) {
+  test::TempDir dir;
+  const std::string fifo = dir.file("fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& path : {fifo, std::string("/dev/zero"), dir.path(),
+                                  std::string("/proc/self/mem")}) {
+    const auto start = std::chrono::steady_clock::now();
+    try {
+      load_config(path, true);
+      ADD_FAILURE() << path << " was read as a configuration";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument) << path;
+      EXPECT_NE(std::string(e.what()).find("cannot read the configuration file"),
+                std::string::npos)
+          << e.what();
+    }
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2)) << path;
+  }
+  test::write_file(dir.file("big.yaml"), "log_level: info\n" + std::string(2 << 20, '#'));
+  try {
+    load_config(dir.file("big.yaml"), true);
+    FAIL() << "a 2 MiB file was parsed";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("larger than 1024 KiB"), std::string::npos) << e.what();
+  }
+}
+
+// A huge bad value is named, not echoed whole; control characters come out escaped.
+TEST(Config, BadValuesAreEchoedShortAndEscaped) {
+  const std::string what = load_error("log_level: \"" + std::string(100000, 'x') + "\"\n");
+  EXPECT_LT(what.size(), 400u);
+  EXPECT_NE(what.find("(100000 bytes)"), std::string::npos) << what;
+  const std::string nul = load_error("log_level: \"lo\\0ud\"\n");
+  EXPECT_NE(nul.find("'lo\\x00ud'"), std::string::npos) << nul;
+}
+
+// listen.tcp takes host:port only: gRPC would also take a Unix address there, and give it
+// the TCP listener's rules (a world-writable socket, admin with tcp_admin).
+TEST(Config, TcpTakesHostAndPortOnly) {
+  for (const char* address : {"unix-abstract:name:1", "unix:/tmp/x.sock:1", "vsock:2:3",
+                              "a b:1", "[::1:50051"}) {
+    const std::string what =
+        load_error(std::string("listen:\n  tcp: \"") + address + "\"\n");
+    EXPECT_NE(what.find("is not host:port"), std::string::npos) << address << ": " << what;
+  }
+  test::TempDir dir;
+  for (const char* address : {"127.0.0.1:50051", "localhost:1", "[::1]:50051", "switch-7:9"}) {
+    test::write_file(dir.file("ok.yaml"), std::string("listen:\n  tcp: \"") + address + "\"\n");
+    EXPECT_EQ(load_config(dir.file("ok.yaml"), true).listen.tcp, address);
+  }
+  ConfigOverrides flag;
+  flag.tcp_listen = "unix:/tmp/y";
+  Config c;
+  EXPECT_THROW(apply_overrides(c, flag), Error);
+}
+
+TEST(Config, ListenerLimits) {
+  test::TempDir dir;
+  test::write_file(dir.file("asnd.yaml"), R"(
+listen:
+  max_connections: 100
+  max_connections_per_peer: 4
+  max_streams_per_connection: 8
+  max_threads: 6
+  max_streams: 3
+  stream_write_timeout: 2m
+)");
+  Config c = load_config(dir.file("asnd.yaml"), true);
+  EXPECT_EQ(c.listen.max_connections, 100u);
+  EXPECT_EQ(c.listen.max_connections_per_peer, 4u);
+  EXPECT_EQ(c.listen.max_streams_per_connection, 8u);
+  EXPECT_EQ(c.listen.max_threads, 6u);
+  EXPECT_EQ(c.listen.max_streams, 3u);
+  EXPECT_EQ(c.listen.stream_write_timeout_s, 120u);
+  EXPECT_NE(load_error("listen:\n  max_connections: 0\n").find("from 1 to 65536"),
+            std::string::npos);
+  EXPECT_NE(load_error("listen:\n  stream_write_timeout: forever\n").find("a duration"),
+            std::string::npos);
 }
 
 TEST(ErrorMapping, EveryCodeMapsToTheGrpcCodeOfTheSameName) {

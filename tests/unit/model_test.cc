@@ -40,6 +40,7 @@ const regmap::BoardProfile& profile(std::string_view name) {
 
 // A private shm_dir per test, removed afterwards.
 using asn::test::TempDir;
+using asn::test::write_file;
 
 // ---- register access helpers: registers are named by the generated references ----------
 
@@ -1039,6 +1040,117 @@ TEST_F(ModelTest, BoardOwnsItsProfile) {
   EXPECT_EQ(board->profile().ports.size(), 3u);
   EXPECT_EQ(board->profile().cap(regmap::Cap::kTdmSlots), profile(k1g).cap(regmap::Cap::kTdmSlots));
   EXPECT_EQ(rd(*board, regs::id::kCapPortsValue), 3u);
+}
+
+// ---- hostile and damaged board memory -------------------------------------------------------
+
+TEST_F(ModelTest, AFileOwnedOrWritableByOthersIsRefused) {
+  EmulatedBoard::destroy("board0", options_);
+  // Writable by others: they could change the board behind asnd's back.
+  {
+    const int fd = ::open(file().c_str(), O_CREAT | O_RDWR, 0600);
+    ASSERT_GE(fd, 0);
+    ::fchmod(fd, 0666);
+    ::close(fd);
+  }
+  try {
+    open(k1g);
+    FAIL() << "a world-writable board memory was adopted";
+  } catch (const BoardError& e) {
+    EXPECT_EQ(e.kind(), BoardError::Kind::kSystem);
+    EXPECT_THAT(e.what(), HasSubstr("is writable by others (mode 0666)"));
+  }
+  // Owned by another user (only root may give a file away, so only root can plant one here).
+  if (::geteuid() == 0) {
+    ASSERT_EQ(::chown(file().c_str(), 65534, 65534), 0);
+    ::chmod(file().c_str(), 0600);
+    try {
+      open(k1g);
+      FAIL() << "a board memory of another user was adopted";
+    } catch (const BoardError& e) {
+      EXPECT_THAT(e.what(), HasSubstr("belongs to uid 65534"));
+      EXPECT_THAT(e.what(), HasSubstr("Remove it"));
+    }
+  }
+  // A planted symbolic link is never followed.
+  fs::remove(file());
+  fs::create_symlink(dir_.file("elsewhere"), file());
+  EXPECT_THROW(open(k1g), BoardError);
+  EXPECT_FALSE(fs::exists(dir_.file("elsewhere")));
+}
+
+TEST_F(ModelTest, ADirectoryOthersMayChangeIsRefused) {
+  OpenOptions options = options_;
+  options.shm_dir = dir_.path() + "/open";
+  fs::create_directory(options.shm_dir);
+  fs::permissions(options.shm_dir, fs::perms::all);  // 0777, as /dev/shm itself
+  try {
+    EmulatedBoard::open("board0", profile(k1g), options);
+    FAIL() << "a board memory in a world-writable directory was opened";
+  } catch (const BoardError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("is writable by everyone"));
+    EXPECT_THAT(e.what(), HasSubstr("/dev/shm/asn"));
+  }
+  // A missing directory is created for asnd alone.
+  options.shm_dir = dir_.path() + "/mine";
+  EXPECT_NE(EmulatedBoard::open("board0", profile(k1g), options), nullptr);
+  EXPECT_EQ(fs::status(options.shm_dir).permissions(), fs::perms::owner_all);
+  EXPECT_EQ(fs::status(memory_path("board0", options)).permissions(),
+            fs::perms::owner_read | fs::perms::owner_write);
+}
+
+// Read-only words that say what the board is are checked on a warm start: damage to them
+// (here a capability that would size a table) discards the memory, with the reason.
+TEST_F(ModelTest, DamagedIdentityWordsReinitialise) {
+  EXPECT_TRUE(wr(*open(k1g), regs::id::kScratch, 9));
+  const uint32_t huge = 0xffffff;
+  poke_file(kMemoryHeaderBytes + regs::id::kCapRouteEntries.offset, &huge, sizeof huge);
+  auto board = open(k1g);
+  EXPECT_TRUE(board->open_report().reinitialised);
+  EXPECT_THAT(board->open_report().reason,
+              HasSubstr("id.cap_route_entries reads 0xffffff in the board memory, where a "
+                        "netfpga-1g board has 0x10: the memory is damaged"));
+  EXPECT_EQ(rd(*board, regs::id::kCapRouteEntriesValue), 16u);
+  EXPECT_EQ(rd(*board, regs::id::kScratch), 0u);
+}
+
+TEST_F(ModelTest, ADamagedHeaderIsNamedExactly) {
+  open(k1g).reset();
+  MemoryHeader header = read_header();
+  const uint32_t bad = header.address_space_bytes + 4096;
+  poke_file(offsetof(MemoryHeader, address_space_bytes), &bad, sizeof bad);
+  auto board = open(k1g);
+  EXPECT_THAT(board->open_report().reason,
+              HasSubstr("header gives an address space of " + std::to_string(bad) +
+                        " bytes; a netfpga-1g board has " +
+                        std::to_string(header.address_space_bytes)));
+  board.reset();
+  const uint32_t bad_header = 8192;
+  poke_file(offsetof(MemoryHeader, header_bytes), &bad_header, sizeof bad_header);
+  EXPECT_THAT(open(k1g)->open_report().reason,
+              HasSubstr("header says it is 8192 bytes long; it is 4096"));
+}
+
+// Someone truncates the memory file under a running board: the next access past the new
+// end is caught (no SIGBUS kills the process) and the board says what happened.
+TEST_F(ModelTest, AFileTruncatedWhileInUseIsReportedNotACrash) {
+  auto board = open(k1g);
+  EXPECT_EQ(board->problem(), "");
+  const uint32_t lock_entry = entry(*board, regs::lock::kLockTable, 100);
+  ASSERT_EQ(::truncate(file().c_str(), kMemoryHeaderBytes + 4096), 0);
+  uint32_t value = 1;
+  board->read32(lock_entry, value);  // past the file's new end: would be SIGBUS
+  board->write32(addr(*board, regs::id::kScratch), 5);
+  board->advance(1000);
+  EXPECT_THAT(board->problem(), HasSubstr("shrank while in use"));
+}
+
+TEST_F(ModelTest, AFileRemovedOrReplacedWhileInUseIsReported) {
+  auto board = open(k1g);
+  ASSERT_EQ(::unlink(file().c_str()), 0);
+  EXPECT_THAT(board->problem(), HasSubstr("was removed while in use"));
+  write_file(file(), "x");
+  EXPECT_THAT(board->problem(), HasSubstr("was replaced by another file"));
 }
 
 }  // namespace
