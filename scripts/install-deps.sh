@@ -9,6 +9,7 @@ packages=(
   libnl-3-dev libnl-genl-3-dev libpci-dev
   libspdlog-dev libfmt-dev libyaml-cpp-dev libcli11-dev libisal-dev libsystemd-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
+  clang libclang-rt-14-dev
   python3 python3-yaml
 )
 

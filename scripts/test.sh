@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Builds asn and runs every test: the unit, service and integration suites under ctest, then
 # the unit and service suites again in an AddressSanitizer + UndefinedBehaviorSanitizer build
-# and in a ThreadSanitizer build. Installs missing Debian packages first (needs root or sudo
-# for that only).
+# and in a ThreadSanitizer build, then every fuzz target for a bounded time (clang,
+# libFuzzer). Installs missing Debian packages first (needs root or sudo for that only).
 #   scripts/test.sh                  everything (what CI runs)
-#   scripts/test.sh --no-sanitize    skip the sanitizer builds (quicker, local)
+#   scripts/test.sh --no-sanitize    skip the sanitizer builds and the fuzzing (quicker, local)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -42,4 +42,7 @@ if [ "$sanitize" = 1 ]; then
   # tests/tsan.supp: races TSan imagines inside the uninstrumented gRPC, abseil and protobuf.
   TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/tests/tsan.supp" \
     ctest --test-dir build-tsan -L 'unit|service' --output-on-failure -j"$jobs"
+
+  echo "== fuzzing (libFuzzer, ASan + UBSan), 20 s a target =="
+  scripts/fuzz.sh 20
 fi

@@ -341,12 +341,15 @@ std::optional<std::string> read_config_file(const std::string& path, bool requir
 }  // namespace
 
 Config load_config(const std::string& path, bool required) {
-  Config config;
   const std::optional<std::string> text = read_config_file(path, required);
-  if (!text) return config;
+  return text ? parse_config(*text, path) : Config();
+}
+
+Config parse_config(const std::string& text, const std::string& path) {
+  Config config;
   YAML::Node root;
   try {
-    root = YAML::Load(*text);
+    root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     throw Error(ErrorCode::kInvalidArgument,
                 fmt::format("{}:{}: not valid YAML: {}", path, e.mark.line + 1, e.msg));

@@ -71,6 +71,9 @@ struct ConfigOverrides {
 // "<path>:<line>: <key>: <reason>".
 Config load_config(const std::string& path, bool required);
 
+// The same for text already read (`path` names it in messages).
+Config parse_config(const std::string& text, const std::string& path);
+
 // Applies the overrides and validates the result (the same checks as the file's values);
 // throws asn::Error naming the flag.
 void apply_overrides(Config& config, const ConfigOverrides& overrides);

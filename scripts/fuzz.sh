@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets with clang (build-fuzz/, ASan + UBSan) and runs each for a
+# bounded time from the committed corpus (fuzz/corpus/<target>/). New inputs go to a scratch
+# directory; a crash fails the script, naming the input it saved in build-fuzz/crashes/.
+#   scripts/fuzz.sh [SECONDS_PER_TARGET]      default 20
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-20}
+targets=(config register_name plan)
+
+scripts/install-deps.sh
+cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang \
+  -DCMAKE_CXX_COMPILER=clang++ -DASN_FUZZ=ON -DASN_BUILD_TESTS=OFF -DASN_BUILD_BENCH=OFF \
+  >/dev/null
+built=()
+for t in "${targets[@]}"; do built+=("${t}_fuzzer"); done
+cmake --build build-fuzz -j"$(nproc)" --target "${built[@]}"
+
+mkdir -p build-fuzz/crashes
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+for t in "${targets[@]}"; do
+  echo "== fuzz $t for ${seconds}s =="
+  mkdir -p "$scratch/$t"
+  # -rss_limit_mb: a parser must not need more than this for any input; -timeout: nor this
+  # long (seconds) for one.
+  if ! ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      "build-fuzz/fuzz/${t}_fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+      -max_len=65536 -artifact_prefix="build-fuzz/crashes/${t}-" -print_final_stats=1 \
+      "$scratch/$t" "fuzz/corpus/$t" 2>"$scratch/$t.log"; then
+    tail -40 "$scratch/$t.log" >&2
+    echo "fuzz: $t failed; the input is in build-fuzz/crashes/ (add it to fuzz/corpus/$t once fixed)" >&2
+    exit 1
+  fi
+  grep -E "stat::number_of_executed_units|stat::new_units_added|stat::peak_rss_mb" "$scratch/$t.log" || true
+done
