@@ -150,7 +150,8 @@ TEST_P(LayoutTest, BlockNextChainVisitsEveryBlockInOrder) {
   for (int guard = 0; guard < 1000; ++guard) {
     bases.push_back(offset);
     walked.push_back(static_cast<uint16_t>(rd_at(*board, offset + regs::id::kBlockType.offset)));
-    EXPECT_EQ(rd_at(*board, offset + regs::id::kBlockVersion.offset), 1u);
+    EXPECT_EQ(rd_at(*board, offset + regs::id::kBlockVersion.offset),
+              regmap::register_map().block(walked.back())->version);
     const uint32_t next = rd_at(*board, offset + regs::id::kBlockNext.offset);
     if (next == 0) break;
     ASSERT_GT(next, offset);
@@ -210,7 +211,8 @@ TEST_P(LayoutTest, LayoutIsTheSameForEveryBoardOfTheProfile) {
   EXPECT_EQ(a->address_space_bytes(), b->address_space_bytes());
 }
 
-INSTANTIATE_TEST_SUITE_P(Profiles, LayoutTest, ::testing::Values(k1g, k64), [](const auto& info) {
+INSTANTIATE_TEST_SUITE_P(Profiles, LayoutTest, ::testing::Values(k1g, k64, "emulated-255port"),
+                         [](const auto& info) {
   std::string name = info.param;
   for (char& c : name) {
     if (c == '-') c = '_';
@@ -258,8 +260,12 @@ TEST_F(ModelTest, ResetValues) {
       EXPECT_EQ(rd(*board, regs::port::kVcOccupancy.at(vc), port), 0u);
     }
   }
-  EXPECT_EQ(rd(*board, regs::route::kGeometryK), 2u);
-  EXPECT_EQ(rd(*board, regs::route::kGeometryR), 2u);
+  // A reset router has no configuration (k = 0): it routes nothing until one is committed.
+  for (bool active : {false, true}) {
+    for (uint32_t w = 0; w < regs::route::kConfig.words(); ++w) {
+      EXPECT_EQ(rd_at(*board, entry(*board, regs::route::kConfig, 0, w, active)), 0u);
+    }
+  }
   EXPECT_EQ(rd(*board, regs::route::kStatus), 0u);
   EXPECT_EQ(rd(*board, regs::tdm::kSlotLengthCycles), 125u);
   EXPECT_EQ(rd(*board, regs::tdm::kWormholeLengthCycles), 125u);
@@ -306,8 +312,8 @@ TEST_F(ModelTest, ReadWriteRegistersStore) {
   auto board = open(k1g);
   EXPECT_TRUE(wr(*board, regs::id::kScratch, 0xdeadbeef));
   EXPECT_EQ(rd(*board, regs::id::kScratch), 0xdeadbeefu);
-  EXPECT_TRUE(wr(*board, regs::route::kOwnRouter, 0x04030201));
-  EXPECT_EQ(rd(*board, regs::route::kOwnRouterDigit2), 3u);
+  EXPECT_TRUE(board->write32(entry(*board, regs::route::kConfig, 0), 0x04030201));
+  EXPECT_EQ(rd_at(*board, entry(*board, regs::route::kConfig, 0)), 0x04030201u);
   EXPECT_TRUE(wr(*board, regs::port::kAldfbThreshold, 20, 3));
   EXPECT_EQ(rd(*board, regs::port::kAldfbThreshold, 3), 20u);
   EXPECT_EQ(rd(*board, regs::port::kAldfbThreshold, 2), 8u);  // per port
@@ -351,10 +357,10 @@ TEST_F(ModelTest, WriteOneToClearClearsOnlyTheOnes) {
 
 TEST_F(ModelTest, ReservedBitsReadZeroAndIgnoreWrites) {
   auto board = open(k1g);
-  EXPECT_TRUE(wr(*board, regs::route::kGeometry, 0xffffffff));
-  EXPECT_EQ(rd(*board, regs::route::kGeometry), 0x0fffu);  // k 7:0, r 11:8
-  EXPECT_TRUE(wr(*board, regs::route::kGeometry, 0x12345678));
-  EXPECT_EQ(rd(*board, regs::route::kGeometry), 0x0678u);
+  EXPECT_TRUE(wr(*board, regs::tdm::kGuardBand, 0xffffffff));
+  EXPECT_EQ(rd(*board, regs::tdm::kGuardBand), 0xffffu);  // cycles 15:0
+  EXPECT_TRUE(wr(*board, regs::tdm::kGuardBand, 0x12345678));
+  EXPECT_EQ(rd(*board, regs::tdm::kGuardBand), 0x5678u);
   EXPECT_TRUE(wr(*board, regs::id::kIrqMask, 0xffffffff));
   EXPECT_EQ(rd(*board, regs::id::kIrqMask), 0x1fu);
   EXPECT_TRUE(wr(*board, regs::tdm::kConfig, 0xfffffffe));  // all but enable
@@ -379,7 +385,7 @@ TEST_F(ModelTest, BusErrors) {
       port0 + 0x70,                                      // past vc_occupancy[7]
       0x1600,                                            // gap after the last port
       0x3fffc,                                           // gap before route
-      route + 0x800,                                     // between registers and tables
+      route + 0x400,                                     // between registers and tables
       entry(*board, regs::route::kPortMap, 6),           // 6 ports
       entry(*board, regs::route::kPortMap, 6, 0, true),  // in the active window too
       entry(*board, regs::route::kDestTable, 16, 2),     // 16 route entries
@@ -628,7 +634,7 @@ TEST_F(ModelTest, BoardResetRestoresEverything) {
 
   EXPECT_TRUE(wr(*board, regs::id::kScratch, 42));
   EXPECT_TRUE(wr(*board, regs::id::kIrqMask, 0x1f));
-  EXPECT_TRUE(wr(*board, regs::route::kOwnRouter, 0x0101));
+  EXPECT_TRUE(board->write32(entry(*board, regs::route::kConfig, 0), 0x0101));
   EXPECT_TRUE(wr(*board, regs::port::kControlEnable, 0, 4));
   EXPECT_TRUE(board->write32(dest, 1));
   EXPECT_TRUE(wr(*board, regs::route::kControlCommit, 1));
@@ -650,15 +656,14 @@ TEST_F(ModelTest, BoardResetRestoresEverything) {
   EXPECT_FALSE(board->irq_pending());
   for (const regmap::RegRef& ref :
        {regs::id::kScratch, regs::id::kIrqStatus, regs::id::kIrqMask, regs::id::kBusErrorCount,
-        regs::id::kBusErrorAddr, regs::id::kRoWriteCount, regs::route::kOwnRouter,
-        regs::route::kStatus, regs::route::kCommitCount, regs::tdm::kConfig, regs::tdm::kSlotsInUse,
+        regs::id::kBusErrorAddr, regs::id::kRoWriteCount, regs::route::kStatus, regs::route::kCommitCount, regs::tdm::kConfig, regs::tdm::kSlotsInUse,
         regs::tdm::kStatus, regs::tdm::kCurrentSlot, regs::tdm::kSwapCount}) {
     EXPECT_EQ(rd(*board, ref), 0u) << "block " << ref.block_type << " offset " << ref.offset;
   }
   EXPECT_EQ(rd64(*board, regs::tdm::kFrameCounter), 0u);
   EXPECT_EQ(rd(*board, regs::port::kControl, 4), 1u);
   EXPECT_EQ(rd(*board, regs::port::kLink, 4), 1u);
-  EXPECT_EQ(rd(*board, regs::route::kGeometry), 0x202u);
+  EXPECT_EQ(rd_at(*board, entry(*board, regs::route::kConfig, 0)), 0u);
   EXPECT_EQ(rd_at(*board, dest), 0u);
   EXPECT_EQ(rd_at(*board, dest_active), 0u);
   EXPECT_TRUE(wr(*board, regs::route::kControlCommit, 1));  // the other bank is clear too

@@ -78,7 +78,7 @@ TEST(RegmapGenerator, DescriptorsFollowTheConventions) {
     EXPECT_EQ(block.size & (block.size - 1), 0u) << block.name;
     for (const auto& table : block.tables) {
       for (const auto& board : map.boards) {
-        EXPECT_LE(board.capabilities[table.entries_from], table.max_entries) << table.name;
+        EXPECT_LE(table.entries(board.capabilities), table.max_entries) << table.name;
       }
       EXPECT_EQ(table.double_buffered(), !table.bank_field.empty()) << table.name;
     }

@@ -155,7 +155,7 @@ void Device::read(ReadBatch& batch) {
 // ---- tables -----------------------------------------------------------------------------
 
 uint32_t Device::entries(const regmap::TableRef& table) const {
-  return layout()->caps.get(regmap::index_of(table.entries_from));
+  return layout()->entries(regmap::index_of(table.entries_from), table.fixed_entries);
 }
 
 uint32_t Device::window_base(const regmap::TableRef& table, Bank bank) {

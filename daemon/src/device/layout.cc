@@ -126,7 +126,7 @@ void read_capabilities(RegisterBus& bus, const regmap::RegisterMap& map, DeviceL
   }
   for (const DeviceBlock& block : layout.blocks) {
     for (const regmap::TableDesc& table : block.desc->tables) {
-      const uint32_t entries = layout.entries(table.entries_from);
+      const uint32_t entries = layout.entries(table.entries_from, table.fixed_entries);
       if (table.since <= block.version && entries > table.max_entries) {
         hardware(bus, fmt::format("{}.{} would have {} entries; its window holds {}", block.name,
                                   table.name, entries, table.max_entries));

@@ -58,8 +58,11 @@ struct DeviceLayout {
   const DeviceBlock* find(uint16_t type, unsigned index = 0) const;
   const DeviceBlock& block(uint16_t type, unsigned index = 0) const;
   unsigned count(uint16_t type) const;
-  // Entries of a table or ring the board implements (its entries_from capability).
-  uint32_t entries(uint16_t entries_from) const { return caps.get(entries_from); }
+  // Entries of a table or ring the board implements: its entries_from capability, or the
+  // fixed count of a table that has one.
+  uint32_t entries(uint16_t entries_from, uint32_t fixed = 0) const {
+    return entries_from == regmap::kFixedEntries ? fixed : caps.get(entries_from);
+  }
   // The block an absolute offset falls in, and the offset within it.
   struct Located {
     const DeviceBlock* block;

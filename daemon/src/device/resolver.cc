@@ -48,6 +48,7 @@ struct EntryWindow {
   uint32_t entry_bytes;
   uint32_t max_entries;
   uint16_t entries_from;
+  uint32_t fixed_entries;
   uint16_t since;
   Access access;
   std::span<const TableFieldDesc> fields;
@@ -74,7 +75,7 @@ std::vector<EntryWindow> windows_of(const DeviceBlock& block) {
                   t.offset,
                   t.entry_bytes,
                   t.max_entries,
-                  t.entries_from,
+                  t.entries_from, t.fixed_entries,
                   t.since,
                   t.access,
                   t.fields,
@@ -102,7 +103,7 @@ std::vector<EntryWindow> windows_of(const DeviceBlock& block) {
                   r.offset,
                   r.entry_bytes,
                   r.max_entries,
-                  r.entries_from,
+                  r.entries_from, 0,
                   r.since,
                   software_writes ? Access::kRW : Access::kRO,
                   r.fields,
@@ -344,7 +345,7 @@ std::optional<Target> resolve_entry(const DeviceLayout& layout, const DeviceBloc
       not_found(fmt::format("{}: {}.{} does not exist on this board{}", text::quoted(name),
                             block.name, window.name, newer_version(block, window.since)));
     }
-    const uint32_t entries = layout.entries(window.entries_from);
+    const uint32_t entries = layout.entries(window.entries_from, window.fixed_entries);
     if (!item.index) {
       invalid(fmt::format("{}: {} has entries; name one, {}[0] to {}[{}]", text::quoted(name),
                           window.name, window.name, window.name, entries - 1));
@@ -427,7 +428,7 @@ Target resolve_offset(const DeviceLayout& layout, uint32_t offset) {
     }
     const uint32_t entry = (rel - window.offset) / window.entry_bytes;
     const unsigned word = ((rel - window.offset) % window.entry_bytes) / 4;
-    const uint32_t entries = layout.entries(window.entries_from);
+    const uint32_t entries = layout.entries(window.entries_from, window.fixed_entries);
     if (entry >= entries) {
       invalid(fmt::format("offset 0x{:x} is entry {} of {}.{}, which has {} entries on this board",
                           offset, entry, block.name, window.name, entries));
@@ -485,7 +486,7 @@ struct TargetCursor::State {
       return;
     }
     const EntryWindow& w = windows[window];
-    if (w.since > b.version || entry >= layout->entries(w.entries_from)) {
+    if (w.since > b.version || entry >= layout->entries(w.entries_from, w.fixed_entries)) {
       ++window;
       entry = word = 0;
       return;

@@ -139,8 +139,9 @@ void decode_registers(const BlockDesc& block, uint16_t version, BlockDecode& dec
 }
 
 uint32_t entries_of(const BoardProfile& profile, const BlockDesc& block, uint16_t from,
-                    uint32_t max_entries, std::string_view name) {
-  const uint32_t entries = capability(profile, from, block);
+                    uint32_t fixed, uint32_t max_entries, std::string_view name) {
+  const uint32_t entries =
+      from == regmap::kFixedEntries ? fixed : capability(profile, from, block);
   if (entries > max_entries) {
     profile_error(profile, std::string(block.name) + "." + std::string(name) + " needs " +
                                std::to_string(entries) + " entries, the register map has " +
@@ -160,7 +161,8 @@ void decode_tables(const BoardProfile& profile, const BlockDesc& block, uint16_t
     window.table = &table;
     window.bytes = table.window_bytes();
     window.entry_bytes = table.entry_bytes;
-    window.entries = entries_of(profile, block, table.entries_from, table.max_entries, table.name);
+    window.entries = entries_of(profile, block, table.entries_from, table.fixed_entries, table.max_entries,
+                   table.name);
     window.double_buffered = table.double_buffered();
     window.bank_offset[0] = table.offset;
     window.bank_offset[1] = table.active_offset;
@@ -191,7 +193,7 @@ void decode_tables(const BoardProfile& profile, const BlockDesc& block, uint16_t
     window.offset = window.bank_offset[0] = ring.offset;
     window.bytes = ring.window_bytes();
     window.entry_bytes = ring.entry_bytes;
-    window.entries = entries_of(profile, block, ring.entries_from, ring.max_entries, ring.name);
+    window.entries = entries_of(profile, block, ring.entries_from, 0, ring.max_entries, ring.name);
     // Software writes the entries of a ring it produces and only reads the others.
     window.writable = ring.direction == regmap::RingDirection::kToBoard;
     decode.windows.push_back(window);

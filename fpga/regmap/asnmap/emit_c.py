@@ -99,6 +99,8 @@ def emit(m: RegisterMap) -> str:
                 w(f"#define {tb}_SINCE {t.since}U")
             w(f"#define {tb}_ENTRY_BYTES {t.entry_bytes}U")
             w(f"#define {tb}_MAX_ENTRIES {t.max_entries}U")
+            if t.fixed_entries:
+                w(f"#define {tb}_ENTRIES {t.fixed_entries}U")
             _entry_fields(w, tb, t.fields)
         for ring in block.rings:
             rb = c_ident(b, ring.name)

@@ -57,9 +57,11 @@ def emit(m: RegisterMap, function: str = "register_map") -> str:
         if block.tables:
             w(f"constexpr TableDesc k_{bn}_tables[] = {{")
             for t in block.tables:
+                cap = t.entries_from.index if t.entries_from else "kFixedEntries"
                 w(f"    {{{cstr(t.name)}, 0x{t.offset:x}, 0x{t.active_offset:x}, {t.entry_bytes}, "
-                  f"{t.max_entries}, {t.entries_from.index}, Access::k{t.access}, {names(t.swap)}, "
-                  f"{names(t.bank)}, k_{bn}_{t.name}_fields, {t.since}, {cstr(t.description)}}},")
+                  f"{t.max_entries}, {cap}, {t.fixed_entries}, Access::k{t.access}, "
+                  f"{names(t.swap)}, {names(t.bank)}, k_{bn}_{t.name}_fields, {t.since}, "
+                  f"{cstr(t.description)}}},")
             w("};")
         for r in block.rings:
             _entry_fields(w, f"k_{bn}_{r.name}_fields", r.fields)

@@ -76,16 +76,18 @@ def emit(m: RegisterMap) -> str:
                   f"{f.since}}};")
         for t in block.tables:
             tn = "k" + camel(t.name)
+            cap = (f"Cap::k{camel(t.entries_from.name)}" if t.entries_from
+                   else "regmap::kFixedEntriesCap")
             w(f"inline constexpr TableRef {tn}{{kType, 0x{t.offset:x}, 0x{t.active_offset:x}, "
-              f"{t.entry_bytes}, {t.max_entries}, Cap::k{camel(t.entries_from.name)}, {t.since}, "
+              f"{t.entry_bytes}, {t.max_entries}, {cap}, {t.fixed_entries}, {t.since}, "
               f"{field_ref(block, t.bank)}, {field_ref(block, t.swap)}}};")
             _entry_fields(w, tn, tn, t.fields)
         for ring in block.rings:
             rn = "k" + camel(ring.name)
             direction = "kToBoard" if ring.direction == "to_board" else "kFromBoard"
             w(f"inline constexpr RingRef {rn}{{{{kType, 0x{ring.offset:x}, 0, {ring.entry_bytes}, "
-              f"{ring.max_entries}, Cap::k{camel(ring.entries_from.name)}, {ring.since}, FieldRef{{}}, "
-              f"FieldRef{{}}}}, regmap::RingDirection::{direction}, "
+              f"{ring.max_entries}, Cap::k{camel(ring.entries_from.name)}, 0, {ring.since}, "
+              f"FieldRef{{}}, FieldRef{{}}}}, regmap::RingDirection::{direction}, "
               f"{field_ref(block, ring.producer)}, {field_ref(block, ring.consumer)}, "
               f"{field_ref(block, ring.doorbell)}}};")
             _entry_fields(w, rn, rn + ".window", ring.fields)

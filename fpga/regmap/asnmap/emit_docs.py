@@ -148,8 +148,9 @@ def _block(w, block):
                        f"`{t.bank}`")
         else:
             windows = f"window 0x{t.offset:x} ({t.access})"
-        w(f"{t.description} {t.entry_bytes}-byte entries, up to {t.max_entries} "
-          f"(the board's {t.entries_from.name}); {windows}.")
+        count = (f"up to {t.max_entries} (the board's {t.entries_from.name})" if t.entries_from
+                 else f"{t.fixed_entries}")
+        w(f"{t.description} {t.entry_bytes}-byte entries, {count}; {windows}.")
         w("")
         _entry_rows(w, t.fields)
     for r in block.rings:

@@ -168,7 +168,8 @@ class Table:
     active_offset: int
     entry_bytes: int
     max_entries: int
-    entries_from: Capability
+    entries_from: Optional[Capability]  # the capability that counts the entries, or
+    fixed_entries: int                  # a fixed count (entries: N)
     access: str
     swap: FieldRefName
     bank: FieldRefName
@@ -591,11 +592,20 @@ def resolve_field(where: str, block: Block, ref: FieldRefName, what: str, access
     return fld
 
 
-def entry_window(where: str, m: RegisterMap, block: Block, node: _Node):
+def entry_window(where: str, m: RegisterMap, block: Block, node: _Node, fixed_ok: bool = False):
+    """entry_bytes, max_entries, and where the count comes from: a capability, or (tables
+    only) a fixed `entries: N`."""
     entry_bytes = node.req("entry_bytes", int)
     if entry_bytes % 4 or entry_bytes == 0:
         fail(where, "entry_bytes must be a non-zero multiple of 4")
     max_entries = node.req("max_entries", int)
+    if fixed_ok and node.has("entries"):
+        if node.has("entries_from"):
+            fail(where, "give entries_from (a capability) or entries (a number), not both")
+        fixed = node.req("entries", int)
+        if not 1 <= fixed <= max_entries:
+            fail(where, f"entries {fixed} must be 1..max_entries ({max_entries})")
+        return entry_bytes, max_entries, None, fixed
     cap_name = node.req("entries_from", str)
     cap = m.capability(cap_name)
     if cap is None:
@@ -604,22 +614,22 @@ def entry_window(where: str, m: RegisterMap, block: Block, node: _Node):
         n = board.capabilities[cap.index]
         if n > max_entries:
             fail(where, f"board {board.name} needs {n} entries; the window holds {max_entries}")
-    return entry_bytes, max_entries, cap
+    return entry_bytes, max_entries, cap, 0
 
 
 def build_table(m: RegisterMap, block: Block, t) -> Table:
     where = f"block {block.name} table {t.get('name', '?') if isinstance(t, dict) else '?'}"
     node = _Node(where, t, {"name", "offset", "active_offset", "entry_bytes", "max_entries",
-                            "entries_from", "access", "swap", "bank", "description", "fields",
-                            "since"})
+                            "entries_from", "entries", "access", "swap", "bank", "description",
+                            "fields", "since"})
     access = node.req("access", str)
     if access not in ("RO", "RW"):
         fail(where, "a table window is RO or RW")
-    entry_bytes, max_entries, cap = entry_window(where, m, block, node)
+    entry_bytes, max_entries, cap, fixed = entry_window(where, m, block, node, fixed_ok=True)
     table = Table(
         name=node.req("name", str), offset=node.req("offset", int),
         active_offset=node.get("active_offset", int, 0), entry_bytes=entry_bytes,
-        max_entries=max_entries, entries_from=cap, access=access,
+        max_entries=max_entries, entries_from=cap, fixed_entries=fixed, access=access,
         swap=FieldRefName("", ""), bank=FieldRefName("", ""),
         description=prose(node.get("description")),
         fields=build_entry_fields(where, node.get("fields", list, []), entry_bytes),
@@ -653,7 +663,7 @@ def build_ring(m: RegisterMap, block: Block, r) -> Ring:
     direction = node.req("direction", str)
     if direction not in ("to_board", "from_board"):
         fail(where, "direction must be to_board or from_board")
-    entry_bytes, max_entries, cap = entry_window(where, m, block, node)
+    entry_bytes, max_entries, cap, _ = entry_window(where, m, block, node)
     if max_entries & (max_entries - 1):
         fail(where, "max_entries must be a power of two (indices wrap)")
     ring = Ring(

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Writes a variant of asn_regmap.yaml that uses what the real map does not use yet: block
-versions (route and lock at version 2, still driving version 1), items `since: 2`, a ring
-from the board, and a profile that pins the older versions. Tests build it with the real
+versions (route one version past the real map's, lock at version 2, each still driving the
+version before), items `since` the new version, a ring from the board, and a profile that
+pins the older versions. Tests build it with the real
 generator (as fixture_register_map()) and open emulated boards and Devices on it.
 
     make_fixture_map.py asn_regmap.yaml fixture.yaml
@@ -23,11 +24,13 @@ def main(source: str, target: str) -> int:
     mask = next(r for r in blocks["id"]["registers"] if r["name"] == "irq_mask")
     mask["fields"].append({"name": "lock_completion", "bits": "5", "reset": 0})
 
-    # route v2: one more register.
+    # route one version on: one more register.
     route = blocks["route"]
-    route["version"], route["min_version"] = 2, 1
+    current = route["version"]
+    route["version"], route["min_version"] = current + 1, current
+    last = max(r["offset"] for r in route["registers"])
     route["registers"].append({
-        "name": "hop_limit", "offset": 0x24, "access": "RW", "since": 2,
+        "name": "hop_limit", "offset": last + 4, "access": "RW", "since": current + 1,
         "description": "Hops a packet may take before it is dropped.",
         "fields": [{"name": "hops", "bits": "7:0", "reset": 8}]})
 
@@ -55,7 +58,7 @@ def main(source: str, target: str) -> int:
     # The same board with the older firmware.
     old = dict(next(b for b in doc["boards"] if b["name"] == "netfpga-1g"))
     old["name"] = "netfpga-1g-v1"
-    old["block_versions"] = {"route": 1, "lock": 1}
+    old["block_versions"] = {"route": current, "lock": 1}
     doc["boards"].append(old)
 
     with open(target, "w", encoding="utf-8") as f:

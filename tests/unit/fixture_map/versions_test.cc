@@ -24,6 +24,11 @@ using ::testing::HasSubstr;
 
 const regmap::RegisterMap& fixture() { return regmap::fixture_register_map(); }
 
+// The fixture's route block is one version past the real map's, and still drives the real
+// one (make_fixture_map.py).
+constexpr uint16_t kOld = regs::route::kVersion;
+constexpr uint16_t kNew = regs::route::kVersion + 1;
+
 const regmap::RegisterDesc& register_of(uint16_t type, std::string_view name) {
   for (const auto& reg : fixture().block(type)->registers) {
     if (reg.name == name) return reg;
@@ -53,11 +58,11 @@ class VersionsTest : public ::testing::Test {
 TEST_F(VersionsTest, TheGeneratorDescribesVersionsAndRings) {
   const auto* route = fixture().block(regs::route::kType);
   ASSERT_NE(route, nullptr);
-  EXPECT_EQ(route->version, 2);
-  EXPECT_EQ(route->min_version, 1);
-  EXPECT_TRUE(route->supports(1));
-  EXPECT_FALSE(route->supports(3));
-  EXPECT_EQ(register_of(regs::route::kType, "hop_limit").since, 2);
+  EXPECT_EQ(route->version, kNew);
+  EXPECT_EQ(route->min_version, kOld);
+  EXPECT_TRUE(route->supports(kOld));
+  EXPECT_FALSE(route->supports(kNew + 1));
+  EXPECT_EQ(register_of(regs::route::kType, "hop_limit").since, kNew);
   const auto* lock = fixture().block(regs::lock::kType);
   ASSERT_EQ(lock->rings.size(), 1u);
   const auto& ring = lock->rings[0];
@@ -69,8 +74,8 @@ TEST_F(VersionsTest, TheGeneratorDescribesVersionsAndRings) {
   EXPECT_EQ(ring.since, 2);
   const auto* old = fixture().board("netfpga-1g-v1");
   ASSERT_NE(old, nullptr);
-  EXPECT_EQ(old->version_of(*route), 1);
-  EXPECT_EQ(fixture().board("netfpga-1g")->version_of(*route), 2);
+  EXPECT_EQ(old->version_of(*route), kOld);
+  EXPECT_EQ(fixture().board("netfpga-1g")->version_of(*route), kNew);
   // The C header of the fixture compiles as strict C.
   test::TempDir dir;
   test::write_file(dir.file("c.c"), "#include \"" FIXTURE_C_HEADER
@@ -90,7 +95,8 @@ TEST_F(VersionsTest, TheGeneratorDescribesVersionsAndRings) {
                                      "static_assert(r::kCompletion.window.since == 2);\n"
                                      "static_assert(r::kCompletion.producer.reg.offset == 0x38);\n"
                                      "static_assert(r::kCompletionTokenHi.word == 3);\n"
-                                     "static_assert(asn::regs::route::kHopLimit.since == 2);\n"
+                                     "static_assert(asn::regs::route::kHopLimit.since == " +
+                       std::to_string(kNew) + ");\n"
                                      "int main() { return 0; }\n");
   auto cpp = test::run_command({"c++", "-std=c++20", "-Wall", "-Werror", "-fsyntax-only",
                                 "-I" REGMAP_INCLUDE_DIR, dir.file("r.cc")});
@@ -105,8 +111,8 @@ TEST_F(VersionsTest, TheBoardImplementsItsVersion) {
   const auto* route2 = v2->board().find_block(regs::route::kType);
   const auto* route1 = v1->board().find_block(regs::route::kType);
   ASSERT_TRUE(route2 && route1);
-  EXPECT_EQ(v2->read32(route2->base + regs::route::kBlockVersion.offset), 2u);
-  EXPECT_EQ(v1->read32(route1->base + regs::route::kBlockVersion.offset), 1u);
+  EXPECT_EQ(v2->read32(route2->base + regs::route::kBlockVersion.offset), kNew);
+  EXPECT_EQ(v1->read32(route1->base + regs::route::kBlockVersion.offset), kOld);
   const uint32_t hop = register_of(regs::route::kType, "hop_limit").offset;
   EXPECT_EQ(v2->read32(route2->base + hop), 8u);
   EXPECT_THROW(v1->read32(route1->base + hop), Error);
@@ -127,8 +133,8 @@ TEST_F(VersionsTest, TheDeviceDrivesEveryVersionItSupports) {
   auto v2_bus = open("netfpga-1g");
   Device v1(*v1_bus, fixture());
   Device v2(*v2_bus, fixture());
-  EXPECT_EQ(v1.layout()->block(regs::route::kType).version, 1);
-  EXPECT_EQ(v2.layout()->block(regs::route::kType).version, 2);
+  EXPECT_EQ(v1.layout()->block(regs::route::kType).version, kOld);
+  EXPECT_EQ(v2.layout()->block(regs::route::kType).version, kNew);
 
   const regmap::RegRef hop = ref_of(regs::route::kType, "hop_limit");
   EXPECT_EQ(v2.read(hop), 8u);
@@ -137,7 +143,8 @@ TEST_F(VersionsTest, TheDeviceDrivesEveryVersionItSupports) {
     FAIL() << "a v2 register was read on a v1 block";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kFailedPrecondition);
-    EXPECT_THAT(e.what(), HasSubstr("needs route block version 2; this board's is version 1"));
+    EXPECT_THAT(e.what(), HasSubstr("needs route block version " + std::to_string(kNew) +
+                                    "; this board's is version " + std::to_string(kOld)));
   }
   EXPECT_EQ(v2.resolve("route.hop_limit.hops").width_bits, 8);
   try {
@@ -145,7 +152,8 @@ TEST_F(VersionsTest, TheDeviceDrivesEveryVersionItSupports) {
     FAIL() << "a v2 register resolved on a v1 block";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kNotFound);
-    EXPECT_THAT(e.what(), HasSubstr("it needs route version 2 and this board's is version 1"));
+    EXPECT_THAT(e.what(), HasSubstr("it needs route version " + std::to_string(kNew) +
+                                    " and this board's is version " + std::to_string(kOld)));
   }
 
   // Ring entries by name, read-only to software, in the dump of the v2 board only.
@@ -165,12 +173,14 @@ TEST_F(VersionsTest, TheDeviceDrivesEveryVersionItSupports) {
   // A version outside what this map supports is refused by the walk, naming the range.
   test::PatchedBus patched(*v2_bus);
   patched.patches[v2.layout()->block(regs::route::kType).base + regs::route::kBlockVersion.offset] =
-      3;
+      kNew + 1;
   try {
     Device future(patched, fixture());
-    FAIL() << "route version 3 was accepted";
+    FAIL() << "a route version past the map's was accepted";
   } catch (const Error& e) {
-    EXPECT_THAT(e.what(), HasSubstr("has version 3; this asnd supports versions 1 to 2"));
+    EXPECT_THAT(e.what(),
+                HasSubstr("has version " + std::to_string(kNew + 1) + "; this asnd supports " +
+                          "versions " + std::to_string(kOld) + " to " + std::to_string(kNew)));
   }
 }
 

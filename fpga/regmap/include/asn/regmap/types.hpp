@@ -120,13 +120,17 @@ struct TableFieldDesc {
   }
 };
 
+// entries_from of a table whose entry count is fixed by the map (`entries: N`).
+inline constexpr uint16_t kFixedEntries = 0xffff;
+
 struct TableDesc {
   std::string_view name;
   uint32_t offset;         // shadow bank window (or the only window)
   uint32_t active_offset;  // active bank window of a double-buffered table, else 0
   uint32_t entry_bytes;
   uint32_t max_entries;            // window size / entry_bytes
-  uint16_t entries_from;           // the capability that says how many entries the board implements
+  uint16_t entries_from;           // the capability that counts the entries the board has,
+  uint32_t fixed_entries;          // or kFixedEntries and the count here
   Access access;                   // of the (shadow) window; the active window is RO
   std::string_view swap_register;  // register whose WO field swaps the banks
   std::string_view swap_field;
@@ -139,6 +143,11 @@ struct TableDesc {
   constexpr bool double_buffered() const { return active_offset != 0; }
   constexpr uint32_t window_bytes() const { return entry_bytes * max_entries; }
   constexpr uint32_t words() const { return entry_bytes / 4u; }
+  // Entries the board implements, given its capability values.
+  constexpr uint32_t entries(std::span<const uint32_t> capabilities) const {
+    if (entries_from == kFixedEntries) return fixed_entries;
+    return entries_from < capabilities.size() ? capabilities[entries_from] : 0;
+  }
 };
 
 // A descriptor ring in board memory: whoever produces entries owns the producer index,
@@ -280,6 +289,9 @@ struct FieldRef {
   }
 };
 
+// TableRef::entries_from of a table whose entry count is fixed (TableRef::fixed_entries).
+inline constexpr Cap kFixedEntriesCap = static_cast<Cap>(kFixedEntries);
+
 struct TableRef {
   uint16_t block_type;
   uint32_t offset;
@@ -287,6 +299,7 @@ struct TableRef {
   uint32_t entry_bytes;
   uint32_t max_entries;
   Cap entries_from;
+  uint32_t fixed_entries;  // when entries_from is kFixedEntriesCap
   uint16_t since;
   FieldRef bank;  // double-buffered tables: the RO bit naming the active bank
   FieldRef swap;  // double-buffered tables: the WO field that swaps the banks
