@@ -7,9 +7,9 @@
 
 #include <vector>
 
+#include "asn/model/engines/routing_engine.hpp"
 #include "asn/topology/fabric.hpp"
 #include "asn/topology/route_tables.hpp"
-#include "engines/routing_engine.hpp"
 
 namespace {
 

@@ -14,8 +14,10 @@
 #include "listeners.hpp"
 #include "logging.hpp"
 #include "managers/board_manager.hpp"
+#include "managers/fabric_manager.hpp"
 #include "managers/port_manager.hpp"
 #include "services/device_service.hpp"
+#include "services/fabric_service.hpp"
 #include "services/port_service.hpp"
 #include "state/reconciler.hpp"
 #include "state/store.hpp"
@@ -52,8 +54,10 @@ class Daemon {
         store_(config.state_dir),
         reconciler_(device_),
         board_(device_, reconciler_),
-        ports_(device_, store_) {
+        ports_(device_, store_),
+        fabric_(device_, store_) {
     reconciler_.add(ports_);
+    reconciler_.add(fabric_);
     const auto layout = device_.layout();
     spdlog::info("{}: {} ports, register map {}.{}, generation {}", bus_->describe(),
                  layout->caps.get(regmap::Cap::kPorts), layout->major, layout->minor,
@@ -79,11 +83,12 @@ class Daemon {
                     std::vector<std::unique_ptr<grpc::Service>>& out) {
     // Each listener caps and times out its own streaming replies.
     auto streams = std::make_shared<StreamLimiter>(
-        policy.name, StreamLimits{listen_.max_streams,
-                                  std::chrono::seconds(listen_.stream_write_timeout_s)});
+        policy.name,
+        StreamLimits{listen_.max_streams, std::chrono::seconds(listen_.stream_write_timeout_s)});
     out.push_back(std::make_unique<DeviceService>(device_, board_, reconciler_, Authorizer(policy),
                                                   started_, std::move(streams)));
     out.push_back(std::make_unique<PortService>(device_, ports_, Authorizer(policy)));
+    out.push_back(std::make_unique<FabricService>(fabric_, Authorizer(policy)));
     for (auto& service : out) builder.RegisterService(service.get());
   }
 
@@ -104,6 +109,7 @@ class Daemon {
   Reconciler reconciler_;
   BoardManager board_;
   PortManager ports_;
+  FabricManager fabric_;
   mutable std::mutex failure_mutex_;
   std::string failure_;
 };

@@ -1,9 +1,9 @@
-// The routing engine of the emulated board (fpga/model/src/engines/routing_engine.hpp),
+// The routing engine of the emulated board (asn/model/engines/routing_engine.hpp),
 // through a fake RouterView holding tables from lib/topology and crafted queue states: every
 // branch of ALDFB's Algorithms 3 and 4 (004 L910-952), the VC by link numbers (L888, L906),
 // minimal adaptive, UGAL and static routing, bad register contents, and walks of packets hop
 // by hop through whole fabrics of engines (routing_engine_walk_test.cc).
-#include "engines/routing_engine.hpp"
+#include "asn/model/engines/routing_engine.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

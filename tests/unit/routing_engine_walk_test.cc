@@ -10,10 +10,10 @@
 #include <random>
 #include <vector>
 
+#include "asn/model/engines/routing_engine.hpp"
 #include "asn/topology/fabric.hpp"
 #include "asn/topology/route_tables.hpp"
 #include "asn/topology/schedule.hpp"
-#include "engines/routing_engine.hpp"
 #include "fake_router.hpp"
 
 namespace asn::model::engines {

@@ -110,7 +110,12 @@ uint64_t PortManager::set(std::span<const PortAdminState> settings, bool validat
   state::v1::PortsState next;
   for (uint32_t p : down) next.add_admin_down(p);
   state_.begin(next);
-  apply(next);
+  try {
+    apply(next);
+  } catch (const Error&) {
+    state_.rollback();
+    throw;
+  }
   state_.commit();
   last_restore_ = "none since the last change";
   return state_.revision();

@@ -4,7 +4,9 @@
 //
 // A change goes: begin(next) stores `next` marked pending (the intent), the manager programs
 // the board (shadow banks, verify, commit), then commit() clears the mark. A crash in
-// between leaves a pending document that the reconciler finishes on the next start.
+// between leaves a pending document that the reconciler finishes on the next start. A change
+// the board refused (an error before its commit) is undone with rollback(): the previous
+// document is stored again, so nothing will ever finish it.
 #pragma once
 
 #include <fmt/format.h>
@@ -60,10 +62,23 @@ class DesiredState {
   // Stores `next` as the pending change (the intent record).
   void begin(const Document& next) {
     require_usable();
+    previous_doc_ = doc_;
+    previous_header_ = header_;
     StoredHeader header{schema_, header_.revision + 1, true};
     store_.save(kind_, header, next);
     doc_ = next;
     header_ = header;
+  }
+  // The change did not reach the board: back to the document before begin().
+  void rollback() {
+    if (!header_.pending) return;
+    if (previous_doc_) {
+      store_.save(kind_, previous_header_, *previous_doc_);
+    } else {
+      store_.remove(kind_);
+    }
+    doc_ = previous_doc_;
+    header_ = previous_header_;
   }
   // The board holds the pending change: clear the mark.
   void commit() {
@@ -80,6 +95,8 @@ class DesiredState {
   uint32_t schema_;
   std::optional<Document> doc_;
   StoredHeader header_;
+  std::optional<Document> previous_doc_;
+  StoredHeader previous_header_;
   std::optional<std::string> refused_;
 };
 

@@ -149,4 +149,14 @@ void StateStore::save(std::string_view kind, const StoredHeader& header,
   if (dir.get() >= 0) ::fsync(dir.get());
 }
 
+void StateStore::remove(std::string_view kind) const {
+  const std::string path = path_of(kind);
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+    throw Error(ErrorCode::kUnavailable,
+                fmt::format("cannot remove {}: {}", path, std::strerror(errno)));
+  }
+  Fd dir(::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dir.get() >= 0) ::fsync(dir.get());
+}
+
 }  // namespace asn

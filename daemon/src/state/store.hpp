@@ -39,6 +39,8 @@ class StateStore {
   // the previous document is then still in place.
   void save(std::string_view kind, const StoredHeader& header,
             const google::protobuf::Message& body) const;
+  // Removes `kind`'s document (there is then none).
+  void remove(std::string_view kind) const;
 
  private:
   std::string dir_;

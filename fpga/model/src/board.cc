@@ -10,6 +10,7 @@
 #include "asn/regmap/regs.hpp"
 #include "block_model.hpp"
 #include "blocks/id_block.hpp"
+#include "engines/board_router_view.hpp"
 #include "layout.hpp"
 #include "memory_file.hpp"
 #include "owned_profile.hpp"
@@ -92,6 +93,8 @@ class EmulatedBoard::Impl final : public detail::BoardContext {
   bool write32(uint32_t offset, uint32_t value);
   void advance(uint64_t cycles);
   bool irq_pending();
+  engines::RouteDecision route_packet(const engines::PacketHeader& header, uint32_t random);
+  void set_queue_occupancy(unsigned port, unsigned vc, uint32_t packets);
 
   // BoardContext, for the block models.
   const BoardProfile& profile() const override { return owned_profile.get(); }
@@ -407,6 +410,39 @@ void EmulatedBoard::Impl::advance(uint64_t cycles) {
   }
 }
 
+// The engine reads the ROUTE block and the PORT blocks, nothing else.
+engines::RouteDecision EmulatedBoard::Impl::route_packet(const engines::PacketHeader& header,
+                                                         uint32_t random) {
+  size_t route = layout.blocks.size();
+  std::vector<detail::RegisterView> ports;
+  for (size_t i = 0; i < layout.blocks.size(); ++i) {
+    const uint16_t type = layout.blocks[i].desc->type;
+    if (type == regs::route::kType) route = i;
+    if (type == regs::port::kType) ports.push_back(view(i));
+  }
+  if (route == layout.blocks.size()) {
+    engines::RouteDecision none;
+    none.status = engines::RouteStatus::kBadConfig;
+    return none;
+  }
+  detail::RegisterView route_view = view(route);
+  const detail::engines::BoardRouterView router(route_view, ports, owned_profile.get());
+  return engines::route_packet(router, header, random);
+}
+
+void EmulatedBoard::Impl::set_queue_occupancy(unsigned port, unsigned vc, uint32_t packets) {
+  for (size_t i = 0; i < layout.blocks.size(); ++i) {
+    if (layout.blocks[i].desc->type != regs::port::kType || layout.blocks[i].index != port) {
+      continue;
+    }
+    if (vc >= regs::port::kVcOccupancy.count) break;
+    detail::RegisterView v = view(i);
+    v.set(regs::port::kVcOccupancyPackets.at(vc), packets);
+    return;
+  }
+  throw std::out_of_range("no queue " + std::to_string(vc) + " of port " + std::to_string(port));
+}
+
 bool EmulatedBoard::Impl::irq_pending() {
   detail::RegisterView id = id_view();
   return detail::IdBlockModel::irq_pending(id);
@@ -485,6 +521,17 @@ const BlockInstance* EmulatedBoard::find_block(uint16_t type, unsigned index) co
 bool EmulatedBoard::irq_pending() const {
   std::lock_guard lock(impl_->mu);
   return impl_->irq_pending();
+}
+
+engines::RouteDecision EmulatedBoard::route_packet(const engines::PacketHeader& header,
+                                                   uint32_t random) {
+  std::lock_guard lock(impl_->mu);
+  return impl_->route_packet(header, random);
+}
+
+void EmulatedBoard::set_queue_occupancy(unsigned port, unsigned vc, uint32_t packets) {
+  std::lock_guard lock(impl_->mu);
+  impl_->set_queue_occupancy(port, vc, packets);
 }
 
 std::string EmulatedBoard::problem() const {

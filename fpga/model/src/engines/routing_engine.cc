@@ -1,4 +1,4 @@
-#include "engines/routing_engine.hpp"
+#include "asn/model/engines/routing_engine.hpp"
 
 #include <algorithm>
 #include <array>
@@ -422,7 +422,7 @@ std::string_view to_string(RouteStatus status) {
     case RouteStatus::kOk:
       return "ok";
     case RouteStatus::kDisabled:
-      return "routing disabled (route.mode.enable is 0)";
+      return "routing disabled (route.config.enable is 0)";
     case RouteStatus::kBadConfig:
       return "the ROUTE registers describe no fabric";
     case RouteStatus::kBadInputPort:

@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 
+#include "asn/model/engines/routing_engine.hpp"
 #include "asn/regmap/types.hpp"
 
 namespace asn::model {
@@ -146,6 +147,13 @@ class EmulatedBoard {
   // The instance of a block type (regs::<block>::kType); nullptr when the board has none.
   const BlockInstance* find_block(uint16_t type, unsigned index = 0) const;
   bool irq_pending() const;  // (irq_status & irq_mask) != 0
+  // The data path's routing decision for a packet arriving now (engines/routing_engine.hpp):
+  // by the ROUTE block's active tables, the ports' thresholds and their queues.
+  engines::RouteDecision route_packet(const engines::PacketHeader& header, uint32_t random);
+  // The data path's input that software cannot write: packets waiting in the output queue of
+  // a port's virtual channel (port.vc_occupancy). Tests and the simulator drive it.
+  void set_queue_occupancy(unsigned port, unsigned vc, uint32_t packets);
+
   // What makes the board unusable now, or "": its memory file was truncated, extended,
   // removed or replaced while in use (accesses past a shrunk file's end are caught: they
   // never crash the process).

@@ -282,6 +282,8 @@ struct FieldRef {
   uint16_t since;
 
   constexpr bool valid() const { return width != 0; }
+  // The field in element `element` of a register array (port.vc_occupancy[3].packets).
+  constexpr FieldRef at(unsigned element) const { return {reg.at(element), lsb, width, since}; }
   constexpr uint32_t mask() const { return mask_of(lsb, width); }
   constexpr uint32_t get(uint32_t reg_value) const { return (reg_value & mask()) >> lsb; }
   constexpr uint32_t put(uint32_t reg_value, uint32_t field_value) const {

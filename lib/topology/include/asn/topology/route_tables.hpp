@@ -1,7 +1,7 @@
 // Everything the ROUTE block of one switch holds for its place in a 2DFB, as plain structs
-// that mirror the register fields one to one (fpga/regmap/asn_regmap.yaml, block `route`;
-// the fields marked "proposed" are in lib/topology/REGMAP-NOTES.md). The manager writes them
-// to the board; the routing engine (fpga/model/src/engines) reads them back.
+// that mirror the register fields one to one (fpga/regmap/asn_regmap.yaml, block `route`,
+// version 2; route_words.hpp encodes them). The fabric manager writes them to the board; the
+// routing engine (fpga/model/include/asn/model/engines) reads them back.
 #pragma once
 
 #include <array>
@@ -22,25 +22,25 @@ inline constexpr unsigned kMaxPorts = 255;
 // geometry.k and port_map.digit are 8 bits.
 inline constexpr uint32_t kMaxK = 255;
 
-// route.mode.mode
+// route.config.mode
 enum class RoutingMode : uint8_t { kStatic = 0, kMinimal = 1, kUgal = 2, kAldfb = 3 };
 
-// route.mode
+// route.config's mode and enable fields.
 struct RouteMode {
   RoutingMode mode = RoutingMode::kStatic;
   bool enable = false;
 };
 
-// route.own_router and route.geometry.
+// route.config: this router's place.
 struct RouteRegisters {
   std::array<uint8_t, kMaxDimensions> own_digits{};  // digit0..digit3, unused ones 0
   uint8_t k = 2;                                     // geometry.k
   uint8_t r = 2;                                     // geometry.r
-  // Proposed: lanes per peer below the last dimension: 2 dilated, 1 double rate.
+  // lanes per peer below the last dimension: 2 dilated, 1 double rate.
   uint8_t lanes = 2;
-  // Proposed: routers along the last dimension (N_s, or k when N is a power of k; 1 when r = 0).
+  // routers along the last dimension (N_s, or k when N is a power of k; 1 when r = 0).
   uint8_t last_radix = 2;
-  // Proposed: lanes per peer in the last dimension (ceil(DF_d) or half that, Eq 8-9).
+  // lanes per peer in the last dimension (ceil(DF_d) or half that, Eq 8-9).
   uint8_t last_lanes = 2;
 
   friend bool operator==(const RouteRegisters&, const RouteRegisters&) = default;
@@ -49,7 +49,7 @@ struct RouteRegisters {
 // One entry of route.port_map.
 struct PortMapEntry {
   PortRole role = PortRole::kUnused;
-  uint8_t lane = 0;       // proposed width 8 bits (lanes beyond A and B)
+  uint8_t lane = 0;       // 0 (A), 1 (B), more where the last dimension is wider
   uint8_t dimension = 0;  // channels
   uint8_t digit = 0;      // channels: the peer's digit; terminals: the terminal index 0..k-1
 
@@ -76,7 +76,7 @@ struct DestEntry {
   friend bool operator==(const DestEntry&, const DestEntry&) = default;
 };
 
-// One entry of the proposed route.schedule table: T_d^(p) of the initial schedule at index
+// One entry of route.schedule: T_d^(p) of the initial schedule at index
 // (d - 1) * k + p (schedule.hpp); the final schedule is its mirror image.
 struct ScheduleEntry {
   uint8_t first_length = 0;  // 0: no hop in the first cycle

@@ -1,6 +1,6 @@
 // The routing engine of the emulated board: for one packet at one switch, the output port,
 // virtual channel and new header flags, exactly as the programmed routing mode prescribes
-// (route.mode: static, minimal adaptive, UGAL, ALDFB; 004 L376-431, L842-962).
+// (route.config mode: static, minimal adaptive, UGAL, ALDFB; 004 L376-431, L842-962).
 //
 // A pure function of what the switch's registers hold and its queue occupancies, read
 // through RouterView only: the emulated board implements the view over its register image,
@@ -52,13 +52,13 @@ class RouterView {
  public:
   virtual ~RouterView() = default;
 
-  virtual topology::RouteRegisters registers() const = 0;  // route.own_router, route.geometry
-  virtual topology::RouteMode mode() const = 0;            // route.mode
-  virtual unsigned port_count() const = 0;                 // id.cap_ports.ports
+  virtual topology::RouteRegisters registers() const = 0;             // route.config (active bank)
+  virtual topology::RouteMode mode() const = 0;                       // route.config mode, enable
+  virtual unsigned port_count() const = 0;                            // id.cap_ports.ports
   virtual topology::PortMapEntry port_map(unsigned port) const = 0;   // route.port_map
   virtual uint32_t dest_entries() const = 0;                          // id.cap_route_entries
   virtual topology::DestEntry dest_entry(uint32_t router) const = 0;  // route.dest_table
-  // The proposed route.schedule table (lib/topology/REGMAP-NOTES.md): its size and entries.
+  // route.schedule: its size and entries.
   virtual unsigned schedule_entries() const = 0;
   virtual topology::ScheduleEntry schedule_entry(unsigned index) const = 0;
   virtual uint32_t threshold(unsigned port) const = 0;               // port[p].aldfb_threshold: T_h
@@ -88,7 +88,7 @@ struct PacketHeader {
 
 enum class RouteStatus : uint8_t {
   kOk,
-  kDisabled,        // route.mode.enable is 0
+  kDisabled,        // route.config.enable is 0
   kBadConfig,       // the ROUTE registers describe no fabric (k < 2, r > 4, a digit too big)
   kBadInputPort,    // in_port is beyond the port map or names no port in use
   kBadDestination,  // the destination router is beyond the fabric or its entry is not valid

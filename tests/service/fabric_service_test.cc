@@ -1,0 +1,476 @@
+// The Fabric gRPC service through a real gRPC server on a Unix socket, over the emulated
+// board: placing a switch programs tables the board's routing engine then routes by; bad
+// input is refused naming the field and the limit, with nothing written and the active
+// tables still routing; the desired state survives a restart and a board reset.
+#include "services/fabric_service.hpp"
+
+#include <gmock/gmock.h>
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+
+#include "asn/model/board.hpp"
+#include "asn/topology/fabric.hpp"
+#include "asn/topology/route_tables.hpp"
+#include "bus/emulated_bus.hpp"
+#include "device/device.hpp"
+#include "managers/fabric_manager.hpp"
+#include "state/reconciler.hpp"
+#include "state/store.hpp"
+#include "support.hpp"
+
+namespace asn {
+namespace {
+
+using ::testing::HasSubstr;
+
+#define ASSERT_OK(call)                                   \
+  do {                                                    \
+    const grpc::Status status_ = (call);                  \
+    ASSERT_TRUE(status_.ok()) << status_.error_message(); \
+  } while (0)
+using model::engines::PacketHeader;
+using model::engines::RouteStatus;
+
+// Delegates to the emulated board and counts the writes that reach it.
+class CountingBus final : public RegisterBus {
+ public:
+  explicit CountingBus(EmulatedBus& real) : real_(real) {}
+  std::string describe() const override { return real_.describe(); }
+  BoardIdentity identity() const override { return real_.identity(); }
+  uint32_t read32(uint32_t offset) override { return real_.read32(offset); }
+  void write32(uint32_t offset, uint32_t value) override {
+    ++writes;
+    real_.write32(offset, value);
+  }
+  void execute(std::span<BusOp> ops) override {
+    for (const BusOp& op : ops) writes += op.kind == BusOp::Kind::kWrite;
+    real_.execute(ops);
+  }
+  void set_event_handler(std::function<void(const BusEvent&)> handler) override {
+    real_.set_event_handler(std::move(handler));
+  }
+  std::atomic<uint64_t> writes{0};
+
+ private:
+  EmulatedBus& real_;
+};
+
+class FabricServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override { start("emulated-255port"); }
+  void TearDown() override { stop(); }
+
+  void start(const std::string& profile) {
+    profile_ = profile;
+    EmulatedBusOptions options;
+    options.board_name = board_name_;
+    options.profile = profile;
+    options.shm_dir = dir_.path();
+    options.run_clock = false;
+    real_ = std::make_unique<EmulatedBus>(options);
+    bus_ = std::make_unique<CountingBus>(*real_);
+    device_ = std::make_unique<Device>(*bus_);
+    store_ = std::make_unique<StateStore>(dir_.path());
+    reconciler_ = std::make_unique<Reconciler>(*device_);
+    fabric_ = std::make_unique<FabricManager>(*device_, *store_);
+    reconciler_->add(*fabric_);
+    reconciler_->start();
+    admin_ = serve("admin.sock", Role::kAdmin, admin_service_, admin_server_);
+    reader_ = serve("reader.sock", Role::kReader, reader_service_, reader_server_);
+  }
+
+  std::unique_ptr<v1::Fabric::Stub> serve(const std::string& socket, Role role,
+                                          std::unique_ptr<FabricService>& service,
+                                          std::unique_ptr<grpc::Server>& server) {
+    service = std::make_unique<FabricService>(
+        *fabric_, Authorizer({socket, role, "use the admin socket", {}}));
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort("unix:" + dir_.file(socket), grpc::InsecureServerCredentials());
+    builder.RegisterService(service.get());
+    server = builder.BuildAndStart();
+    EXPECT_TRUE(server);
+    return v1::Fabric::NewStub(
+        grpc::CreateChannel("unix:" + dir_.file(socket), grpc::InsecureChannelCredentials()));
+  }
+
+  void stop() {
+    for (auto* server : {&admin_server_, &reader_server_}) {
+      if (*server) (*server)->Shutdown();
+      server->reset();
+    }
+    admin_service_.reset();
+    reader_service_.reset();
+    reconciler_.reset();
+    fabric_.reset();
+    store_.reset();
+    device_.reset();
+    bus_.reset();
+    real_.reset();
+  }
+
+  // asnd stopped and started again on the same board and state directory.
+  void restart() {
+    stop();
+    start(profile_);
+  }
+
+  model::EmulatedBoard& board() { return real_->board(); }
+
+  grpc::Status place(uint32_t terminals, uint32_t k, uint32_t router,
+                     v1::SetTopologyResponse* response = nullptr, bool validate_only = false,
+                     v1::ChannelMode channels = v1::DILATED) {
+    v1::SetTopologyRequest request;
+    request.set_terminals(terminals);
+    request.set_k(k);
+    request.set_router(router);
+    request.set_channels(channels);
+    request.set_validate_only(validate_only);
+    v1::SetTopologyResponse ignored;
+    grpc::ClientContext context;
+    return admin_->SetTopology(&context, request, response ? response : &ignored);
+  }
+
+  grpc::Status set_routing(const v1::SetRoutingRequest& request) {
+    v1::SetRoutingResponse response;
+    grpc::ClientContext context;
+    return admin_->SetRouting(&context, request, &response);
+  }
+
+  v1::GetRoutesResponse routes() {
+    v1::GetRoutesResponse response;
+    grpc::ClientContext context;
+    EXPECT_TRUE(admin_->GetRoutes(&context, {}, &response).ok());
+    return response;
+  }
+
+  v1::RoutingSettings routing() {
+    v1::RoutingSettings response;
+    grpc::ClientContext context;
+    EXPECT_TRUE(admin_->GetRouting(&context, {}, &response).ok());
+    return response;
+  }
+
+  v1::Topology topology() {
+    v1::Topology response;
+    grpc::ClientContext context;
+    EXPECT_TRUE(admin_->GetTopology(&context, {}, &response).ok());
+    return response;
+  }
+
+  test::TempDir dir_;
+  std::string board_name_ = test::unique_name("fab");
+  std::string profile_;
+  std::unique_ptr<EmulatedBus> real_;
+  std::unique_ptr<CountingBus> bus_;
+  std::unique_ptr<Device> device_;
+  std::unique_ptr<StateStore> store_;
+  std::unique_ptr<Reconciler> reconciler_;
+  std::unique_ptr<FabricManager> fabric_;
+  std::unique_ptr<FabricService> admin_service_, reader_service_;
+  std::unique_ptr<grpc::Server> admin_server_, reader_server_;
+  std::unique_ptr<v1::Fabric::Stub> admin_, reader_;
+};
+
+// For every destination terminal, a packet from terminal port 0 of router `router` leaves by
+// a port that brings it closer: a terminal port of this router when the destination is
+// here, else a channel to the destination's digit in a dimension where they differ. The
+// port's meaning comes from the library, not from the board.
+void expect_board_routes_minimally(model::EmulatedBoard& board, const topology::Fabric& fabric,
+                                   uint32_t router, topology::ChannelMode channels) {
+  const topology::RouteTables expected = topology::compute_route_tables(fabric, router, channels);
+  const std::vector<uint32_t> own = fabric.digits(router);
+  for (uint32_t terminal = 0; terminal < fabric.terminals(); ++terminal) {
+    SCOPED_TRACE("terminal " + std::to_string(terminal));
+    const auto decision = board.route_packet(PacketHeader{.dest_terminal = terminal}, 0);
+    ASSERT_EQ(decision.status, RouteStatus::kOk);
+    ASSERT_LT(decision.port, expected.port_map.size());
+    const topology::PortMapEntry& port = expected.port_map[decision.port];
+    const uint32_t dest_router = terminal / fabric.k();
+    if (dest_router == router) {
+      EXPECT_EQ(port.role, topology::PortRole::kTerminal);
+      EXPECT_EQ(port.digit, terminal % fabric.k());
+      EXPECT_TRUE(decision.local);
+      continue;
+    }
+    const std::vector<uint32_t> dest = fabric.digits(dest_router);
+    ASSERT_EQ(port.role, topology::PortRole::kChannel);
+    EXPECT_NE(own[port.dimension], dest[port.dimension]);
+    EXPECT_EQ(port.digit, dest[port.dimension]);
+    EXPECT_TRUE(decision.minimal);
+  }
+}
+
+TEST_F(FabricServiceTest, PlacingTheSwitchProgramsTablesTheBoardRoutesBy) {
+  v1::SetTopologyResponse response;
+  ASSERT_OK(place(64, 4, 5, &response));
+  EXPECT_TRUE(response.changed());
+  const v1::Topology& t = response.topology();
+  EXPECT_TRUE(t.configured());
+  EXPECT_EQ(t.dimensions(), 2u);
+  EXPECT_EQ(t.routers(), 16u);
+  EXPECT_EQ(t.radix(), 16u);  // 4 + 2 * 2 * 3 (004 Eq 9)
+  EXPECT_THAT(t.digits(), ::testing::ElementsAre(1u, 1u));
+  EXPECT_EQ(t.status(), "in force");
+  EXPECT_TRUE(t.no_static_schedule().empty());
+  EXPECT_GT(response.times().total_us(), 0u);
+
+  // A first placement routes adaptively, ALDFB, enabled.
+  const v1::RoutingSettings settings = routing();
+  EXPECT_EQ(settings.mode(), v1::ALDFB);
+  EXPECT_TRUE(settings.enable());
+  expect_board_routes_minimally(board(), topology::Fabric(64, 4), 5,
+                                topology::ChannelMode::kDilated);
+
+  // Placed elsewhere, double-rate: the board routes by the new tables.
+  ASSERT_OK(place(64, 4, 10, nullptr, false, v1::DOUBLE_RATE));
+  EXPECT_EQ(topology().radix(), 10u);  // 4 + 2 * 3
+  expect_board_routes_minimally(board(), topology::Fabric(64, 4), 10,
+                                topology::ChannelMode::kDoubleRate);
+}
+
+TEST_F(FabricServiceTest, RoutesAreWhatTheLibraryComputes) {
+  ASSERT_OK(place(1024, 32, 7));
+  const topology::RouteTables expected = topology::compute_route_tables(
+      topology::Fabric(1024, 32), 7, topology::ChannelMode::kDilated);
+  const v1::GetRoutesResponse all = routes();
+  ASSERT_EQ(all.ports_size(), 94);
+  for (const auto& port : all.ports()) {
+    const topology::PortMapEntry& e = expected.port_map[port.port()];
+    EXPECT_EQ(port.role(), e.role == topology::PortRole::kTerminal ? "terminal" : "channel");
+    EXPECT_EQ(port.digit(), e.digit);
+    EXPECT_EQ(port.lane(), e.lane);
+  }
+  ASSERT_EQ(all.routes_size(), 32);
+  for (const auto& route : all.routes()) {
+    const topology::DestEntry& e = expected.dest_table[route.router()];
+    EXPECT_EQ(route.local(), e.local);
+    if (e.local) continue;
+    ASSERT_EQ(route.dims_size(), 1);
+    EXPECT_THAT(route.dims(0).ports(), ::testing::ElementsAre(e.dims[0].port_a, e.dims[0].port_b));
+  }
+
+  v1::GetRoutesRequest one;
+  one.set_dest(3);
+  v1::GetRoutesResponse response;
+  grpc::ClientContext context;
+  ASSERT_TRUE(reader_->GetRoutes(&context, one, &response).ok());
+  ASSERT_EQ(response.routes_size(), 1);
+  EXPECT_EQ(response.routes(0).router(), 3u);
+  EXPECT_THAT(response.routes(0).digits(), ::testing::ElementsAre(3u));
+
+  one.set_dest(5000);
+  grpc::ClientContext beyond;
+  const grpc::Status status = reader_->GetRoutes(&beyond, one, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_THAT(status.error_message(), HasSubstr("4096 entries"));
+}
+
+struct BadTopology {
+  const char* name;
+  uint32_t terminals, k, router;
+  grpc::StatusCode code;
+  const char* says;
+};
+
+// Each refusal names the field and the limit, writes nothing, and the tables that were
+// active keep routing.
+TEST_F(FabricServiceTest, BadTopologiesAreRefusedAndTheOldTablesKeepRouting) {
+  ASSERT_OK(place(64, 4, 5));
+  const std::string before = routes().SerializeAsString();
+  const BadTopology cases[] = {
+      {"N not a multiple", 63, 4, 0, grpc::StatusCode::INVALID_ARGUMENT,
+       "terminals: N = 63 is not a multiple of k^floor(log_k N) = 16"},
+      {"k below 2", 64, 1, 0, grpc::StatusCode::INVALID_ARGUMENT, "k >= 2"},
+      {"router outside", 64, 4, 16, grpc::StatusCode::INVALID_ARGUMENT,
+       "router: router 16 is outside the fabric: 0..15"},
+      {"too many dimensions", 64, 2, 0, grpc::StatusCode::INVALID_ARGUMENT,
+       "dimensions: 5 dimensions; the ROUTE block holds up to 4"},
+      {"radix beyond 8-bit ports", 16384, 128, 0, grpc::StatusCode::INVALID_ARGUMENT, "radix 382"},
+      {"more routers than destination entries", 59049, 9, 0, grpc::StatusCode::FAILED_PRECONDITION,
+       "routers: this fabric has 6561 routers"},
+      {"N zero", 0, 4, 0, grpc::StatusCode::INVALID_ARGUMENT, "terminals"},
+  };
+  for (const BadTopology& c : cases) {
+    SCOPED_TRACE(c.name);
+    const uint64_t writes = bus_->writes;
+    const grpc::Status status = place(c.terminals, c.k, c.router);
+    EXPECT_EQ(status.error_code(), c.code);
+    EXPECT_THAT(status.error_message(), HasSubstr(c.says));
+    EXPECT_THAT(status.error_message(), HasSubstr("nothing was written"));
+    EXPECT_EQ(bus_->writes, writes);
+  }
+  EXPECT_EQ(routes().SerializeAsString(), before);
+  EXPECT_EQ(topology().router(), 5u);
+  expect_board_routes_minimally(board(), topology::Fabric(64, 4), 5,
+                                topology::ChannelMode::kDilated);
+}
+
+TEST_F(FabricServiceTest, ValidateOnlyChecksAgainstTheBoardAndWritesNothing) {
+  const uint64_t writes = bus_->writes;
+  v1::SetTopologyResponse response;
+  ASSERT_OK(place(32768, 32, 777, &response, true));
+  EXPECT_FALSE(response.changed());
+  EXPECT_EQ(response.topology().radix(), 156u);
+  EXPECT_THAT(response.topology().status(), HasSubstr("validate only"));
+  EXPECT_EQ(bus_->writes, writes);
+  EXPECT_FALSE(topology().configured());
+}
+
+TEST_F(FabricServiceTest, PlacingNeedsTheConfigurePermission) {
+  v1::SetTopologyRequest request;
+  request.set_terminals(64);
+  request.set_k(4);
+  v1::SetTopologyResponse response;
+  grpc::ClientContext context;
+  const grpc::Status status = reader_->SetTopology(&context, request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_THAT(status.error_message(), HasSubstr("use the admin socket"));
+  EXPECT_FALSE(topology().configured());
+}
+
+TEST_F(FabricServiceTest, BadRoutingSettingsAreRefusedAndChangeNothing) {
+  ASSERT_OK(place(1024, 32, 0));  // k = 32: no static schedule
+  const v1::RoutingSettings before = routing();
+  const uint64_t writes = bus_->writes;
+
+  v1::SetRoutingRequest too_deep;
+  too_deep.set_threshold(129);
+  grpc::Status status = set_routing(too_deep);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("threshold: 129 packets is beyond the queue "
+                                                "depth, 128 (id.cap_queue_depth)"));
+
+  v1::SetRoutingRequest no_port;
+  no_port.set_threshold(10);
+  no_port.set_port(255);
+  status = set_routing(no_port);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("port: 255 does not exist; the board has ports 0 "
+                                                "to 254"));
+
+  v1::SetRoutingRequest unknown_mode;
+  unknown_mode.set_mode(static_cast<v1::RoutingMode>(9));
+  status = set_routing(unknown_mode);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("mode: 9 is not a routing mode"));
+
+  v1::SetRoutingRequest static_mode;
+  static_mode.set_mode(v1::STATIC);
+  status = set_routing(static_mode);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(status.error_message(), HasSubstr("static schedule"));
+  EXPECT_THAT(status.error_message(), HasSubstr("k = 2..4 only"));
+
+  EXPECT_EQ(bus_->writes, writes);
+  EXPECT_EQ(routing().SerializeAsString(), before.SerializeAsString());
+}
+
+TEST_F(FabricServiceTest, StaticRoutingRefusesAFabricWithoutASchedule) {
+  ASSERT_OK(place(16, 4, 1));
+  v1::SetRoutingRequest static_mode;
+  static_mode.set_mode(v1::STATIC);
+  ASSERT_OK(set_routing(static_mode));
+  EXPECT_EQ(routing().mode(), v1::STATIC);
+  const grpc::Status status = place(1024, 32, 0);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(status.error_message(), HasSubstr("--mode aldfb"));
+  EXPECT_EQ(topology().terminals(), 16u);
+}
+
+TEST_F(FabricServiceTest, ThresholdsSteerTheBoardsAldfbDetours) {
+  ASSERT_OK(place(64, 4, 0));  // router (0, 0)
+  v1::SetRoutingRequest request;
+  request.set_threshold(4);
+  ASSERT_OK(set_routing(request));
+  request.set_threshold(20);
+  request.set_port(6);
+  ASSERT_OK(set_routing(request));
+  const v1::RoutingSettings settings = routing();
+  EXPECT_EQ(settings.thresholds(6).packets(), 20u);
+  EXPECT_EQ(settings.thresholds(7).packets(), 4u);
+
+  // Terminal 4 * 2 = 8 sits at router 2, digits (2, 0): dimension 0, peer digit 2. With its
+  // direct lanes over their threshold, ALDFB takes a detour in the dimension and sets h1.
+  const topology::RouteTables tables =
+      topology::compute_route_tables(topology::Fabric(64, 4), 0, topology::ChannelMode::kDilated);
+  const topology::DirectPorts direct = tables.dest_table[2].dims[0];
+  const PacketHeader to_router2{.dest_terminal = 8};
+  auto decision = board().route_packet(to_router2, 0);
+  ASSERT_EQ(decision.status, RouteStatus::kOk);
+  EXPECT_TRUE(decision.minimal);
+  for (unsigned vc = 0; vc < 2; ++vc) {
+    board().set_queue_occupancy(direct.port_a, vc, 10);
+    board().set_queue_occupancy(direct.port_b, vc, 10);
+  }
+  // The direct lanes are ports 6 (A) and 7 (B): port 6, at threshold 20, still has room.
+  ASSERT_EQ(direct.port_a, 6u);
+  ASSERT_EQ(direct.port_b, 7u);
+  decision = board().route_packet(to_router2, 0);
+  ASSERT_EQ(decision.status, RouteStatus::kOk);
+  EXPECT_EQ(decision.port, 6u);
+  EXPECT_TRUE(decision.minimal);
+  EXPECT_FALSE(decision.header.h1);
+  // At threshold 4 everywhere, neither has: a detour in dimension 0, h1 set (004 L896).
+  request.clear_port();
+  request.set_threshold(4);
+  ASSERT_OK(set_routing(request));
+  decision = board().route_packet(to_router2, 0);
+  ASSERT_EQ(decision.status, RouteStatus::kOk);
+  EXPECT_FALSE(decision.minimal);
+  EXPECT_TRUE(decision.header.h1);
+  EXPECT_EQ(tables.port_map[decision.port].dimension, 0u);
+
+  v1::GetQueueStatusRequest queues;
+  queues.add_ports(direct.port_a);
+  v1::QueueStatus status;
+  grpc::ClientContext context;
+  ASSERT_TRUE(reader_->GetQueueStatus(&context, queues, &status).ok());
+  ASSERT_EQ(status.ports_size(), 1);
+  EXPECT_THAT(status.ports(0).vc_packets(), ::testing::ElementsAre(10u, 10u));
+  EXPECT_EQ(status.ports(0).threshold(), 4u);
+  EXPECT_EQ(status.queue_depth(), 128u);
+}
+
+TEST_F(FabricServiceTest, ARestartLeavesMatchingTablesAndABoardResetGetsThemBack) {
+  ASSERT_OK(place(1024, 32, 9));
+  v1::SetRoutingRequest request;
+  request.set_threshold(17);
+  request.set_port(40);
+  ASSERT_OK(set_routing(request));
+  const std::string before = routes().SerializeAsString();
+
+  restart();
+  EXPECT_EQ(bus_->writes, 0u);  // the board already held it
+  EXPECT_EQ(routes().SerializeAsString(), before);
+  EXPECT_EQ(routing().thresholds(40).packets(), 17u);
+  const auto summaries = reconciler_->summaries();
+  ASSERT_EQ(summaries.size(), 1u);
+  EXPECT_THAT(summaries[0].last_restore, HasSubstr("the board already holds it"));
+
+  board().board_reset();  // behind asnd's back: the tables are gone
+  EXPECT_NE(routes().SerializeAsString(), before);
+  reconciler_->board_was_reset(board().generation(), "the test");
+  EXPECT_EQ(routes().SerializeAsString(), before);
+  EXPECT_EQ(routing().thresholds(40).packets(), 17u);
+  EXPECT_THAT(reconciler_->summaries()[0].last_restore, HasSubstr("programmed router 9"));
+}
+
+TEST_F(FabricServiceTest, AFabricTooWideForTheBoardIsRefusedWithTheDoubleRateHint) {
+  stop();
+  board_name_ = test::unique_name("fab64");
+  start("emulated-64port");
+  const uint64_t writes = bus_->writes;
+  grpc::Status status = place(1024, 32, 0);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(status.error_message(),
+              HasSubstr("radix: this fabric needs 94 ports per router (004 Eq 9) and this board "
+                        "has 64 (with double-rate channels it would need 63"));
+  EXPECT_EQ(bus_->writes, writes);
+  ASSERT_OK(place(1024, 32, 0, nullptr, false, v1::DOUBLE_RATE));
+  EXPECT_EQ(topology().radix(), 63u);
+}
+
+}  // namespace
+}  // namespace asn
