@@ -431,6 +431,10 @@ TEST_F(FabricServiceTest, ThresholdsSteerTheBoardsAldfbDetours) {
   EXPECT_THAT(status.ports(0).vc_packets(), ::testing::ElementsAre(10u, 10u));
   EXPECT_EQ(status.ports(0).threshold(), 4u);
   EXPECT_EQ(status.queue_depth(), 128u);
+
+  grpc::ClientContext all_context;
+  ASSERT_TRUE(reader_->GetQueueStatus(&all_context, {}, &status).ok());
+  EXPECT_EQ(status.ports_size(), 255);
 }
 
 TEST_F(FabricServiceTest, ARestartLeavesMatchingTablesAndABoardResetGetsThemBack) {

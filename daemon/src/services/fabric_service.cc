@@ -186,7 +186,7 @@ grpc::Status FabricService::GetQueueStatus(grpc::ServerContext*,
                                            v1::QueueStatus* response) {
   return guarded("GetQueueStatus", [&] {
     authorizer_.require(Permission::kRead, "reading queues");
-    check_batch(request->ports_size(), "ports");
+    if (request->ports_size() > 0) check_batch(request->ports_size(), "ports");
     const QueuesView view =
         fabric_.queues(std::vector<uint32_t>(request->ports().begin(), request->ports().end()));
     for (const auto& port : view.ports) {
