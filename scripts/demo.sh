@@ -46,6 +46,17 @@ asnctl board reset --yes
 asnctl port show
 asnctl info -o json | grep -A4 '"state"'
 
+section "Routing: the switch as router 3 of a 2DFB of 8 terminals (2 per router, 4 routers, radix 6)"
+asnctl topology --terminals 1024 --k 32 --compare
+asnctl fabric set --terminals 1024 --k 32 --router 0
+asnctl fabric set --terminals 8 --k 2 --router 3
+asnctl routes
+asnctl routing set --threshold 12 --dry-run
+asnctl routing set --threshold 20 --port 4
+asnctl board reset --yes
+asnctl routing show
+asnctl queues
+
 section "Registers, for bring-up"
 asnctl regs read id.scratch
 asnctl regs write id.scratch=0xc0ffee port[0].aldfb_threshold.packets=12

@@ -182,9 +182,20 @@ class Routes final : public Command {
 void print_routing(const asn::v1::RoutingSettings& r) {
   std::printf("routing %s, %s; queue depth %u packets\n", mode_name(r.mode()),
               r.enable() ? "enabled" : "disabled", r.queue_depth());
-  Table table({"PORT", "THRESHOLD"});
-  for (const auto& t : r.thresholds()) {
-    table.add_row({std::to_string(t.port()), std::to_string(t.packets())});
+  // Runs of ports with the same threshold on one row: a 255-port board set to one T_h is one
+  // line, not 255 (-o json lists every port).
+  Table table({"PORTS", "THRESHOLD"});
+  const auto& t = r.thresholds();
+  for (int first = 0, last = 0; first < t.size(); first = last + 1) {
+    last = first;
+    while (last + 1 < t.size() && t[last + 1].packets() == t[first].packets() &&
+           t[last + 1].port() == t[last].port() + 1) {
+      ++last;
+    }
+    const std::string ports =
+        first == last ? std::to_string(t[first].port())
+                      : std::to_string(t[first].port()) + "-" + std::to_string(t[last].port());
+    table.add_row({ports, std::to_string(t[first].packets())});
   }
   table.print(stdout, 2);
 }
