@@ -13,6 +13,7 @@
 #include "asn/model/board.hpp"
 #include "asn/topology/fabric.hpp"
 #include "asn/topology/route_tables.hpp"
+#include "asn/topology/schedule.hpp"
 #include "bus/emulated_bus.hpp"
 #include "device/device.hpp"
 #include "managers/fabric_manager.hpp"
@@ -367,12 +368,40 @@ TEST_F(FabricServiceTest, BadRoutingSettingsAreRefusedAndChangeNothing) {
   EXPECT_EQ(routing().SerializeAsString(), before.SerializeAsString());
 }
 
-TEST_F(FabricServiceTest, StaticRoutingRefusesAFabricWithoutASchedule) {
+TEST_F(FabricServiceTest, StaticRoutingFollowsTheScheduleAndRefusesAFabricWithoutOne) {
   ASSERT_OK(place(16, 4, 1));
   v1::SetRoutingRequest static_mode;
   static_mode.set_mode(v1::STATIC);
   ASSERT_OK(set_routing(static_mode));
   EXPECT_EQ(routing().mode(), v1::STATIC);
+
+  // The board routes by the programmed schedule: each request of router 1 (terminals 4-7)
+  // of a permutation leaves on the first channel its schedule row names (004 L376-431).
+  const topology::Fabric fabric(16, 4);
+  const auto schedule = topology::StaticSchedule::for_fabric(fabric);
+  const std::vector<uint32_t> destinations = {9, 2, 15, 0, 12, 7, 5, 3, 1, 14, 4, 6, 13, 8, 11, 10};
+  const auto plan = topology::plan_static_routes(fabric, destinations);
+  for (uint32_t source = 4; source < 8; ++source) {
+    SCOPED_TRACE("terminal " + std::to_string(source));
+    PacketHeader header{.dest_terminal = destinations[source]};
+    header.initial_row = plan[source].initial_row;
+    header.final_row = plan[source].final_row;
+    header.in_port = static_cast<uint16_t>(source % 4);
+    const auto decision = board().route_packet(header, 0);
+    ASSERT_EQ(decision.status, RouteStatus::kOk);
+    const uint32_t dest_router = fabric.terminal_router(destinations[source]);
+    if (dest_router == 1) {
+      EXPECT_TRUE(decision.local);
+      continue;
+    }
+    const uint32_t length = (fabric.digits(dest_router)[0] + 4 - 1) % 4;
+    const topology::ScheduleRow row = schedule.initial_row(length, header.initial_row);
+    const auto first = std::find_if(row.steps.begin(), row.steps.end(),
+                                    [](const topology::ScheduleStep& s) { return s.hop(); });
+    ASSERT_NE(first, row.steps.end());
+    EXPECT_EQ(decision.port, fabric.channel_port(1, 0, (1 + first->length) % 4, first->lane,
+                                                 topology::ChannelMode::kDilated));
+  }
   const grpc::Status status = place(1024, 32, 0);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   EXPECT_THAT(status.error_message(), HasSubstr("--mode aldfb"));
