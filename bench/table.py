@@ -9,11 +9,16 @@ STANDARD = {"name", "family_index", "per_family_instance_index", "run_name", "ru
             "repetitions", "repetition_index", "threads", "iterations", "real_time",
             "cpu_time", "time_unit", "items_per_second", "bytes_per_second", "aggregate_name",
             "aggregate_unit", "label", "error_occurred", "error_message"}
+# Counters printed first, in this order, when a program has them (the phases of a change, as
+# fabric_bench reports them); the others follow in the JSON's order.
+FIRST = ["compute_ms", "verify_ms", "write_ms", "commit_ms", "total_ms"]
 
 
 def counters(b):
     out = []
-    for key, value in b.items():
+    keys = [k for k in FIRST if k in b] + [k for k in b if k not in FIRST]
+    for key in keys:
+        value = b[key]
         if key in STANDARD or not isinstance(value, (int, float)):
             continue
         out.append(f"{key}={value:.4g}" if isinstance(value, float) else f"{key}={value}")
