@@ -232,7 +232,6 @@ TopologyOutcome FabricManager::set_topology(const TopologyRequest& request, bool
     if (!same || !board_holds(plan)) {
       change(next, plan, outcome.times);
       outcome.changed = true;
-      last_restore_ = "none since the last change";
     }
   }
   outcome.view = view_of(next);
@@ -244,7 +243,7 @@ TopologyOutcome FabricManager::set_topology(const TopologyRequest& request, bool
 TopologyView FabricManager::view_of(const state::v1::FabricState& doc) const {
   TopologyView view;
   view.revision = state_.revision();
-  view.status = summary_status();
+  view.status = state_.status();
   if (!doc.placed()) return view;
   view.placed = true;
   view.request = {doc.terminals(), doc.k(), doc.router(), doc.double_rate()};
@@ -317,7 +316,6 @@ RoutingView FabricManager::set_routing(const RoutingChange& change, bool validat
   }
   PhaseTimes times;
   this->change(next, plan, times);
-  last_restore_ = "none since the last change";
   RoutingView view;
   view.mode = {static_cast<RoutingMode>(next.mode()), next.enable()};
   view.queue_depth = layout->caps.get(regmap::Cap::kQueueDepth);
@@ -397,57 +395,28 @@ QueuesView FabricManager::queues(const std::vector<uint32_t>& ports) {
 
 std::string FabricManager::reconcile(ReconcileCause cause) {
   std::lock_guard lock(mutex_);
-  if (cause == ReconcileCause::kStart) state_.load();
-  if (state_.refused()) {
-    last_restore_ = "refused";
-    throw Error(ErrorCode::kFailedPrecondition, *state_.refused());
-  }
-  if (!state_.configured()) {
-    last_restore_ = "nothing configured";
-    return "nothing configured; the board is left as it is";
-  }
-  const state::v1::FabricState& doc = *state_.doc();
-  const Plan plan = prepare(doc);
-  std::string did;
-  if (plan.placed) {
-    if (board_holds(plan)) {
+  return state_.reconcile(cause, [this](const state::v1::FabricState& doc) {
+    const Plan plan = prepare(doc);
+    std::string did = "no fabric";
+    if (plan.placed && board_holds(plan)) {
       did = "the board already holds it";
-    } else {
+    } else if (plan.placed) {
       PhaseTimes times;
       write_and_commit(plan, times);
       did = fmt::format("programmed router {} of {} terminals, k {} ({} routing{})", doc.router(),
                         doc.terminals(), doc.k(), mode_name(static_cast<RoutingMode>(doc.mode())),
                         doc.enable() ? "" : ", disabled");
     }
-  } else {
-    did = "no fabric";
-  }
-  if (std::string thresholds = apply_thresholds(doc); !thresholds.empty()) {
-    did += "; set " + thresholds;
-  }
-  if (state_.pending()) {
-    state_.commit();
-    did = "finished a change an earlier asnd had not confirmed: " + did;
-  }
-  last_restore_ = fmt::format("revision {}: {}", state_.revision(), did);
-  return last_restore_;
-}
-
-std::string FabricManager::summary_status() const {
-  if (state_.refused()) return "refused: " + *state_.refused();
-  if (!state_.configured()) return "nothing configured";
-  return state_.pending() ? "change pending" : "in force";
+    if (std::string thresholds = apply_thresholds(doc); !thresholds.empty()) {
+      did += "; set " + thresholds;
+    }
+    return did;
+  });
 }
 
 ManagerSummary FabricManager::summary() const {
   std::lock_guard lock(mutex_);
-  ManagerSummary s;
-  s.manager = "fabric";
-  s.revision = state_.revision();
-  s.last_restore = last_restore_;
-  s.status = summary_status();
-  s.problem = state_.refused().has_value();
-  return s;
+  return state_.summary("fabric");
 }
 
 }  // namespace asn

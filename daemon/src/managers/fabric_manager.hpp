@@ -129,12 +129,10 @@ class FabricManager final : public Reconcilable {
   // Stores `next` as pending, programs it, clears the mark; undone when the board refuses.
   void change(const state::v1::FabricState& next, const Plan& plan, PhaseTimes& times);
   TopologyView view_of(const state::v1::FabricState& doc) const;
-  std::string summary_status() const;  // the caller holds mutex_
 
   Device& device_;
   mutable std::mutex mutex_;
   DesiredState<state::v1::FabricState> state_;
-  std::string last_restore_;
 };
 
 }  // namespace asn

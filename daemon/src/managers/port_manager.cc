@@ -45,40 +45,12 @@ std::string PortManager::apply(const state::v1::PortsState& doc) {
 
 std::string PortManager::reconcile(ReconcileCause cause) {
   std::lock_guard lock(mutex_);
-  if (cause == ReconcileCause::kStart) state_.load();
-  if (state_.refused()) {
-    last_restore_ = "refused";
-    throw Error(ErrorCode::kFailedPrecondition, *state_.refused());
-  }
-  if (!state_.configured()) {
-    last_restore_ = "nothing configured";
-    return "nothing configured; the board is left as it is";
-  }
-  const bool pending = state_.pending();
-  std::string did = apply(*state_.doc());
-  if (pending) {
-    state_.commit();
-    did = "finished a change an earlier asnd had not confirmed: " + did;
-  }
-  last_restore_ = fmt::format("revision {}: {}", state_.revision(), did);
-  return last_restore_;
+  return state_.reconcile(cause, [this](const state::v1::PortsState& doc) { return apply(doc); });
 }
 
 ManagerSummary PortManager::summary() const {
   std::lock_guard lock(mutex_);
-  ManagerSummary s;
-  s.manager = "ports";
-  s.revision = state_.revision();
-  s.last_restore = last_restore_;
-  if (state_.refused()) {
-    s.status = "refused: " + *state_.refused();
-    s.problem = true;
-  } else if (!state_.configured()) {
-    s.status = "nothing configured";
-  } else {
-    s.status = state_.pending() ? "change pending" : "in force";
-  }
-  return s;
+  return state_.summary("ports");
 }
 
 uint64_t PortManager::set(std::span<const PortAdminState> settings, bool validate_only) {
@@ -117,7 +89,6 @@ uint64_t PortManager::set(std::span<const PortAdminState> settings, bool validat
     throw;
   }
   state_.commit();
-  last_restore_ = "none since the last change";
   return state_.revision();
 }
 

@@ -41,7 +41,6 @@ class PortManager final : public Reconcilable {
   Device& device_;
   mutable std::mutex mutex_;
   DesiredState<state::v1::PortsState> state_;
-  std::string last_restore_;
 };
 
 }  // namespace asn

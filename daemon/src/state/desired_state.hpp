@@ -15,6 +15,7 @@
 #include <string>
 
 #include "error.hpp"
+#include "state/reconciler.hpp"
 #include "state/store.hpp"
 
 namespace asn {
@@ -59,6 +60,47 @@ class DesiredState {
     }
   }
 
+  // What a manager's Reconcilable::reconcile() does around its own step: on start, reads
+  // the stored document; a refused file throws kFailedPrecondition (the board is left
+  // alone); `apply(doc)` makes the board hold the document and says what it did; a pending
+  // change is then finished. Returns, and keeps for summary(), "revision N: what it did".
+  template <typename Apply>
+  std::string reconcile(ReconcileCause cause, Apply&& apply) {
+    if (cause == ReconcileCause::kStart) load();
+    if (refused_) {
+      last_restore_ = "refused";
+      throw Error(ErrorCode::kFailedPrecondition, *refused_);
+    }
+    if (!doc_) {
+      last_restore_ = "nothing configured";
+      return "nothing configured; the board is left as it is";
+    }
+    std::string did = apply(*doc_);
+    if (header_.pending) {
+      commit();
+      did = "finished a change an earlier asnd had not confirmed: " + did;
+    }
+    last_restore_ = fmt::format("revision {}: {}", revision(), did);
+    return last_restore_;
+  }
+
+  // "in force", "change pending", "nothing configured" or "refused: why".
+  std::string status() const {
+    if (refused_) return "refused: " + *refused_;
+    if (!doc_) return "nothing configured";
+    return header_.pending ? "change pending" : "in force";
+  }
+  // The manager's line of `asnctl info` and `asnctl status`.
+  ManagerSummary summary(std::string manager) const {
+    ManagerSummary s;
+    s.manager = std::move(manager);
+    s.revision = revision();
+    s.last_restore = last_restore_;
+    s.status = status();
+    s.problem = refused_.has_value();
+    return s;
+  }
+
   // Stores `next` as the pending change (the intent record).
   void begin(const Document& next) {
     require_usable();
@@ -87,6 +129,7 @@ class DesiredState {
     header.pending = false;
     store_.save(kind_, header, *doc_);
     header_ = header;
+    last_restore_ = "none since the last change";
   }
 
  private:
@@ -98,6 +141,7 @@ class DesiredState {
   std::optional<Document> previous_doc_;
   StoredHeader previous_header_;
   std::optional<std::string> refused_;
+  std::string last_restore_;  // what the last reconciliation did
 };
 
 }  // namespace asn
