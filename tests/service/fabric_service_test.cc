@@ -8,8 +8,6 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
-#include <atomic>
-
 #include "asn/model/board.hpp"
 #include "asn/topology/fabric.hpp"
 #include "asn/topology/route_tables.hpp"
@@ -17,6 +15,7 @@
 #include "bus/emulated_bus.hpp"
 #include "device/device.hpp"
 #include "managers/fabric_manager.hpp"
+#include "patched_bus.hpp"
 #include "state/reconciler.hpp"
 #include "state/store.hpp"
 #include "support.hpp"
@@ -34,30 +33,6 @@ using ::testing::HasSubstr;
 using model::engines::PacketHeader;
 using model::engines::RouteStatus;
 
-// Delegates to the emulated board and counts the writes that reach it.
-class CountingBus final : public RegisterBus {
- public:
-  explicit CountingBus(EmulatedBus& real) : real_(real) {}
-  std::string describe() const override { return real_.describe(); }
-  BoardIdentity identity() const override { return real_.identity(); }
-  uint32_t read32(uint32_t offset) override { return real_.read32(offset); }
-  void write32(uint32_t offset, uint32_t value) override {
-    ++writes;
-    real_.write32(offset, value);
-  }
-  void execute(std::span<BusOp> ops) override {
-    for (const BusOp& op : ops) writes += op.kind == BusOp::Kind::kWrite;
-    real_.execute(ops);
-  }
-  void set_event_handler(std::function<void(const BusEvent&)> handler) override {
-    real_.set_event_handler(std::move(handler));
-  }
-  std::atomic<uint64_t> writes{0};
-
- private:
-  EmulatedBus& real_;
-};
-
 class FabricServiceTest : public ::testing::Test {
  protected:
   void SetUp() override { start("emulated-255port"); }
@@ -71,7 +46,7 @@ class FabricServiceTest : public ::testing::Test {
     options.shm_dir = dir_.path();
     options.run_clock = false;
     real_ = std::make_unique<EmulatedBus>(options);
-    bus_ = std::make_unique<CountingBus>(*real_);
+    bus_ = std::make_unique<test::PatchedBus>(*real_);
     device_ = std::make_unique<Device>(*bus_);
     store_ = std::make_unique<StateStore>(dir_.path());
     reconciler_ = std::make_unique<Reconciler>(*device_);
@@ -164,7 +139,7 @@ class FabricServiceTest : public ::testing::Test {
   std::string board_name_ = test::unique_name("fab");
   std::string profile_;
   std::unique_ptr<EmulatedBus> real_;
-  std::unique_ptr<CountingBus> bus_;
+  std::unique_ptr<test::PatchedBus> bus_;
   std::unique_ptr<Device> device_;
   std::unique_ptr<StateStore> store_;
   std::unique_ptr<Reconciler> reconciler_;
@@ -406,6 +381,29 @@ TEST_F(FabricServiceTest, StaticRoutingFollowsTheScheduleAndRefusesAFabricWithou
   EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   EXPECT_THAT(status.error_message(), HasSubstr("--mode aldfb"));
   EXPECT_EQ(topology().terminals(), 16u);
+}
+
+TEST_F(FabricServiceTest, RoutingIsDisabledAndEnabledWithoutForgettingThePlace) {
+  v1::SetRoutingRequest disable;
+  disable.set_enable(false);
+  grpc::Status status = set_routing(disable);  // no fabric yet: nothing to disable
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(status.error_message(), HasSubstr("asnctl fabric set"));
+
+  ASSERT_OK(place(64, 4, 5));
+  const PacketHeader to_router0{.dest_terminal = 0};
+  ASSERT_EQ(board().route_packet(to_router0, 0).status, RouteStatus::kOk);
+  ASSERT_OK(set_routing(disable));
+  EXPECT_FALSE(routing().enable());
+  EXPECT_EQ(board().route_packet(to_router0, 0).status, RouteStatus::kDisabled);
+  EXPECT_EQ(topology().router(), 5u);
+
+  v1::SetRoutingRequest enable;
+  enable.set_enable(true);
+  ASSERT_OK(set_routing(enable));
+  EXPECT_EQ(routing().mode(), v1::ALDFB);
+  expect_board_routes_minimally(board(), topology::Fabric(64, 4), 5,
+                                topology::ChannelMode::kDilated);
 }
 
 TEST_F(FabricServiceTest, ThresholdsSteerTheBoardsAldfbDetours) {

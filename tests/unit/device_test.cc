@@ -285,7 +285,7 @@ TEST_F(DeviceTest, BadWritesWriteNothing) {
                  "write route.dest_table[0] (the shadow bank)");
   expect_refused("lock.lock_table[0].valid", 1, ErrorCode::kFailedPrecondition, "read-only");
   expect_refused("port[0].rx_packets", 1, ErrorCode::kFailedPrecondition, "read-only");
-  EXPECT_EQ(patched_->writes, 0);
+  EXPECT_EQ(patched_->writes.load(), 0u);
   EXPECT_EQ(device.read(regs::id::kScratch), 0u);
 }
 

@@ -165,6 +165,7 @@ void FabricManager::write_and_commit(const Plan& plan, PhaseTimes& times) {
 }
 
 bool FabricManager::board_holds(const Plan& plan) {
+  if (!plan.placed) return true;  // no tables to hold
   for (const TableWords& t : plan.words()) {
     const uint32_t count = static_cast<uint32_t>(t.words->size() / t.table->words());
     if (device_.read_entries(*t.table, 0, count, Bank::kActive) != *t.words) return false;
@@ -193,12 +194,12 @@ std::string FabricManager::apply_thresholds(const state::v1::FabricState& doc) {
   return changed == 0 ? "" : fmt::format("{} threshold{}", changed, changed == 1 ? "" : "s");
 }
 
-void FabricManager::change(const state::v1::FabricState& next, const Plan& plan,
+void FabricManager::change(const state::v1::FabricState& next, const Plan& plan, bool tables_held,
                            PhaseTimes& times) {
   const auto start = Clock::now();
   state_.begin(next);  // the intent, before the first write
   try {
-    if (plan.placed && !board_holds(plan)) write_and_commit(plan, times);
+    if (!tables_held) write_and_commit(plan, times);
     apply_thresholds(next);
   } catch (const Error&) {
     state_.rollback();
@@ -229,8 +230,9 @@ TopologyOutcome FabricManager::set_topology(const TopologyRequest& request, bool
   const Plan plan = prepare(next, &outcome.times);
   if (!validate_only) {
     const bool same = state_.doc() && state_.doc()->SerializeAsString() == next.SerializeAsString();
-    if (!same || !board_holds(plan)) {
-      change(next, plan, outcome.times);
+    const bool held = board_holds(plan);  // read once: 16k words at N = 32768
+    if (!same || !held) {
+      change(next, plan, held, outcome.times);
       outcome.changed = true;
     }
   }
@@ -315,7 +317,7 @@ RoutingView FabricManager::set_routing(const RoutingChange& change, bool validat
     return preview;
   }
   PhaseTimes times;
-  this->change(next, plan, times);
+  this->change(next, plan, board_holds(plan), times);
   RoutingView view;
   view.mode = {static_cast<RoutingMode>(next.mode()), next.enable()};
   view.queue_depth = layout->caps.get(regmap::Cap::kQueueDepth);

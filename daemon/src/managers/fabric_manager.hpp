@@ -123,11 +123,13 @@ class FabricManager final : public Reconcilable {
   Plan plan(const state::v1::FabricState& doc) const;
   void check_board(const Plan& plan) const;
   void write_and_commit(const Plan& plan, PhaseTimes& times);
-  bool board_holds(const Plan& plan);
+  bool board_holds(const Plan& plan);       // the active banks equal the plan (true: unplaced)
   std::vector<uint32_t> read_thresholds();  // every port's T_h as the board has it
   std::string apply_thresholds(const state::v1::FabricState& doc);
-  // Stores `next` as pending, programs it, clears the mark; undone when the board refuses.
-  void change(const state::v1::FabricState& next, const Plan& plan, PhaseTimes& times);
+  // Stores `next` as pending, programs it (the tables only when the board does not hold
+  // them already: `tables_held`), clears the mark; undone when the board refuses.
+  void change(const state::v1::FabricState& next, const Plan& plan, bool tables_held,
+              PhaseTimes& times);
   TopologyView view_of(const state::v1::FabricState& doc) const;
 
   Device& device_;

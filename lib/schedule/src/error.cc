@@ -50,3 +50,15 @@ PlanError::PlanError(std::vector<Problem> problems)
 }
 
 }  // namespace asn::schedule
+
+namespace asn::schedule::detail {
+
+void fail(const std::string& file, Mark mark, std::string message) {
+  Problem problem;
+  problem.file = file;
+  problem.mark = mark;
+  problem.message = std::move(message);
+  throw PlanError(std::move(problem));
+}
+
+}  // namespace asn::schedule::detail

@@ -7,14 +7,6 @@
 namespace asn::schedule::detail {
 namespace {
 
-[[noreturn]] void fail(const std::string& file, Mark mark, std::string message) {
-  Problem problem;
-  problem.file = file;
-  problem.mark = mark;
-  problem.message = std::move(message);
-  throw PlanError(std::move(problem));
-}
-
 constexpr std::string_view kAdvice =
     "; describe large patterns with generators such as 'all_to_all: {ports: 64}'";
 

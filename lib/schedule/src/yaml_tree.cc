@@ -21,14 +21,6 @@ Mark to_mark(const YAML::Mark& mark) {
   return {static_cast<uint32_t>(mark.line) + 1, static_cast<uint32_t>(mark.column) + 1};
 }
 
-[[noreturn]] void fail(const std::string& file, Mark mark, std::string message) {
-  Problem problem;
-  problem.file = file;
-  problem.mark = mark;
-  problem.message = std::move(message);
-  throw PlanError(std::move(problem));
-}
-
 // An istream over the text without copying it.
 class ViewBuffer : public std::streambuf {
  public:

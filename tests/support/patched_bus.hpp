@@ -3,6 +3,7 @@
 // writes.
 #pragma once
 
+#include <atomic>
 #include <map>
 
 #include "bus/register_bus.hpp"
@@ -13,7 +14,7 @@ class PatchedBus final : public RegisterBus {
  public:
   explicit PatchedBus(RegisterBus& inner) : inner_(inner) {}
   std::map<uint32_t, uint32_t> patches;
-  int writes = 0;
+  std::atomic<uint64_t> writes{0};  // read by a test while a server thread writes
 
   std::string describe() const override { return "patched " + inner_.describe(); }
   BoardIdentity identity() const override { return inner_.identity(); }
