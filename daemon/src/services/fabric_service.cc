@@ -137,17 +137,12 @@ grpc::Status FabricService::GetRoutes(grpc::ServerContext*, const v1::GetRoutesR
       for (uint32_t d : digits_of(router, routes.registers)) out->add_digits(d);
       out->set_local(entry.local);
       for (unsigned d = 0; d < topology::kMaxDimensions; ++d) {
-        const auto& ports = entry.dims[d];
-        if (ports.port_a == topology::kNoPort) continue;
+        const unsigned lanes = topology::direct_lanes(entry.dims[d], routes.registers, d);
+        if (lanes == 0) continue;
         auto* dim = out->add_dims();
         dim->set_dimension(d);
-        dim->add_ports(ports.port_a);
-        if (ports.port_b == topology::kNoPort) continue;
-        // Lanes beyond B are the ports after port_b (lib/topology/route_tables.hpp).
-        const unsigned lanes =
-            d + 1 == routes.registers.r ? routes.registers.last_lanes : routes.registers.lanes;
-        for (unsigned lane = 1; lane < std::max(lanes, 2u); ++lane) {
-          dim->add_ports(ports.port_b + lane - 1);
+        for (unsigned lane = 0; lane < lanes; ++lane) {
+          dim->add_ports(topology::lane_port(entry.dims[d], lane));
         }
       }
     }

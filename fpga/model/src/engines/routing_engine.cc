@@ -93,9 +93,7 @@ class Decision {
     return dim + 1 == regs_.r ? router / weight_[dim] : router / weight_[dim] % regs_.k;
   }
   uint32_t radix_of(unsigned dim) const { return dim + 1 == regs_.r ? regs_.last_radix : regs_.k; }
-  unsigned lanes_of(unsigned dim) const {
-    return dim + 1 == regs_.r ? regs_.last_lanes : regs_.lanes;
-  }
+  unsigned lanes_of(unsigned dim) const { return topology::lanes_in(regs_, dim); }
   uint32_t router_with(unsigned dim, uint32_t digit) const {
     return own_ + (digit - regs_.own_digits[dim]) * weight_[dim];
   }
@@ -228,7 +226,7 @@ bool Decision::direct_candidates(const DestEntry& entry, unsigned dims, Candidat
     const DirectPorts& direct = entry.dims[dim];
     const unsigned lanes = direct.port_b == kNoPort ? 1 : lanes_of(dim);
     for (unsigned lane = 0; lane < lanes; ++lane) {
-      const unsigned port = lane == 0 ? direct.port_a : direct.port_b + lane - 1;
+      const unsigned port = topology::lane_port(direct, lane);
       Candidate c;
       if (!channel_candidate(port, c) || c.dim != dim) return false;
       out.add(c);
@@ -391,8 +389,7 @@ RouteDecision Decision::route_static() {
   const uint32_t neighbour = router_with(dim, (own_digit + step.length) % k);
   if (neighbour >= view_.dest_entries()) return fail(RouteStatus::kNoPort);
   const DirectPorts direct = view_.dest_entry(neighbour).dims[dim];
-  const unsigned port =
-      step.lane == 0 || direct.port_b == kNoPort ? direct.port_a : direct.port_b + step.lane - 1;
+  const unsigned port = topology::lane_port(direct, step.lane);
   Candidate c;
   if (!channel_candidate(port, c) || c.dim != dim) return fail(RouteStatus::kNoPort);
   return hop(c, header_, dest_);

@@ -4,6 +4,7 @@
 // routing engine (fpga/model/include/asn/model/engines) reads them back.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <vector>
@@ -65,6 +66,23 @@ struct DirectPorts {
 
   friend bool operator==(const DirectPorts&, const DirectPorts&) = default;
 };
+
+// Lanes per peer in dimension `dim` of a router with these registers.
+inline unsigned lanes_in(const RouteRegisters& registers, unsigned dim) {
+  return dim + 1 == registers.r ? registers.last_lanes : registers.lanes;
+}
+
+// The port of lane `lane` of a dest_table entry's direct ports: A, B, then the ports after
+// B (a single-lane peer has port_a only).
+inline unsigned lane_port(const DirectPorts& direct, unsigned lane) {
+  return lane == 0 || direct.port_b == kNoPort ? direct.port_a : direct.port_b + lane - 1u;
+}
+// How many lanes of a dest_table entry's direct ports dimension `dim` has.
+inline unsigned direct_lanes(const DirectPorts& direct, const RouteRegisters& registers,
+                             unsigned dim) {
+  if (direct.port_a == kNoPort) return 0;
+  return direct.port_b == kNoPort ? 1 : std::max(lanes_in(registers, dim), 2u);
+}
 
 // One entry of route.dest_table: for destination router d, the direct ports of every
 // dimension in which d's digit differs from ours (kNoPort where it does not).
