@@ -157,10 +157,11 @@ TEST_F(DeviceTest, SkipsBlockTypesItDoesNotKnow) {
 
 TEST_F(DeviceTest, TypedFieldWriteKeepsTheOtherFields) {
   Device device(*bus_);
-  device.write(regs::tdm::kConfigEnable, 1);
-  device.write(regs::tdm::kConfigPolicy, 2);
-  EXPECT_EQ(device.read(regs::tdm::kConfigEnable), 1u);
-  EXPECT_EQ(device.read(regs::tdm::kConfigPolicy), 2u);
+  device.write(regs::id::kIrqMaskBusError, 1);
+  device.write(regs::id::kIrqMaskRoWrite, 1);
+  device.write(regs::id::kIrqMaskBusError, 0);
+  EXPECT_EQ(device.read(regs::id::kIrqMaskBusError), 0u);
+  EXPECT_EQ(device.read(regs::id::kIrqMaskRoWrite), 1u);
   device.write(regs::port::kAldfbThresholdPackets, 12, 3);
   EXPECT_EQ(device.read(regs::port::kAldfbThresholdPackets, 3), 12u);
   EXPECT_EQ(device.read(regs::port::kAldfbThresholdPackets, 2), 8u);
@@ -291,11 +292,11 @@ TEST_F(DeviceTest, BadWritesWriteNothing) {
 
 TEST_F(DeviceTest, BatchOfFieldsOfOneRegisterComposes) {
   Device device(*bus_);
-  std::pair<Target, uint64_t> items[] = {{device.resolve("tdm.config.enable"), 1},
-                                         {device.resolve("tdm.config.policy"), 3},
-                                         {device.resolve("tdm.config.wormhole"), 1}};
+  std::pair<Target, uint64_t> items[] = {{device.resolve("id.irq_mask.link_change"), 1},
+                                         {device.resolve("id.irq_mask.route_commit"), 0},
+                                         {device.resolve("id.irq_mask.ro_write"), 1}};
   device.write(items);
-  EXPECT_EQ(device.read(regs::tdm::kConfig), 0x131u);
+  EXPECT_EQ(device.read(regs::id::kIrqMask) & 0x15u, 0x11u);
 }
 
 TEST_F(DeviceTest, TableWritesGoToTheShadowUntilCommit) {

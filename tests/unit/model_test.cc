@@ -20,6 +20,7 @@
 
 #include "asn/model/board.hpp"
 #include "asn/regmap/regs.hpp"
+#include "board_access.hpp"
 #include "support.hpp"
 
 namespace asn::model {
@@ -42,55 +43,7 @@ const regmap::BoardProfile& profile(std::string_view name) {
 using asn::test::TempDir;
 using asn::test::write_file;
 
-// ---- register access helpers: registers are named by the generated references ----------
-
-uint32_t base_of(const EmulatedBoard& board, uint16_t type, unsigned index = 0) {
-  const BlockInstance* block = board.find_block(type, index);
-  if (block == nullptr) throw std::runtime_error("no block of type " + std::to_string(type));
-  return block->base;
-}
-
-uint32_t addr(const EmulatedBoard& board, const regmap::RegRef& ref, unsigned index = 0) {
-  return base_of(board, ref.block_type, index) + ref.offset;
-}
-
-uint32_t rd(EmulatedBoard& board, const regmap::RegRef& ref, unsigned index = 0) {
-  uint32_t value = 0;
-  EXPECT_TRUE(board.read32(addr(board, ref, index), value));
-  return value;
-}
-
-uint32_t rd(EmulatedBoard& board, const regmap::FieldRef& field, unsigned index = 0) {
-  return field.get(rd(board, field.reg, index));
-}
-
-uint64_t rd64(EmulatedBoard& board, const regmap::RegRef& ref, unsigned index = 0) {
-  uint32_t lo = 0;
-  uint32_t hi = 0;
-  EXPECT_TRUE(board.read32(addr(board, ref, index), lo));
-  EXPECT_TRUE(board.read32(addr(board, ref, index) + 4, hi));
-  return (uint64_t{hi} << 32) | lo;
-}
-
-bool wr(EmulatedBoard& board, const regmap::RegRef& ref, uint32_t value, unsigned index = 0) {
-  return board.write32(addr(board, ref, index), value);
-}
-
-bool wr(EmulatedBoard& board, const regmap::FieldRef& field, uint32_t value, unsigned index = 0) {
-  return wr(board, field.reg, field.put(0, value), index);
-}
-
-uint32_t entry(const EmulatedBoard& board, const regmap::TableRef& table, uint32_t index,
-               uint32_t word = 0, bool active = false) {
-  return base_of(board, table.block_type) +
-         (active ? table.active_entry_offset(index) : table.entry_offset(index)) + 4 * word;
-}
-
-uint32_t rd_at(EmulatedBoard& board, uint32_t offset) {
-  uint32_t value = 0;
-  EXPECT_TRUE(board.read32(offset, value)) << "offset 0x" << std::hex << offset;
-  return value;
-}
+using namespace asn::test::board_access;
 
 class ModelTest : public ::testing::Test {
  protected:
@@ -267,9 +220,11 @@ TEST_F(ModelTest, ResetValues) {
     }
   }
   EXPECT_EQ(rd(*board, regs::route::kStatus), 0u);
-  EXPECT_EQ(rd(*board, regs::tdm::kSlotLengthCycles), 125u);
-  EXPECT_EQ(rd(*board, regs::tdm::kWormholeLengthCycles), 125u);
-  EXPECT_EQ(rd(*board, regs::tdm::kGuardBandCycles), 6u);
+  for (bool active : {false, true}) {  // a reset timing bank has a frame of no slots
+    for (uint32_t w = 0; w < regs::tdm::kTiming.words(); ++w) {
+      EXPECT_EQ(rd_at(*board, entry(*board, regs::tdm::kTiming, 0, w, active)), 0u);
+    }
+  }
   EXPECT_EQ(rd(*board, regs::tdm::kStatus), 0u);
   EXPECT_EQ(rd_at(*board, entry(*board, regs::route::kDestTable, 15, 3)), 0u);
   EXPECT_EQ(rd_at(*board, entry(*board, regs::lock::kLockTable, 4095, 7)), 0u);
@@ -357,14 +312,12 @@ TEST_F(ModelTest, WriteOneToClearClearsOnlyTheOnes) {
 
 TEST_F(ModelTest, ReservedBitsReadZeroAndIgnoreWrites) {
   auto board = open(k1g);
-  EXPECT_TRUE(wr(*board, regs::tdm::kGuardBand, 0xffffffff));
-  EXPECT_EQ(rd(*board, regs::tdm::kGuardBand), 0xffffu);  // cycles 15:0
-  EXPECT_TRUE(wr(*board, regs::tdm::kGuardBand, 0x12345678));
-  EXPECT_EQ(rd(*board, regs::tdm::kGuardBand), 0x5678u);
+  EXPECT_TRUE(wr(*board, regs::port::kAldfbThreshold, 0xffffffff));
+  EXPECT_EQ(rd(*board, regs::port::kAldfbThreshold), 0xffffu);  // packets 15:0
   EXPECT_TRUE(wr(*board, regs::id::kIrqMask, 0xffffffff));
   EXPECT_EQ(rd(*board, regs::id::kIrqMask), 0x1fu);
   EXPECT_TRUE(wr(*board, regs::tdm::kConfig, 0xfffffffe));  // all but enable
-  EXPECT_EQ(rd(*board, regs::tdm::kConfig), 0x130u);        // policy 5:4, wormhole 8
+  EXPECT_EQ(rd(*board, regs::tdm::kConfig), 0u);
   EXPECT_TRUE(wr(*board, regs::port::kControl, 0xfffffffe, 1));
   EXPECT_EQ(rd(*board, regs::port::kControl, 1), 0u);
   EXPECT_EQ(rd(*board, regs::id::kRoWriteCount), 0u);
@@ -464,124 +417,7 @@ TEST_F(ModelTest, RouteCommitSwapsShadowAndActive) {
   EXPECT_EQ(rd_at(*board, entry(*board, regs::route::kDestTable, 4, 1, true)), 0u);
 }
 
-TEST_F(ModelTest, TdmArmWithSequencerStoppedSwapsAtOnce) {
-  auto board = open(k1g);
-  const uint32_t shadow = entry(*board, regs::tdm::kSlotTable, 0);
-  const uint32_t active = entry(*board, regs::tdm::kSlotTable, 0, 0, true);
-  EXPECT_TRUE(board->write32(shadow, 0x81));
-  EXPECT_EQ(rd(*board, regs::tdm::kStatusRunning), 0u);
-  EXPECT_TRUE(wr(*board, regs::tdm::kControlArm, 1));
-  EXPECT_EQ(rd(*board, regs::tdm::kStatusActiveBank), 1u);
-  EXPECT_EQ(rd(*board, regs::tdm::kStatusArmed), 0u);
-  EXPECT_EQ(rd(*board, regs::tdm::kSwapCount), 1u);
-  EXPECT_EQ(rd(*board, regs::id::kIrqStatus), irq(regs::id::kIrqStatusTdmSwap));
-  EXPECT_EQ(rd_at(*board, active), 0x81u);
-
-  // Enabled but with an empty frame the sequencer is not running either.
-  EXPECT_TRUE(wr(*board, regs::tdm::kConfigEnable, 1));
-  EXPECT_EQ(rd(*board, regs::tdm::kStatusRunning), 0u);
-  EXPECT_TRUE(wr(*board, regs::tdm::kControlArm, 1));
-  EXPECT_EQ(rd(*board, regs::tdm::kSwapCount), 2u);
-  EXPECT_EQ(rd(*board, regs::tdm::kStatusActiveBank), 0u);
-}
-
-TEST_F(ModelTest, TdmArmWithSequencerRunningSwapsAtTheFrameBoundary) {
-  auto board = open(k1g);
-  EXPECT_TRUE(wr(*board, regs::tdm::kSlotsInUse, 4));
-  EXPECT_TRUE(wr(*board, regs::tdm::kSlotLength, 100));  // frame: 400 cycles
-  EXPECT_TRUE(wr(*board, regs::tdm::kConfigEnable, 1));
-  EXPECT_EQ(rd(*board, regs::tdm::kStatusRunning), 1u);
-  EXPECT_EQ(rd(*board, regs::tdm::kCurrentSlot), 0u);
-
-  const uint32_t shadow = entry(*board, regs::tdm::kSlotTable, 1, 2);
-  const uint32_t active = entry(*board, regs::tdm::kSlotTable, 1, 2, true);
-  EXPECT_TRUE(board->write32(shadow, 0x8283));
-  EXPECT_TRUE(wr(*board, regs::tdm::kControlArm, 1));
-  EXPECT_EQ(rd(*board, regs::tdm::kStatusArmed), 1u);
-  EXPECT_EQ(rd(*board, regs::tdm::kStatusActiveBank), 0u);
-
-  board->advance(250);
-  EXPECT_EQ(rd(*board, regs::tdm::kCurrentSlot), 2u);
-  board->advance(149);
-  EXPECT_EQ(rd(*board, regs::tdm::kCurrentSlot), 3u);
-  EXPECT_EQ(rd64(*board, regs::tdm::kFrameCounter), 0u);
-  EXPECT_EQ(rd(*board, regs::tdm::kStatusArmed), 1u);
-  EXPECT_EQ(rd_at(*board, active), 0u);
-  EXPECT_EQ(rd(*board, regs::id::kIrqStatus), 0u);
-
-  board->advance(1);  // the boundary
-  EXPECT_EQ(rd64(*board, regs::tdm::kFrameCounter), 1u);
-  EXPECT_EQ(rd(*board, regs::tdm::kCurrentSlot), 0u);
-  EXPECT_EQ(rd(*board, regs::tdm::kStatusArmed), 0u);
-  EXPECT_EQ(rd(*board, regs::tdm::kStatusActiveBank), 1u);
-  EXPECT_EQ(rd(*board, regs::tdm::kSwapCount), 1u);
-  EXPECT_EQ(rd(*board, regs::id::kIrqStatus), irq(regs::id::kIrqStatusTdmSwap));
-  EXPECT_EQ(rd_at(*board, active), 0x8283u);
-
-  board->advance(4000);  // no further swaps without another arm
-  EXPECT_EQ(rd64(*board, regs::tdm::kFrameCounter), 11u);
-  EXPECT_EQ(rd(*board, regs::tdm::kSwapCount), 1u);
-
-  // Arm, then cancel: nothing happens at the boundary.
-  EXPECT_TRUE(wr(*board, regs::tdm::kControlArm, 1));
-  EXPECT_TRUE(wr(*board, regs::tdm::kControlDisarm, 1));
-  EXPECT_EQ(rd(*board, regs::tdm::kStatusArmed), 0u);
-  board->advance(800);
-  EXPECT_EQ(rd(*board, regs::tdm::kSwapCount), 1u);
-  EXPECT_EQ(rd(*board, regs::tdm::kStatusActiveBank), 1u);
-}
-
-TEST_F(ModelTest, TdmWormholeSlotAndStop) {
-  auto board = open(k1g);
-  EXPECT_TRUE(wr(*board, regs::tdm::kSlotsInUse, 4));
-  EXPECT_TRUE(wr(*board, regs::tdm::kSlotLength, 100));
-  EXPECT_TRUE(wr(*board, regs::tdm::kWormholeLength, 50));
-  EXPECT_TRUE(wr(*board, regs::tdm::kConfig,
-                 regs::tdm::kConfigEnable.mask() | regs::tdm::kConfigWormhole.mask()));
-  board->advance(420);                                 // frame: 4 * 100 + 50
-  EXPECT_EQ(rd(*board, regs::tdm::kCurrentSlot), 4u);  // the wormhole slot
-  board->advance(30);
-  EXPECT_EQ(rd64(*board, regs::tdm::kFrameCounter), 1u);
-  EXPECT_EQ(rd(*board, regs::tdm::kCurrentSlot), 0u);
-  board->advance(150);
-  EXPECT_EQ(rd(*board, regs::tdm::kCurrentSlot), 1u);
-
-  // Stopping holds the sequencer at the start of a frame; the clock no longer counts.
-  EXPECT_TRUE(wr(*board, regs::tdm::kConfigEnable, 0));
-  EXPECT_EQ(rd(*board, regs::tdm::kStatusRunning), 0u);
-  EXPECT_EQ(rd(*board, regs::tdm::kCurrentSlot), 0u);
-  board->advance(100000);
-  EXPECT_EQ(rd64(*board, regs::tdm::kFrameCounter), 1u);
-}
-
-TEST_F(ModelTest, AdvanceIsConstantTimeAndExact) {
-  auto board = open(k1g);
-  EXPECT_TRUE(wr(*board, regs::tdm::kSlotsInUse, 3));
-  EXPECT_TRUE(wr(*board, regs::tdm::kSlotLength, 7));
-  EXPECT_TRUE(wr(*board, regs::tdm::kWormholeLength, 5));
-  EXPECT_TRUE(wr(*board, regs::tdm::kConfig,
-                 regs::tdm::kConfigEnable.mask() | regs::tdm::kConfigWormhole.mask()));
-  EXPECT_TRUE(wr(*board, regs::tdm::kControlArm, 1));
-
-  constexpr uint64_t kCycles = 1'000'000'000'000ull;  // frame: 26 cycles
-  const auto start = std::chrono::steady_clock::now();
-  board->advance(kCycles);
-  const auto elapsed = std::chrono::steady_clock::now() - start;
-  EXPECT_LT(elapsed, std::chrono::milliseconds(50));
-
-  EXPECT_EQ(rd64(*board, regs::tdm::kFrameCounter), kCycles / 26);
-  EXPECT_GT(kCycles / 26, uint64_t{UINT32_MAX});  // the high word is in use
-  EXPECT_EQ(rd(*board, regs::tdm::kCurrentSlot), (kCycles % 26) / 7);
-  EXPECT_EQ(rd(*board, regs::tdm::kSwapCount), 1u);  // one armed swap, however many frames
-
-  // Piecewise gives the same count as at once.
-  board->advance(26 - kCycles % 26 - 1);
-  EXPECT_EQ(rd64(*board, regs::tdm::kFrameCounter), kCycles / 26);
-  board->advance(1);
-  EXPECT_EQ(rd64(*board, regs::tdm::kFrameCounter), kCycles / 26 + 1);
-  board->advance(UINT64_MAX);  // no overflow, no hang
-  EXPECT_EQ(rd(*board, regs::tdm::kStatusRunning), 1u);
-}
+// The TDM sequencer's behaviour is tdm_model_test.cc's.
 
 // ---- side effects --------------------------------------------------------------------------
 
@@ -641,7 +477,7 @@ TEST_F(ModelTest, BoardResetRestoresEverything) {
   EXPECT_TRUE(board->write32(dest, 2));  // both banks hold data now
   EXPECT_TRUE(board->write32(slot, 3));
   EXPECT_TRUE(board->write32(group, 4));
-  EXPECT_TRUE(wr(*board, regs::tdm::kSlotsInUse, 2));
+  set_timing(*board, {.slots = 2, .slot_length = 125});
   EXPECT_TRUE(wr(*board, regs::tdm::kConfigEnable, 1));
   board->advance(1000);
   EXPECT_TRUE(wr(*board, regs::tdm::kControlArm, 1));
@@ -656,8 +492,9 @@ TEST_F(ModelTest, BoardResetRestoresEverything) {
   EXPECT_FALSE(board->irq_pending());
   for (const regmap::RegRef& ref :
        {regs::id::kScratch, regs::id::kIrqStatus, regs::id::kIrqMask, regs::id::kBusErrorCount,
-        regs::id::kBusErrorAddr, regs::id::kRoWriteCount, regs::route::kStatus, regs::route::kCommitCount, regs::tdm::kConfig, regs::tdm::kSlotsInUse,
-        regs::tdm::kStatus, regs::tdm::kCurrentSlot, regs::tdm::kSwapCount}) {
+        regs::id::kBusErrorAddr, regs::id::kRoWriteCount, regs::route::kStatus,
+        regs::route::kCommitCount, regs::tdm::kConfig, regs::tdm::kStatus, regs::tdm::kCurrentSlot,
+        regs::tdm::kSwapCount}) {
     EXPECT_EQ(rd(*board, ref), 0u) << "block " << ref.block_type << " offset " << ref.offset;
   }
   EXPECT_EQ(rd64(*board, regs::tdm::kFrameCounter), 0u);
@@ -709,7 +546,7 @@ TEST_F(ModelTest, ExecuteRunsABatch) {
 
 TEST_F(ModelTest, ConcurrentAccessIsSerialised) {
   auto board = open(k1g);
-  EXPECT_TRUE(wr(*board, regs::tdm::kSlotsInUse, 8));
+  set_timing(*board, {.slots = 8, .slot_length = 125});
   EXPECT_TRUE(wr(*board, regs::tdm::kConfigEnable, 1));
   constexpr uint32_t kRounds = 20000;
   std::atomic<uint32_t> mismatches{0};
@@ -764,8 +601,7 @@ TEST_F(ModelTest, MemoryOutlivesTheObject) {
     EXPECT_TRUE(wr(*board, regs::route::kControlCommit, 1));
     EXPECT_TRUE(wr(*board, regs::port::kControlEnable, 0, 2));
     EXPECT_FALSE(board->read32(0x2, ignored));
-    EXPECT_TRUE(wr(*board, regs::tdm::kSlotsInUse, 4));
-    EXPECT_TRUE(wr(*board, regs::tdm::kSlotLength, 100));
+    set_timing(*board, {.slots = 4, .slot_length = 100});
     EXPECT_TRUE(wr(*board, regs::tdm::kConfigEnable, 1));
     board->advance(350);  // mid-frame
     bank = rd(*board, regs::route::kStatusActiveBank);

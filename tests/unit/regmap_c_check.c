@@ -13,8 +13,8 @@ uint32_t regmap_c_cap_offset(unsigned index) { return ASN_ID_CAP_BASE + 4U * ind
 uint32_t regmap_c_cap_tdm_slots_index(void) { return ASN_CAP_TDM_SLOTS; }
 uint32_t regmap_c_slot_out_word(unsigned i) { return ASN_TDM_SLOT_TABLE_OUT_WORD(i); }
 uint32_t regmap_c_slot_out_shift(unsigned i) { return ASN_TDM_SLOT_TABLE_OUT_SHIFT(i); }
-uint32_t regmap_c_prep_policy(uint32_t policy) {
-  return ASN_FIELD_PREP(ASN_TDM_CONFIG_POLICY, policy);
+uint32_t regmap_c_prep_threshold(uint32_t packets) {
+  return ASN_FIELD_PREP(ASN_PORT_ALDFB_THRESHOLD_PACKETS, packets);
 }
 uint32_t regmap_c_block_size(unsigned which) {
   static const uint32_t sizes[] = {ASN_ID_SIZE,  ASN_PORT_SIZE,   ASN_ROUTE_SIZE,

@@ -12,7 +12,7 @@ uint32_t regmap_c_cap_offset(unsigned index);
 uint32_t regmap_c_cap_tdm_slots_index(void);
 uint32_t regmap_c_slot_out_word(unsigned i);
 uint32_t regmap_c_slot_out_shift(unsigned i);
-uint32_t regmap_c_prep_policy(uint32_t policy);
+uint32_t regmap_c_prep_threshold(uint32_t packets);
 uint32_t regmap_c_block_size(unsigned which);
 #ifdef __cplusplus
 }

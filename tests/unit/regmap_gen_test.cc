@@ -62,7 +62,7 @@ TEST(RegmapGenerator, CHeaderAgreesWithCppDescriptors) {
     EXPECT_EQ(regmap_c_slot_out_word(i), regs::tdm::kSlotTableOut.at(i).word) << i;
     EXPECT_EQ(regmap_c_slot_out_shift(i), regs::tdm::kSlotTableOut.at(i).lsb) << i;
   }
-  EXPECT_EQ(regmap_c_prep_policy(2), regs::tdm::kConfigPolicy.put(0, 2));
+  EXPECT_EQ(regmap_c_prep_threshold(300), regs::port::kAldfbThresholdPackets.put(0, 300));
   const auto& blocks = asn::regmap::register_map().blocks;
   ASSERT_EQ(blocks.size(), 6u);
   for (unsigned i = 0; i < blocks.size(); ++i) EXPECT_EQ(regmap_c_block_size(i), blocks[i].size);
@@ -149,13 +149,13 @@ INSTANTIATE_TEST_SUITE_P(
                   "board netfpga-1g: vcs_per_port = 9 is outside 0..8"},
         BrokenMap{"bank not named", "        bank: status.active_bank\n        swap: control.arm\n",
                   "        swap: control.arm\n",
-                  "table slot_table: a double-buffered table needs active_offset, swap and bank"},
+                  "table timing: a double-buffered table needs active_offset, swap and bank"},
         BrokenMap{"bank not RO", "        bank: status.active_bank\n        swap: control.arm\n",
                   "        bank: config.enable\n        swap: control.arm\n",
                   "bank field 'config.enable' must be RO"},
         BrokenMap{"since past the version", "      - name: current_slot\n",
-                  "      - name: current_slot\n        since: 2\n",
-                  "register current_slot: since 2 is past the block's version 1"},
+                  "      - name: current_slot\n        since: 3\n",
+                  "register current_slot: since 3 is past the block's version 2"},
         BrokenMap{"unknown pinned block", "    dram_mib: 64\n",
                   "    dram_mib: 64\n    block_versions: {routing: 1}\n",
                   "block_versions names no block 'routing'"}),

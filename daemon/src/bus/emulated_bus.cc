@@ -204,25 +204,29 @@ void EmulatedBus::service_interrupts() {
   }
 }
 
+// The board's time base follows the host's monotonic clock, in core cycles: every asnd of a
+// host feeds its board the same time, as PTP keeps the boards of a fabric on one time, so a
+// frame number means the same instant on all of them (tdm.frame_counter). While asnd is
+// down the board's clock does not run; the next asnd catches it up at once, whole frames by
+// division, as the hardware would have run them.
+static uint64_t host_time_cycles(uint64_t hz) {
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::steady_clock::now().time_since_epoch())
+                      .count();
+  // 128 bits: ns x hz passes 2^64 after a few minutes of uptime.
+  return static_cast<uint64_t>(static_cast<unsigned __int128>(ns) * hz / 1'000'000'000u);
+}
+
 void EmulatedBus::clock_loop() {
   const uint64_t hz = board_->profile().cap(regmap::Cap::kClockHz);
-  auto last = std::chrono::steady_clock::now();
-  uint64_t carry_ns = 0;  // nanoseconds not yet turned into whole cycles
   std::unique_lock lock(clock_mutex_);
   while (!clock_cv_.wait_for(lock, kClockTick, [this] { return stopping_; })) {
-    auto now = std::chrono::steady_clock::now();
-    carry_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(now - last).count();
-    last = now;
-    // 128 bits: a process stopped for minutes (SIGSTOP, a debugger) must not overflow.
-    const auto cycles =
-        static_cast<uint64_t>(static_cast<unsigned __int128>(carry_ns) * hz / 1'000'000'000u);
-    carry_ns -= static_cast<uint64_t>(static_cast<unsigned __int128>(cycles) * 1'000'000'000u / hz);
     check_health();
     {
       std::lock_guard failed(failed_mutex_);
       if (!failed_.empty()) continue;
     }
-    if (cycles > 0) board_->advance(cycles);
+    board_->advance_to(host_time_cycles(hz));
     service_interrupts();
   }
 }

@@ -97,6 +97,9 @@ class BlockModel {
   // value on the bus (WO bits are only here), `old` the stored word before.
   virtual void on_write(BoardContext&, RegisterView&, const regmap::RegisterDesc&,
                         unsigned /*element*/, uint32_t /*old*/, uint32_t /*written*/) {}
+  // A data path input of the block (a register only the hardware writes, set by tests or
+  // the simulator through EmulatedBoard) changed.
+  virtual void on_input(BoardContext&, RegisterView&) {}
   // The core clock advanced by `cycles`.
   virtual void advance(BoardContext&, RegisterView&, uint64_t /*cycles*/) {}
 };

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
+#include <string>
 
 #include "asn/regmap/regs.hpp"
 #include "block_model.hpp"
@@ -95,6 +97,10 @@ class EmulatedBoard::Impl final : public detail::BoardContext {
   bool irq_pending();
   engines::RouteDecision route_packet(const engines::PacketHeader& header, uint32_t random);
   void set_queue_occupancy(unsigned port, unsigned vc, uint32_t packets);
+  void advance_to(uint64_t time);
+  void set_traffic_pending(uint32_t slot, bool pending);
+  // Index of the block of `type`'s first instance; throws std::out_of_range if none.
+  size_t block_index(uint16_t type) const;
 
   // BoardContext, for the block models.
   const BoardProfile& profile() const override { return owned_profile.get(); }
@@ -430,6 +436,32 @@ engines::RouteDecision EmulatedBoard::Impl::route_packet(const engines::PacketHe
   return engines::route_packet(router, header, random);
 }
 
+size_t EmulatedBoard::Impl::block_index(uint16_t type) const {
+  for (size_t i = 0; i < layout.blocks.size(); ++i) {
+    if (layout.blocks[i].desc->type == type) return i;
+  }
+  throw std::out_of_range("the board has no block of type " + std::to_string(type));
+}
+
+void EmulatedBoard::Impl::advance_to(uint64_t time) {
+  detail::RegisterView tdm = view(block_index(regs::tdm::kType));
+  const uint64_t now = tdm.get64(regs::tdm::kTime);
+  advance(time > now ? time - now : 0);
+}
+
+void EmulatedBoard::Impl::set_traffic_pending(uint32_t slot, bool pending) {
+  const size_t i = block_index(regs::tdm::kType);
+  detail::RegisterView tdm = view(i);
+  if (slot >= regs::tdm::kTrafficPending.count * 32) {
+    throw std::out_of_range("no slot " + std::to_string(slot));
+  }
+  const regmap::FieldRef word = regs::tdm::kTrafficPendingSlots.at(slot / 32);
+  const uint32_t bit = 1u << (slot % 32);
+  const uint32_t old = tdm.get(word);
+  tdm.set(word, pending ? old | bit : old & ~bit);
+  models_[i]->on_input(*this, tdm);
+}
+
 void EmulatedBoard::Impl::set_queue_occupancy(unsigned port, unsigned vc, uint32_t packets) {
   for (size_t i = 0; i < layout.blocks.size(); ++i) {
     if (layout.blocks[i].desc->type != regs::port::kType || layout.blocks[i].index != port) {
@@ -532,6 +564,16 @@ engines::RouteDecision EmulatedBoard::route_packet(const engines::PacketHeader& 
 void EmulatedBoard::set_queue_occupancy(unsigned port, unsigned vc, uint32_t packets) {
   std::lock_guard lock(impl_->mu);
   impl_->set_queue_occupancy(port, vc, packets);
+}
+
+void EmulatedBoard::advance_to(uint64_t time) {
+  std::lock_guard lock(impl_->mu);
+  impl_->advance_to(time);
+}
+
+void EmulatedBoard::set_traffic_pending(uint32_t slot, bool pending) {
+  std::lock_guard lock(impl_->mu);
+  impl_->set_traffic_pending(slot, pending);
 }
 
 std::string EmulatedBoard::problem() const {

@@ -41,7 +41,7 @@ def emit(m: RegisterMap) -> str:
     w(f"#define ASN_REGMAP_VERSION_MINOR {m.minor}U")
     w(f"#define ASN_REGMAP_DIGEST 0x{m.digest:016x}ULL")
     w("")
-    w("/* Extract or place a field: ASN_FIELD_GET(ASN_TDM_CONFIG_POLICY, value). */")
+    w("/* Extract or place a field: ASN_FIELD_GET(ASN_PORT_ALDFB_THRESHOLD_PACKETS, value). */")
     w("#define ASN_FIELD_GET(field, reg) (((uint32_t)(reg) & field##_MASK) >> field##_SHIFT)")
     w("#define ASN_FIELD_PREP(field, val) (((uint32_t)(val) << field##_SHIFT) & field##_MASK)")
     w("")

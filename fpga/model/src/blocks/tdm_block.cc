@@ -15,32 +15,36 @@ class TdmBlockModel final : public BlockModel {
     return {t::kControlArm, t::kControlDisarm};
   }
   std::vector<regmap::FieldRef> swaps() const override { return {t::kControlArm}; }
-  size_t private_words() const override { return 1; }  // the phase within the frame
+  size_t private_words() const override { return engines::TdmSequencer::kStateWords; }
 
   void reset(BoardContext& board, RegisterView& view) override {
-    engines::TdmSequencer(view, phase(board, view), board).refresh();
+    engines::TdmSequencer(view, state(board, view), board).refresh();
   }
 
   void on_write(BoardContext& board, RegisterView& view, const regmap::RegisterDesc& reg, unsigned,
                 uint32_t, uint32_t written) override {
-    engines::TdmSequencer sequencer(view, phase(board, view), board);
+    engines::TdmSequencer sequencer(view, state(board, view), board);
     if (reg.offset == t::kControl.offset) {
       // Both bits at once: arm, then cancel it (a stopped sequencer has swapped already).
       if ((written & t::kControlArm.mask()) != 0) sequencer.arm();
       if ((written & t::kControlDisarm.mask()) != 0) sequencer.disarm();
-    } else if (reg.offset == t::kConfig.offset || reg.offset == t::kSlotsInUse.offset ||
-               reg.offset == t::kSlotLength.offset || reg.offset == t::kWormholeLength.offset) {
+    } else if (reg.offset == t::kConfig.offset) {
       sequencer.refresh();
     }
   }
 
+  // tdm.traffic_pending changed: PREEMPT's frame grows or shrinks.
+  void on_input(BoardContext& board, RegisterView& view) override {
+    engines::TdmSequencer(view, state(board, view), board).input_changed();
+  }
+
   void advance(BoardContext& board, RegisterView& view, uint64_t cycles) override {
-    engines::TdmSequencer(view, phase(board, view), board).advance(cycles);
+    engines::TdmSequencer(view, state(board, view), board).advance(cycles);
   }
 
  private:
-  static uint64_t& phase(BoardContext& board, RegisterView& view) {
-    return board.private_state(view.block())[0];
+  static std::span<uint64_t> state(BoardContext& board, RegisterView& view) {
+    return board.private_state(view.block());
   }
 };
 

@@ -1,48 +1,140 @@
 #include "tdm_sequencer.hpp"
 
+#include <algorithm>
+
 #include "asn/regmap/regs.hpp"
 
 namespace asn::model::detail::engines {
 
 namespace t = regs::tdm;
 
-// Slot-length policies (SES, SLA, PREEMPT in tdm.config.policy) are stored but not modelled
-// yet: every preloaded slot lasts slot_length cycles. They come with the TDM schedules.
+namespace {
+
+constexpr uint32_t kFixed = 0, kSes = 1, kSla = 2, kPreempt = 3;  // timing.policy
+
+}  // namespace
+
+// The active timing bank, read once per step.
+struct TdmSequencer::Timing {
+  uint32_t policy = 0;
+  bool wormhole = false;
+  uint32_t slots = 0;
+  uint64_t slot_length = 0;
+  uint64_t wormhole_length = 0;  // as the policy gives it
+};
+
+TdmSequencer::Timing TdmSequencer::timing() {
+  const auto entry = tdm_.entry(t::kTiming, 0, Bank::kActive);
+  Timing timing;
+  timing.policy = t::kTimingPolicy.get(entry);
+  timing.wormhole = t::kTimingWormhole.get(entry) != 0;
+  // A board implements tdm_slots entries; a larger count runs the ones it has.
+  timing.slots = std::min(t::kTimingSlots.get(entry), tdm_.entries(t::kSlotTable));
+  timing.slot_length = t::kTimingSlotLength.get(entry);
+  if (timing.wormhole) {
+    // 000 L789-793: only SLA gives the wormhole slot its own length (NUM_W against NUM_P).
+    timing.wormhole_length =
+        timing.policy == kSla ? t::kTimingWormholeLength.get(entry) : timing.slot_length;
+  }
+  return timing;
+}
+
+// 000 L775 (E_i: the slot holds a configuration) and L826-828 (R_valid gates it).
+bool TdmSequencer::slot_counted(const Timing& timing, uint32_t slot) {
+  if (timing.policy == kFixed || timing.policy == kSla) return true;
+  bool configured = false;
+  for (uint32_t word : tdm_.entry(t::kSlotTable, slot, Bank::kActive)) {
+    if ((word & 0x80808080u) != 0) {  // bit 7 of some output's byte: connected
+      configured = true;
+      break;
+    }
+  }
+  if (!configured || timing.policy == kSes) return configured;
+  return ((sampled_[slot / 64] >> (slot % 64)) & 1u) != 0;
+}
+
 uint64_t TdmSequencer::frame_cycles() {
-  const uint64_t slots = tdm_.get(t::kSlotsInUseSlots);
-  uint64_t frame = slots * tdm_.get(t::kSlotLengthCycles);
-  if (tdm_.get(t::kConfigWormhole) != 0) frame += tdm_.get(t::kWormholeLengthCycles);
-  return frame;
+  const Timing timing = this->timing();
+  uint64_t counted = 0;
+  if (timing.slot_length != 0) {
+    for (uint32_t slot = 0; slot < timing.slots; ++slot) {
+      if (slot_counted(timing, slot)) ++counted;
+    }
+  }
+  return counted * timing.slot_length + timing.wormhole_length;
+}
+
+void TdmSequencer::sample_pending() {
+  for (size_t w = 0; w < sampled_.size(); ++w) {
+    sampled_[w] = (uint64_t{tdm_.get(t::kTrafficPendingSlots.at(2 * w + 1))} << 32) |
+                  tdm_.get(t::kTrafficPendingSlots.at(2 * w));
+  }
+}
+
+void TdmSequencer::start(uint64_t time) {
+  sample_pending();
+  const uint64_t frame = frame_cycles();
+  phase_ = time % frame;
+  tdm_.set64(t::kFrameCounter, time / frame);
+  tdm_.set64(t::kFrameStart, time - phase_);
+}
+
+void TdmSequencer::input_changed() {
+  if (tdm_.get(t::kStatusRunning) != 0) return;
+  sample_pending();
+  refresh();
 }
 
 void TdmSequencer::refresh() {
+  const bool was_running = tdm_.get(t::kStatusRunning) != 0;
+  if (!was_running) sample_pending();
   const bool running = tdm_.get(t::kConfigEnable) != 0 && frame_cycles() > 0;
   tdm_.set(t::kStatusRunning, running ? 1 : 0);
+  if (running && !was_running) start(tdm_.get64(t::kTime));
   if (!running) phase_ = 0;
   set_current_slot();
 }
 
 void TdmSequencer::set_current_slot() {
-  uint32_t slot = 0;
-  if (tdm_.get(t::kStatusRunning) != 0) {
-    const uint64_t slots = tdm_.get(t::kSlotsInUseSlots);
-    const uint64_t slot_length = tdm_.get(t::kSlotLengthCycles);
-    // Past the preloaded slots is the wormhole slot, numbered slots_in_use.
-    slot = static_cast<uint32_t>(phase_ < slots * slot_length ? phase_ / slot_length : slots);
+  uint32_t current = 0;
+  bool preempted = false;
+  const Timing timing = this->timing();
+  if (timing.policy == kPreempt && timing.slots > 0) {
+    preempted = true;
+    for (uint32_t slot = 0; slot < timing.slots && preempted; ++slot) {
+      preempted = !slot_counted(timing, slot);
+    }
   }
-  tdm_.set(t::kCurrentSlotSlot, slot);
+  if (tdm_.get(t::kStatusRunning) != 0) {
+    // The counted slots in order, then the wormhole slot (numbered `slots`).
+    current = timing.slots;
+    uint64_t start = 0;
+    for (uint32_t slot = 0; slot < timing.slots; ++slot) {
+      if (!slot_counted(timing, slot)) continue;
+      start += timing.slot_length;
+      if (phase_ < start) {
+        current = slot;
+        break;
+      }
+    }
+  }
+  tdm_.set(t::kCurrentSlotSlot, current);
+  tdm_.set(t::kStatusPreempted, preempted ? 1 : 0);
 }
 
-void TdmSequencer::swap() {
-  tdm_.swap_banks(t::kSlotTable);
+void TdmSequencer::swap(uint64_t time) {
+  tdm_.swap_banks(t::kSlotTable);  // the timing table shares the bank bit
   tdm_.set(t::kStatusArmed, 0);
   ++tdm_.word(t::kSwapCount);
+  tdm_.set64(t::kSwapFrame, tdm_.get64(t::kFrameCounter));
+  tdm_.set64(t::kSwapTime, time);
   board_.raise(regs::id::kIrqStatusTdmSwap);
 }
 
 void TdmSequencer::arm() {
   if (tdm_.get(t::kStatusRunning) == 0) {
-    swap();
+    swap(tdm_.get64(t::kTime));
+    refresh();  // the new timing may make a frame to run
   } else {
     tdm_.set(t::kStatusArmed, 1);
   }
@@ -51,28 +143,49 @@ void TdmSequencer::arm() {
 void TdmSequencer::disarm() { tdm_.set(t::kStatusArmed, 0); }
 
 void TdmSequencer::advance(uint64_t cycles) {
+  const uint64_t begin = tdm_.get64(t::kTime);
+  tdm_.set64(t::kTime, begin + cycles);
   if (cycles == 0 || tdm_.get(t::kStatusRunning) == 0) return;
-  const uint64_t frame = frame_cycles();  // > 0 while running (refresh() keeps it so)
 
-  uint64_t phase = phase_;
-  uint64_t frames = 0;
-  if (phase >= frame) {
-    // The frame was shortened while the sequencer was inside its tail: it ends now.
-    frames = 1;
-    phase = 0;
-  }
-  frames += cycles / frame;
-  phase += cycles % frame;
-  if (phase >= frame) {
-    phase -= frame;
-    ++frames;
-  }
-  phase_ = phase;
-
-  if (frames != 0) {
-    tdm_.set64(t::kFrameCounter, tdm_.get64(t::kFrameCounter) + frames);
-    // The swap happens at the first boundary crossed; later frames run on the new bank.
-    if (tdm_.get(t::kStatusArmed) != 0) swap();
+  uint64_t frame_number = tdm_.get64(t::kFrameCounter);
+  uint64_t used = 0;  // cycles of `cycles` accounted for
+  bool sampled = false;
+  // Each pass crosses one or more boundaries. The first boundary is crossed alone (the
+  // traffic-pending input sampled there may change the frame length), and so is the armed
+  // one (the swap changes it); between them frames are alike and are skipped by division.
+  while (true) {
+    const uint64_t frame = frame_cycles();
+    if (frame == 0) {  // the swapped-in timing has no frame to run
+      refresh();
+      break;
+    }
+    const uint64_t left = cycles - used;
+    // A frame shortened under the sequencer (a sample at start) ends at once.
+    const uint64_t to_boundary = phase_ < frame ? frame - phase_ : 0;
+    if (left < to_boundary) {
+      phase_ += left;
+      break;
+    }
+    const bool armed = tdm_.get(t::kStatusArmed) != 0;
+    const uint64_t arm_at =
+        (uint64_t{tdm_.get(t::kArmAtFrameHiFrame)} << 32) | tdm_.get(t::kArmAtFrameLoFrame);
+    uint64_t skip = 0;  // whole frames before the boundary crossed in this pass
+    if (sampled) {
+      skip = (left - to_boundary) / frame;
+      if (armed && arm_at > frame_number + 1) skip = std::min(skip, arm_at - frame_number - 1);
+      if (armed && arm_at <= frame_number + 1) skip = 0;
+    }
+    used += to_boundary + skip * frame;
+    frame_number += 1 + skip;
+    phase_ = 0;
+    tdm_.set64(t::kFrameCounter, frame_number);
+    tdm_.set64(t::kFrameStart, begin + used);
+    if (armed && frame_number >= arm_at) swap(begin + used);
+    if (!sampled) {
+      sample_pending();
+      sampled = true;
+    }
+    if (used == cycles) break;
   }
   set_current_slot();
 }

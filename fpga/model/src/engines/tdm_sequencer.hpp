@@ -1,11 +1,28 @@
-// Internal: the TDM slot sequencer (000 L597, L704-828). A frame is slots_in_use preloaded
-// slots of slot_length cycles, plus the wormhole slot (numbered slots_in_use) when
-// config.wormhole is set. The sequencer counts frames, tracks the current slot and swaps the
-// slot-table banks at the first frame boundary after an arm. It reads and writes only the
-// TDM block's registers and the phase it is given.
+// Internal: the TDM slot sequencer (000 L597, L704-828). A frame is the preloaded slots of
+// the active timing bank, each slot_length cycles, plus the wormhole slot (numbered `slots`)
+// when timing.wormhole is set. The slot-length policy decides which slots a frame counts
+// (000 Ch. 4):
+//  - fixed: every slot, empty or not;
+//  - SES: only slots that hold a configuration (E_i: some output connected, L775-781);
+//  - SLA: every slot, and the wormhole slot lasts wormhole_length (NUM_W, L783-793);
+//  - PREEMPT: only slots that hold a configuration and whose predictable traffic is pending
+//    (E_i and R_valid, L826-828); the rest are "sent to the background".
+// Under every policy but SLA the wormhole slot lasts slot_length. The sequencer samples the
+// traffic-pending input at each frame boundary (and when it starts): a frame keeps the
+// slots it began with, so a slot is never cut short or moved under the traffic in it. (The
+// seed decides per slot; deciding per frame keeps whole frames computable by division.)
+//
+// Frames run on the board's time base (tdm.time): a sequencer that starts numbers its frames
+// from it (frame n starts at time n x frame length), so boards that share a time base and a
+// frame length agree on which frame is which (issue 8 part 7). An armed swap happens at the
+// first frame boundary at or after tdm.arm_at_frame and swaps the timing and slot-table
+// banks together. The sequencer reads and writes only the TDM block's registers and the
+// phase it is given.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include "../block_model.hpp"
 
@@ -13,28 +30,43 @@ namespace asn::model::detail::engines {
 
 class TdmSequencer {
  public:
-  // `phase`: core cycles into the current frame, kept by the board across restarts.
-  TdmSequencer(RegisterView& tdm, uint64_t& phase, BoardContext& board)
-      : tdm_(tdm), phase_(phase), board_(board) {}
+  // The private state the board keeps for the sequencer across restarts: the phase (core
+  // cycles into the current frame) and the traffic-pending bits sampled for this frame.
+  static constexpr size_t kStateWords = 1 + 1024 / 64;
 
-  // Keeps status.running and current_slot in step with the configuration. A stopped
-  // sequencer is held at the start of a frame, so it restarts in slot 0.
+  TdmSequencer(RegisterView& tdm, std::span<uint64_t> state, BoardContext& board)
+      : tdm_(tdm), phase_(state[0]), sampled_(state.subspan(1, kStateWords - 1)), board_(board) {}
+
+  // Keeps status.running, status.preempted and current_slot in step with the configuration
+  // and the data path's inputs. A sequencer that starts aligns its frames to the time base;
+  // a stopped one is held at the start of a frame.
   void refresh();
-  // control.arm: swap at the next frame boundary, or at once while stopped (no boundary
-  // will come).
+  // control.arm: swap at the boundary arm_at_frame names, or at once while stopped (no
+  // boundary will come).
   void arm();
   void disarm();
-  // O(1) in cycles: whole frames by division, the rest moves the phase.
+  // tdm.traffic_pending changed: a stopped sequencer samples it now (PREEMPT may now have a
+  // frame to run), a running one at the next frame boundary.
+  void input_changed();
+  // Runs the core clock `cycles` on: the time base, frames and an armed swap. O(1) in cycles
+  // (whole frames by division), O(slots) to find the current slot.
   void advance(uint64_t cycles);
 
+  // Cycles of the current frame under the policy and today's traffic-pending inputs.
   uint64_t frame_cycles();
 
  private:
-  void swap();
+  struct Timing;
+  Timing timing();
+  bool slot_counted(const Timing& timing, uint32_t slot);
+  void swap(uint64_t time);
+  void start(uint64_t time);
+  void sample_pending();
   void set_current_slot();
 
   RegisterView& tdm_;
   uint64_t& phase_;
+  std::span<uint64_t> sampled_;
   BoardContext& board_;
 };
 

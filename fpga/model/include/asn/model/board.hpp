@@ -141,6 +141,10 @@ class EmulatedBoard {
 
   void board_reset();             // same effect as writing 1 to id.control.board_reset
   void advance(uint64_t cycles);  // the core clock: runs the TDM sequencer
+  // Runs the core clock up to `time` on the board's time base (tdm.time); no-op if the board
+  // is there already. asnd's clock thread feeds it the host's monotonic clock, so the boards
+  // of one host share a time base as boards synchronised by PTP do.
+  void advance_to(uint64_t time);
   uint32_t generation() const;
   uint32_t address_space_bytes() const;
   std::span<const BlockInstance> blocks() const;  // the layout, in address order
@@ -153,6 +157,9 @@ class EmulatedBoard {
   // The data path's input that software cannot write: packets waiting in the output queue of
   // a port's virtual channel (port.vc_occupancy). Tests and the simulator drive it.
   void set_queue_occupancy(unsigned port, unsigned vc, uint32_t packets);
+  // The NICs' "predictable traffic pending" input of a slot (tdm.traffic_pending, R_valid of
+  // 000 L826-828), which policy PREEMPT reads. Throws std::out_of_range past the table.
+  void set_traffic_pending(uint32_t slot, bool pending);
 
   // What makes the board unusable now, or "": its memory file was truncated, extended,
   // removed or replaced while in use (accesses past a shrunk file's end are caught: they
