@@ -16,9 +16,11 @@
 #include "managers/board_manager.hpp"
 #include "managers/fabric_manager.hpp"
 #include "managers/port_manager.hpp"
+#include "managers/tdm_manager.hpp"
 #include "services/device_service.hpp"
 #include "services/fabric_service.hpp"
 #include "services/port_service.hpp"
+#include "services/tdm_service.hpp"
 #include "state/reconciler.hpp"
 #include "state/store.hpp"
 #include "systemd.hpp"
@@ -55,9 +57,11 @@ class Daemon {
         reconciler_(device_),
         board_(device_, reconciler_),
         ports_(device_, store_),
-        fabric_(device_, store_) {
+        fabric_(device_, store_),
+        tdm_(device_, store_) {
     reconciler_.add(ports_);
     reconciler_.add(fabric_);
+    reconciler_.add(tdm_);
     const auto layout = device_.layout();
     spdlog::info("{}: {} ports, register map {}.{}, generation {}", bus_->describe(),
                  layout->caps.get(regmap::Cap::kPorts), layout->major, layout->minor,
@@ -89,6 +93,7 @@ class Daemon {
                                                   started_, std::move(streams)));
     out.push_back(std::make_unique<PortService>(device_, ports_, Authorizer(policy)));
     out.push_back(std::make_unique<FabricService>(fabric_, Authorizer(policy)));
+    out.push_back(std::make_unique<TdmService>(tdm_, Authorizer(policy)));
     for (auto& service : out) builder.RegisterService(service.get());
   }
 
@@ -110,6 +115,7 @@ class Daemon {
   BoardManager board_;
   PortManager ports_;
   FabricManager fabric_;
+  TdmManager tdm_;
   mutable std::mutex failure_mutex_;
   std::string failure_;
 };

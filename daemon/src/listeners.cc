@@ -29,6 +29,7 @@
 
 #include "error.hpp"
 #include "services/grpc_status.hpp"
+#include "services/support.hpp"
 
 namespace asn {
 
@@ -222,6 +223,7 @@ class Listener {
     quota.SetMaxThreads(static_cast<int>(limits.max_threads));
     quota.Resize(size_t{256} << 20);
     builder.SetResourceQuota(quota);
+    builder.SetMaxReceiveMessageSize(static_cast<int>(kMaxRequestBytes));
     services(builder, policy_, services_);
     server_ = builder.BuildAndStart();
     if (!server_ || wake_fd_.get() < 0) {
@@ -426,8 +428,10 @@ Listeners::Listeners(const ListenConfig& config, const ServiceFactory& services)
                                                   config, services));
   description_ = unix_name;
   if (!config.tcp.empty()) {
-    ListenerPolicy tcp{"tcp " + config.tcp, config.tcp_admin ? Role::kAdmin : Role::kReader,
-                       "use asnd's Unix socket, or set listen.tcp_admin: true in asnd.yaml", {}};
+    ListenerPolicy tcp{"tcp " + config.tcp,
+                       config.tcp_admin ? Role::kAdmin : Role::kReader,
+                       "use asnd's Unix socket, or set listen.tcp_admin: true in asnd.yaml",
+                       {}};
     listeners_.push_back(std::make_unique<Listener>(open_tcp_listener(config.tcp), false,
                                                     std::move(tcp), config, services));
     description_ += " and " + config.tcp;
