@@ -29,12 +29,9 @@
 #include <string>
 
 #include "asn/v1/fabric.grpc.pb.h"
-#include "bus/emulated_bus.hpp"
-#include "device/device.hpp"
+#include "daemon_stack.hpp"
 #include "managers/fabric_manager.hpp"
 #include "services/fabric_service.hpp"
-#include "state/reconciler.hpp"
-#include "state/store.hpp"
 #include "support.hpp"
 
 namespace {
@@ -42,53 +39,26 @@ namespace {
 using namespace asn;
 using Clock = std::chrono::steady_clock;
 
-// asnd on one emulated board: the board memory, the desired-state store and the socket in a
-// temporary directory (removed at exit), the Fabric service on an admin socket.
+// asnd on one emulated board (tests/support/daemon_stack.hpp): the board memory, the
+// desired-state store and the socket in a temporary directory (removed at exit), the Fabric
+// service on an admin socket. No clock thread competes for the 2 cores.
 struct Server {
   test::TempDir temp;
-  std::unique_ptr<EmulatedBus> bus;
-  std::unique_ptr<Device> device;
-  std::unique_ptr<StateStore> store;
-  std::unique_ptr<Reconciler> reconciler;
-  std::unique_ptr<FabricManager> fabric;
-  std::unique_ptr<FabricService> service;
-  std::unique_ptr<grpc::Server> server;
+  std::unique_ptr<test::DaemonStack> stack;
   std::unique_ptr<v1::Fabric::Stub> stub;
   // The router placed last: every SetTopology asks for the other one, so that the tables
   // change and are written (the manager writes nothing when the board already holds them).
   uint32_t router = 1;
 
   explicit Server(const std::string& profile) {
-    EmulatedBusOptions options;
+    test::DaemonStackOptions options;
     options.board_name = test::unique_name("fbench");
     options.profile = profile;
-    options.shm_dir = temp.path();
-    options.run_clock = false;  // no clock thread competing for the 2 cores
-    bus = std::make_unique<EmulatedBus>(options);
-    device = std::make_unique<Device>(*bus);
-    store = std::make_unique<StateStore>(temp.path());
-    reconciler = std::make_unique<Reconciler>(*device);
-    fabric = std::make_unique<FabricManager>(*device, *store);
-    reconciler->add(*fabric);
-    reconciler->start();  // loads the (empty) desired state, as asnd does on start
-    service = std::make_unique<FabricService>(*fabric,
-                                              Authorizer({"bench socket", Role::kAdmin, "", {}}));
-    grpc::ServerBuilder builder;
-    builder.AddListeningPort("unix:" + temp.file("bench.sock"), grpc::InsecureServerCredentials());
-    builder.RegisterService(service.get());
-    server = builder.BuildAndStart();
-    stub = v1::Fabric::NewStub(
-        grpc::CreateChannel("unix:" + temp.file("bench.sock"), grpc::InsecureChannelCredentials()));
-  }
-  ~Server() {
-    server->Shutdown();
-    server.reset();
-    service.reset();
-    reconciler.reset();
-    fabric.reset();
-    store.reset();
-    device.reset();
-    bus.reset();
+    options.dir = temp.path();
+    stack = std::make_unique<test::DaemonStack>(options);
+    FabricManager& fabric = stack->add_manager<FabricManager>();
+    stack->start();  // loads the (empty) desired state, as asnd does on start
+    stub = v1::Fabric::NewStub(stack->serve<FabricService>("bench.sock", Role::kAdmin, fabric));
   }
 };
 

@@ -13,9 +13,9 @@
 #include "asn/topology/route_tables.hpp"
 #include "asn/topology/schedule.hpp"
 #include "bus/emulated_bus.hpp"
+#include "daemon_stack.hpp"
 #include "device/device.hpp"
 #include "managers/fabric_manager.hpp"
-#include "patched_bus.hpp"
 #include "state/reconciler.hpp"
 #include "state/store.hpp"
 #include "support.hpp"
@@ -40,51 +40,21 @@ class FabricServiceTest : public ::testing::Test {
 
   void start(const std::string& profile) {
     profile_ = profile;
-    EmulatedBusOptions options;
+    test::DaemonStackOptions options;
     options.board_name = board_name_;
     options.profile = profile;
-    options.shm_dir = dir_.path();
-    options.run_clock = false;
-    real_ = std::make_unique<EmulatedBus>(options);
-    bus_ = std::make_unique<test::PatchedBus>(*real_);
-    device_ = std::make_unique<Device>(*bus_);
-    store_ = std::make_unique<StateStore>(dir_.path());
-    reconciler_ = std::make_unique<Reconciler>(*device_);
-    fabric_ = std::make_unique<FabricManager>(*device_, *store_);
-    reconciler_->add(*fabric_);
-    reconciler_->start();
-    admin_ = serve("admin.sock", Role::kAdmin, admin_service_, admin_server_);
-    reader_ = serve("reader.sock", Role::kReader, reader_service_, reader_server_);
+    options.dir = dir_.path();
+    stack_ = std::make_unique<test::DaemonStack>(options);
+    FabricManager& fabric = stack_->add_manager<FabricManager>();
+    stack_->start();
+    admin_ = v1::Fabric::NewStub(stack_->serve<FabricService>("admin.sock", Role::kAdmin, fabric));
+    reader_ =
+        v1::Fabric::NewStub(stack_->serve<FabricService>("reader.sock", Role::kReader, fabric));
+    bus_ = &stack_->bus();
+    reconciler_ = &stack_->reconciler();
   }
 
-  std::unique_ptr<v1::Fabric::Stub> serve(const std::string& socket, Role role,
-                                          std::unique_ptr<FabricService>& service,
-                                          std::unique_ptr<grpc::Server>& server) {
-    service = std::make_unique<FabricService>(
-        *fabric_, Authorizer({socket, role, "use the admin socket", {}}));
-    grpc::ServerBuilder builder;
-    builder.AddListeningPort("unix:" + dir_.file(socket), grpc::InsecureServerCredentials());
-    builder.RegisterService(service.get());
-    server = builder.BuildAndStart();
-    EXPECT_TRUE(server);
-    return v1::Fabric::NewStub(
-        grpc::CreateChannel("unix:" + dir_.file(socket), grpc::InsecureChannelCredentials()));
-  }
-
-  void stop() {
-    for (auto* server : {&admin_server_, &reader_server_}) {
-      if (*server) (*server)->Shutdown();
-      server->reset();
-    }
-    admin_service_.reset();
-    reader_service_.reset();
-    reconciler_.reset();
-    fabric_.reset();
-    store_.reset();
-    device_.reset();
-    bus_.reset();
-    real_.reset();
-  }
+  void stop() { stack_.reset(); }
 
   // asnd stopped and started again on the same board and state directory.
   void restart() {
@@ -92,7 +62,7 @@ class FabricServiceTest : public ::testing::Test {
     start(profile_);
   }
 
-  model::EmulatedBoard& board() { return real_->board(); }
+  model::EmulatedBoard& board() { return stack_->board(); }
 
   grpc::Status place(uint32_t terminals, uint32_t k, uint32_t router,
                      v1::SetTopologyResponse* response = nullptr, bool validate_only = false,
@@ -138,14 +108,9 @@ class FabricServiceTest : public ::testing::Test {
   test::TempDir dir_;
   std::string board_name_ = test::unique_name("fab");
   std::string profile_;
-  std::unique_ptr<EmulatedBus> real_;
-  std::unique_ptr<test::PatchedBus> bus_;
-  std::unique_ptr<Device> device_;
-  std::unique_ptr<StateStore> store_;
-  std::unique_ptr<Reconciler> reconciler_;
-  std::unique_ptr<FabricManager> fabric_;
-  std::unique_ptr<FabricService> admin_service_, reader_service_;
-  std::unique_ptr<grpc::Server> admin_server_, reader_server_;
+  std::unique_ptr<test::DaemonStack> stack_;
+  test::PatchedBus* bus_ = nullptr;
+  Reconciler* reconciler_ = nullptr;
   std::unique_ptr<v1::Fabric::Stub> admin_, reader_;
 };
 
