@@ -98,17 +98,17 @@ TEST_F(TdmModelTest, ArmWhileRunningSwapsBothBanksAtTheBoundary) {
   EXPECT_EQ(rd(*board, t::kStatusActiveBank), 0u);  // set_timing swapped twice
   EXPECT_EQ(rd(*board, regs::id::kIrqStatus) & regs::id::kIrqStatusTdmSwap.mask(), 0u);
 
-  board->advance(1);  // the boundary: frame 1 runs the new banks
-  EXPECT_EQ(frame(*board), 1u);
+  board->advance(1);  // the boundary: the new banks run, on the grid of 100-cycle frames
+  EXPECT_EQ(frame(*board), 4u);
   EXPECT_EQ(rd(*board, t::kStatusArmed), 0u);
   EXPECT_EQ(rd(*board, t::kStatusActiveBank), 1u);
-  EXPECT_EQ(rd64(*board, t::kSwapFrame), 1u);
+  EXPECT_EQ(rd64(*board, t::kSwapFrame), 4u);
   EXPECT_EQ(rd64(*board, t::kSwapTime), 400u);
   EXPECT_EQ(rd_at(*board, entry(*board, t::kSlotTable, 1, 0, true)), 0x83u);
   board->advance(60);
   EXPECT_EQ(slot(*board), 1u);  // slots of 50 now
   board->advance(40);
-  EXPECT_EQ(frame(*board), 2u);  // frames of 100
+  EXPECT_EQ(frame(*board), 5u);  // frames of 100
 
   // Arm, then cancel: nothing happens at the boundary.
   EXPECT_TRUE(wr(*board, t::kControlArm, 1));
@@ -172,11 +172,25 @@ TEST_F(TdmModelTest, BoardsOnOneTimeBaseAgreeOnFrames) {
   a->advance_to(6'000'000);
   b->advance_to(5'500'000);
   b->advance_to(6'000'000);
-  EXPECT_EQ(rd64(*a, t::kSwapFrame), at);
   EXPECT_EQ(rd64(*a, t::kSwapTime), rd64(*b, t::kSwapTime));
   EXPECT_EQ(rd64(*a, t::kSwapTime), at * 1000);
+  EXPECT_EQ(rd64(*a, t::kSwapFrame), at * 1000 / 231);  // the new program's grid
   EXPECT_EQ(frame(*a), frame(*b));
   EXPECT_EQ(slot(*a), slot(*b));
+
+  // A board that swaps to the same program at another instant (one frame later on its own
+  // grid) runs the same slot at the same time from then on.
+  auto c = open("c");
+  c->advance_to(5'000'500);
+  set_timing(*c, {.slots = 8, .slot_length = 125});
+  EXPECT_TRUE(wr(*c, t::kConfigEnable, 1));
+  write_timing(*c, {.slots = 3, .slot_length = 77});
+  arm_at(*c, at + 1);
+  c->advance_to(6'000'000);
+  EXPECT_EQ(rd64(*c, t::kSwapTime), (at + 1) * 1000);
+  EXPECT_EQ(frame(*c), frame(*a));
+  EXPECT_EQ(slot(*c), slot(*a));
+  EXPECT_EQ(rd64(*c, t::kFrameStart), rd64(*a, t::kFrameStart));
   // The time base never runs backwards.
   a->advance_to(10);
   EXPECT_EQ(rd64(*a, t::kTime), 6'000'000u);

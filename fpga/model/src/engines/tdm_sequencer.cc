@@ -126,15 +126,24 @@ void TdmSequencer::swap(uint64_t time) {
   tdm_.swap_banks(t::kSlotTable);  // the timing table shares the bank bit
   tdm_.set(t::kStatusArmed, 0);
   ++tdm_.word(t::kSwapCount);
-  tdm_.set64(t::kSwapFrame, tdm_.get64(t::kFrameCounter));
   tdm_.set64(t::kSwapTime, time);
   board_.raise(regs::id::kIrqStatusTdmSwap);
+  // The new program runs on the time grid of its own frame length, as a sequencer that
+  // starts does (as a TSN gate schedule runs from its base time): every board that swaps to
+  // it, at this instant or another, runs the same slot at the same time. Its first frame may
+  // be partial. A stopped sequencer, or a program with no frame, is refresh()'s.
+  sample_pending();
+  if (tdm_.get(t::kStatusRunning) != 0 && frame_cycles() > 0) {
+    start(time);
+  } else {
+    refresh();
+  }
+  tdm_.set64(t::kSwapFrame, tdm_.get64(t::kFrameCounter));
 }
 
 void TdmSequencer::arm() {
   if (tdm_.get(t::kStatusRunning) == 0) {
     swap(tdm_.get64(t::kTime));
-    refresh();  // the new timing may make a frame to run
   } else {
     tdm_.set(t::kStatusArmed, 1);
   }
@@ -180,7 +189,10 @@ void TdmSequencer::advance(uint64_t cycles) {
     phase_ = 0;
     tdm_.set64(t::kFrameCounter, frame_number);
     tdm_.set64(t::kFrameStart, begin + used);
-    if (armed && frame_number >= arm_at) swap(begin + used);
+    if (armed && frame_number >= arm_at) {
+      swap(begin + used);
+      frame_number = tdm_.get64(t::kFrameCounter);
+    }
     if (!sampled) {
       sample_pending();
       sampled = true;

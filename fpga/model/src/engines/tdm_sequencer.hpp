@@ -12,12 +12,15 @@
 // slots it began with, so a slot is never cut short or moved under the traffic in it. (The
 // seed decides per slot; deciding per frame keeps whole frames computable by division.)
 //
-// Frames run on the board's time base (tdm.time): a sequencer that starts numbers its frames
-// from it (frame n starts at time n x frame length), so boards that share a time base and a
-// frame length agree on which frame is which (issue 8 part 7). An armed swap happens at the
-// first frame boundary at or after tdm.arm_at_frame and swaps the timing and slot-table
-// banks together. The sequencer reads and writes only the TDM block's registers and the
-// phase it is given.
+// Frames run on the board's time base (tdm.time): a program, when the sequencer starts and
+// when it is swapped in, runs on the grid of its frame length (frame n starts at time
+// n x frame length), so boards that share a time base and run the same program run the same
+// slot at the same instant, whatever their history (issue 8 part 7). An armed swap happens
+// at the first frame boundary at or after tdm.arm_at_frame (numbered by the running
+// program) and swaps the timing and slot-table banks together; the new program's first
+// frame may then be partial. PREEMPT, whose frame length follows the traffic, keeps
+// counting whole frames from there. The sequencer reads and writes only the TDM block's registers
+// and the phase it is given.
 #pragma once
 
 #include <cstddef>
