@@ -114,7 +114,13 @@ ArmOutcome TdmManager::arm_at_frame(uint64_t program_id, uint64_t frame,
     throw;
   }
   staged_.reset();
-  if (!s.enabled) device_.write(t::kConfigEnable, 1);
+  if (!s.enabled) {
+    // A stopped sequencer swapped at once; started now, the program runs from the frame of
+    // its time grid that is under way.
+    device_.write(t::kConfigEnable, 1);
+    outcome.swap_frame = device_.read64(t::kFrameCounter);
+    outcome.swap_time = device_.read64(t::kTime);
+  }
   state_.commit();
   return outcome;
 }

@@ -1,0 +1,301 @@
+// TDM schedules end to end, as an operator drives them: the real asnctl loads plans into the
+// real asnd on an emulated NetFPGA-1G board (6 ports, 64 slots, 125 MHz), shows the slot
+// grid, compiles and diffs plans, refuses what the board cannot run while the schedule
+// loaded before keeps running, switches between kept plans, and the schedule survives an
+// asnd restart without a swap.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "asnd_harness.hpp"
+
+namespace asn::test {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+const std::string kExamples = ASN_EXAMPLES_DIR;
+
+// Runs of spaces as one: table columns without their padding.
+std::string squeezed(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c != ' ' || out.empty() || out.back() != ' ') out += c;
+  }
+  return out;
+}
+
+// The first `"key": "value"` string of asnctl's JSON output.
+std::string json_string(const std::string& json, const std::string& key) {
+  const std::string quoted = "\"" + key + "\": \"";
+  const size_t at = json.find(quoted);
+  if (at == std::string::npos) return "<no " + key + ">";
+  const size_t start = at + quoted.size();
+  return json.substr(start, json.find('"', start) - start);
+}
+
+// The JSON object under `key` (up to its first closing brace: Program has no nested object).
+std::string json_object(const std::string& json, const std::string& key) {
+  const size_t at = json.find("\"" + key + "\": {");
+  if (at == std::string::npos) return "";
+  return json.substr(at, json.find('}', at) - at);
+}
+
+// A plan for one NetFPGA-1G switch with the given phase body (slots or pattern lines).
+std::string plan(const std::string& name, const std::string& phase_body) {
+  return "plan: " + name +
+         "\nboard: netfpga-1g\ndefaults: {slot_length: 1 us, guard_band: 48 ns}\nphases:\n"
+         "  - name: main\n" +
+         phase_body;
+}
+
+// What `schedule show -o json` says identifies the running schedule.
+struct Active {
+  std::string plan;
+  std::string phase;
+  uint64_t program_id = 0;
+  uint64_t swap_count = 0;
+  std::string staged;
+};
+
+class TdmTest : public ::testing::Test {
+ protected:
+  TempDir dir_;
+  AsndProcess asnd_{dir_, unique_name("tdm")};
+
+  void SetUp() override { start(); }
+
+  void start() {
+    ASSERT_TRUE(asnd_.start()) << "asnd did not start (exit " << asnd_.exit_code() << "):\n"
+                               << asnd_.log();
+  }
+
+  std::string write_plan(const std::string& file, const std::string& text) {
+    const std::string path = dir_.file(file);
+    write_file(path, text);
+    return path;
+  }
+
+  CommandResult load(const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {"load-schedule"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return asnd_.asnctl(argv);
+  }
+
+  Active active() {
+    const auto r = asnd_.asnctl({"-o", "json", "schedule", "show"});
+    EXPECT_EQ(r.exit_code, 0) << r.all();
+    const std::string active = json_object(r.out, "active");
+    return {json_string(active, "plan"), json_string(active, "phase"),
+            json_number(active, "program_id").value_or(0),
+            json_number(r.out, "swap_count").value_or(0), json_object(r.out, "staged")};
+  }
+};
+
+TEST_F(TdmTest, LoadsTheNetfpgaExampleAndShowsItsSlots) {
+  auto r = asnd_.asnctl({"schedule", "show"});
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_THAT(r.out, HasSubstr("no schedule loaded"));
+
+  r = load({kExamples + "/netfpga-explicit.yaml"});
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_THAT(r.out, HasSubstr("loaded plan 'storage-rounds' phase 'write-round': active from "
+                               "frame "));
+  EXPECT_THAT(r.out, HasSubstr("(parse "));
+  EXPECT_THAT(squeezed(r.out), HasSubstr("write-round* 16 7 4 "));  // 7 slots written by hand
+
+  r = asnd_.asnctl({"schedule", "show"});
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_THAT(r.out, HasSubstr("plan 'storage-rounds' phase 'write-round'"));
+  EXPECT_THAT(r.out, HasSubstr("875 cycles (7 us)"));  // the frame: 7 slots of 125 cycles
+  EXPECT_THAT(r.out, HasSubstr("125 cycles (1 us)"));
+  EXPECT_THAT(r.out, HasSubstr("6 cycles (48 ns)"));
+  EXPECT_THAT(r.out, HasSubstr("slot  0 1 2 3 4 5\n"
+                               "0     . . . . 0 1\n"
+                               "1     . . . . 2 3\n"));
+  EXPECT_THAT(r.out, HasSubstr("6     1 0 3 2 . .\n"));
+  EXPECT_THAT(asnd_.asnctl({"schedule", "show", "--slots", "2"}).out,
+              HasSubstr("... 5 more slots"));
+
+  const Active a = active();
+  EXPECT_EQ(a.plan, "storage-rounds");
+  EXPECT_EQ(a.phase, "write-round");
+  EXPECT_NE(a.program_id, 0u);
+  EXPECT_GE(a.swap_count, 1u);
+  EXPECT_THAT(a.staged, HasSubstr("\"present\": false"));
+
+  // Loading the same phase again changes nothing.
+  r = load({kExamples + "/netfpga-explicit.yaml"});
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_THAT(r.out, HasSubstr("already active"));
+  EXPECT_EQ(active().swap_count, a.swap_count);
+}
+
+TEST_F(TdmTest, APatternTakesAsManySlotsAsItsLowerBound) {
+  auto r = load({kExamples + "/netfpga-explicit.yaml", "--phase", "write-round-compiled"});
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_THAT(squeezed(r.out), HasSubstr("write-round-compiled* 16 4 4 66.7% "));
+  EXPECT_EQ(json_number(asnd_.asnctl({"-o", "json", "schedule", "show"}).out, "slots"), 4u);
+
+  // Every ordered pair of the 6 ports: 30 connections, 5 at each port, 5 slots.
+  const std::string all =
+      write_plan("all.yaml", plan("all", "    pattern: [all_to_all: {ports: 6}]\n"));
+  r = asnd_.asnctl({"schedule", "compile", all});
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_THAT(squeezed(r.out), HasSubstr("main 30 5 5 100.0% closed form fixed"));
+  EXPECT_THAT(r.out, HasSubstr("nothing written"));
+  r = asnd_.asnctl({"schedule", "compile", all, "--yaml"});
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_THAT(r.out, HasSubstr("slots:"));
+
+  r = load({all, "-o", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_EQ(json_number(r.out, "lower_bound"), 5u);
+  EXPECT_EQ(json_number(r.out, "slots"), 5u);
+  EXPECT_EQ(active().plan, "all");
+}
+
+TEST_F(TdmTest, ADryRunWritesNothing) {
+  ASSERT_EQ(load({kExamples + "/netfpga-explicit.yaml"}).exit_code, 0);
+  const Active before = active();
+  auto r =
+      load({kExamples + "/netfpga-explicit.yaml", "--phase", "write-round-compiled", "--dry-run"});
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_THAT(r.out, HasSubstr("plan 'storage-rounds' phase 'write-round-compiled': checked, "
+                               "nothing written"));
+  const Active after = active();
+  EXPECT_EQ(after.phase, "write-round");
+  EXPECT_EQ(after.program_id, before.program_id);
+  EXPECT_EQ(after.swap_count, before.swap_count);
+  EXPECT_THAT(after.staged, HasSubstr("\"present\": false"));
+}
+
+TEST_F(TdmTest, ADiffSaysWhatALoadWouldChange) {
+  ASSERT_EQ(load({kExamples + "/netfpga-explicit.yaml"}).exit_code, 0);
+  auto r = asnd_.asnctl({"schedule", "diff", kExamples + "/netfpga-explicit.yaml"});
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_THAT(r.out, HasSubstr("no change"));
+
+  r = asnd_.asnctl({"schedule", "diff", kExamples + "/netfpga-explicit.yaml", "--phase",
+                    "write-round-compiled"});
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_THAT(r.out, HasSubstr("~ slots_in_use: 7 -> 4"));
+  EXPECT_THAT(r.out, HasSubstr("- slot 6 (only before): 0->1 1->0 2->3 3->2"));
+  EXPECT_EQ(active().phase, "write-round");  // a diff writes nothing
+}
+
+TEST_F(TdmTest, WarningsGoToStderrAndDoNotStopALoad) {
+  const std::string path =
+      write_plan("warn.yaml",
+                 "plan: warn\nboard: emulated-64port\nphases:\n  - name: a\n"
+                 "    slot_length: 1.3 us\n    guard_band: 48 ns\n    slots: [[\"0 -> 1\"]]\n");
+  const auto r = load({path});
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_THAT(
+      r.err, HasSubstr("warning: " + path + ": plan 'warn' was written for board emulated-64port"));
+  EXPECT_THAT(r.err, HasSubstr("warning: " + path +
+                               ":5:18: phase 'a': slot_length 1.3 us is not "
+                               "a whole number of cycles at 125 MHz: using 163 cycles"));
+  EXPECT_THAT(r.out, Not(HasSubstr("warning")));
+  EXPECT_EQ(active().plan, "warn");
+}
+
+struct Refused {
+  const char* name;
+  std::string text;
+  std::vector<std::string> messages;
+};
+
+TEST_F(TdmTest, APlanTheBoardCannotRunIsRefusedAndTheActiveOneKeepsRunning) {
+  ASSERT_EQ(load({kExamples + "/netfpga-explicit.yaml"}).exit_code, 0);
+  const Active before = active();
+  const std::vector<Refused> cases = {
+      {"twice",
+       plan("twice", "    slots: [[\"0 -> 4\", \"1 -> 4\"]]\n"),
+       {"INVALID_ARGUMENT", "slot 0", "output 4 takes input 1 and also input 0"}},
+      {"unknown",
+       plan("unknown", "    slots: [[\"0 -> 9\"]]\n"),
+       {"INVALID_ARGUMENT", "port 9 does not exist", "has ports 0..5"}},
+      {"self",
+       plan("self", "    slots: [[\"2 -> 2\"]]\n"),
+       {"INVALID_ARGUMENT", "connects port 2 to itself"}},
+      {"big",
+       plan("big", "    pattern: [\"0 -> 1 x65\"]\n"),
+       {"RESOURCE_EXHAUSTED", "needs 65 slots", "has 64"}},
+      {"syntax", "plan: p\nphases:\n  - name: [a\n", {"INVALID_ARGUMENT", "syntax.yaml:4:"}},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::string path = write_plan(std::string(c.name) + ".yaml", c.text);
+    const auto r = load({path});
+    EXPECT_EQ(r.exit_code, 1) << r.all();
+    for (const auto& m : c.messages) EXPECT_THAT(r.err, HasSubstr(m));
+    const Active after = active();
+    EXPECT_EQ(after.plan, "storage-rounds");
+    EXPECT_EQ(after.phase, "write-round");
+    EXPECT_EQ(after.program_id, before.program_id);
+    EXPECT_EQ(after.swap_count, before.swap_count);
+    EXPECT_THAT(after.staged, HasSubstr("\"present\": false"));
+  }
+  // Not even read: asnd is not asked.
+  auto r = load({dir_.file("missing.yaml")});
+  EXPECT_EQ(r.exit_code, 2) << r.all();
+  EXPECT_THAT(r.err, HasSubstr("cannot read " + dir_.file("missing.yaml")));
+}
+
+TEST_F(TdmTest, KeptPlansAreListedAndActivated) {
+  ASSERT_EQ(load({kExamples + "/netfpga-explicit.yaml"}).exit_code, 0);
+  const uint64_t first = active().program_id;
+  const std::string pairs =
+      write_plan("pairs.yaml", plan("pairs", "    slots: [[\"0 -> 1\", \"1 -> 0\"]]\n"));
+  auto r = load({pairs});
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_EQ(active().plan, "pairs");
+
+  r = asnd_.asnctl({"schedule", "list"});
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_THAT(squeezed(r.out), HasSubstr("storage-rounds write-round write-round-compiled "));
+  EXPECT_THAT(squeezed(r.out), HasSubstr("pairs main* " + pairs));
+  r = asnd_.asnctl({"-o", "json", "schedule", "list"});
+  EXPECT_THAT(r.out, HasSubstr("\"name\": \"storage-rounds\""));
+  EXPECT_THAT(r.out, HasSubstr("\"name\": \"pairs\""));
+
+  r = asnd_.asnctl({"schedule", "activate", "storage-rounds", "--dry-run"});
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_THAT(r.out, HasSubstr("checked, nothing written"));
+  EXPECT_EQ(active().plan, "pairs");
+
+  r = asnd_.asnctl({"schedule", "activate", "storage-rounds"});
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_THAT(r.out, HasSubstr("loaded plan 'storage-rounds' phase 'write-round'"));
+  const Active a = active();
+  EXPECT_EQ(a.plan, "storage-rounds");
+  EXPECT_EQ(a.program_id, first);
+  EXPECT_THAT(squeezed(asnd_.asnctl({"schedule", "list"}).out),
+              HasSubstr("storage-rounds write-round* write-round-compiled "));
+
+  r = asnd_.asnctl({"schedule", "activate", "nonesuch"});
+  EXPECT_EQ(r.exit_code, 1) << r.all();
+  EXPECT_THAT(r.err, HasSubstr("nonesuch"));
+}
+
+TEST_F(TdmTest, TheScheduleSurvivesARestartWithoutASwap) {
+  ASSERT_EQ(
+      load({kExamples + "/netfpga-explicit.yaml", "--phase", "write-round-compiled"}).exit_code, 0);
+  const Active before = active();
+  ASSERT_EQ(asnd_.stop(), 0);
+  start();
+  const Active after = active();
+  EXPECT_EQ(after.plan, "storage-rounds");
+  EXPECT_EQ(after.phase, "write-round-compiled");
+  EXPECT_EQ(after.program_id, before.program_id);
+  EXPECT_EQ(after.swap_count, before.swap_count);
+  EXPECT_THAT(asnd_.asnctl({"schedule", "list"}).out, HasSubstr("write-round-compiled*"));
+  EXPECT_THAT(asnd_.asnctl({"status"}).out, Not(HasSubstr("pending")));
+}
+
+}  // namespace
+}  // namespace asn::test
