@@ -57,6 +57,21 @@ asnctl board reset --yes
 asnctl routing show
 asnctl queues
 
+section "TDM schedules: check a plan, load it hitlessly, switch phases, keep plans"
+asnctl schedule compile examples/schedules/netfpga-explicit.yaml
+asnctl load-schedule examples/schedules/netfpga-explicit.yaml --dry-run
+asnctl load-schedule examples/schedules/netfpga-explicit.yaml --phase write-round
+asnctl schedule show
+asnctl schedule diff examples/schedules/netfpga-explicit.yaml --phase write-round-compiled
+asnctl schedule activate storage-rounds --phase write-round-compiled
+asnctl schedule list
+bad="$run/bad-plan.yaml"
+printf 'plan: bad\ndefaults: {slot_length: 1 us, guard_band: 48 ns}\nphases:\n  - name: p\n    slots:\n      - ["0 -> 4", "1 -> 4"]\n' >"$bad"
+asnctl load-schedule "$bad"
+asnctl schedule show --slots 4
+asnctl board reset --yes
+asnctl schedule show --slots 0
+
 section "Registers, for bring-up"
 asnctl regs read id.scratch
 asnctl regs write id.scratch=0xc0ffee port[0].aldfb_threshold.packets=12

@@ -76,7 +76,8 @@ TEST_F(TdmModelTest, ArmWhileStoppedSwapsTimingAndSlotsAtOnce) {
   EXPECT_EQ(rd(*board, t::kStatusRunning), 1u);
   EXPECT_EQ(frame(*board), 2u);
   EXPECT_EQ(rd64(*board, t::kFrameStart), 800u);
-  EXPECT_EQ(slot(*board), 2u);  // 200 cycles into the frame
+  EXPECT_EQ(slot(*board), 2u);                 // 200 cycles into the frame
+  EXPECT_EQ(rd64(*board, t::kSwapFrame), 2u);  // the first frame the new banks ran
 }
 
 TEST_F(TdmModelTest, ArmWhileRunningSwapsBothBanksAtTheBoundary) {
@@ -342,6 +343,17 @@ TEST_F(TdmModelTest, PreemptWakesThePredictiveSlots) {
   quiet->set_traffic_pending(0, true);
   EXPECT_EQ(rd(*quiet, t::kStatusRunning), 1u);
   EXPECT_THROW(board->set_traffic_pending(1024, true), std::out_of_range);
+}
+
+TEST_F(TdmModelTest, TheTimeBaseRunsOnThroughABoardReset) {
+  auto board = open();
+  board->advance_to(123'456'789);
+  set_timing(*board, {.slots = 2, .slot_length = 100});
+  EXPECT_TRUE(wr(*board, t::kConfigEnable, 1));
+  board->board_reset();
+  EXPECT_EQ(rd64(*board, t::kTime), 123'456'789u);
+  EXPECT_EQ(rd(*board, t::kStatusRunning), 0u);
+  EXPECT_EQ(rd(*board, t::kSwapCount), 0u);
 }
 
 TEST_F(TdmModelTest, SwappingInAnEmptyTimingStopsTheSequencer) {

@@ -402,8 +402,16 @@ bool EmulatedBoard::Impl::write32(uint32_t offset, uint32_t value) {
 }
 
 void EmulatedBoard::Impl::board_reset() {
+  // The time base runs on through a reset: it counts a clock that PTP disciplines outside
+  // the board's reset domain (for the emulated boards, the host's clock).
+  std::optional<size_t> tdm;
+  for (size_t i = 0; i < layout.blocks.size() && !tdm; ++i) {
+    if (layout.blocks[i].desc->type == regs::tdm::kType) tdm = i;
+  }
+  const uint64_t time = tdm ? view(*tdm).get64(regs::tdm::kTime) : 0;
   header->generation = next_generation(header->generation);
   init_image();
+  if (tdm) view(*tdm).set64(regs::tdm::kTime, time);
 }
 
 void EmulatedBoard::Impl::advance(uint64_t cycles) {

@@ -77,6 +77,10 @@ void TdmSequencer::start(uint64_t time) {
   phase_ = time % frame;
   tdm_.set64(t::kFrameCounter, time / frame);
   tdm_.set64(t::kFrameStart, time - phase_);
+  if (swapped_stopped_ != 0) {  // the banks swapped in while stopped run from this frame
+    swapped_stopped_ = 0;
+    tdm_.set64(t::kSwapFrame, time / frame);
+  }
 }
 
 void TdmSequencer::input_changed() {
@@ -133,11 +137,14 @@ void TdmSequencer::swap(uint64_t time) {
   // it, at this instant or another, runs the same slot at the same time. Its first frame may
   // be partial. A stopped sequencer, or a program with no frame, is refresh()'s.
   sample_pending();
-  if (tdm_.get(t::kStatusRunning) != 0 && frame_cycles() > 0) {
+  const bool running = tdm_.get(t::kStatusRunning) != 0;
+  swapped_stopped_ = running ? 0 : 1;
+  if (running && frame_cycles() > 0) {
     start(time);
   } else {
-    refresh();
+    refresh();  // a stopped sequencer that starts now sets swap_frame in start()
   }
+  // Stopped still: the frame count at the swap, until start() names the first frame run.
   tdm_.set64(t::kSwapFrame, tdm_.get64(t::kFrameCounter));
 }
 

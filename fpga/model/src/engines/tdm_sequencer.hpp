@@ -34,11 +34,16 @@ namespace asn::model::detail::engines {
 class TdmSequencer {
  public:
   // The private state the board keeps for the sequencer across restarts: the phase (core
-  // cycles into the current frame) and the traffic-pending bits sampled for this frame.
-  static constexpr size_t kStateWords = 1 + 1024 / 64;
+  // cycles into the current frame), the traffic-pending bits sampled for this frame, and
+  // whether the banks were swapped while stopped (swap_frame is then set when it starts).
+  static constexpr size_t kStateWords = 1 + 1024 / 64 + 1;
 
   TdmSequencer(RegisterView& tdm, std::span<uint64_t> state, BoardContext& board)
-      : tdm_(tdm), phase_(state[0]), sampled_(state.subspan(1, kStateWords - 1)), board_(board) {}
+      : tdm_(tdm),
+        phase_(state[0]),
+        sampled_(state.subspan(1, 1024 / 64)),
+        swapped_stopped_(state[kStateWords - 1]),
+        board_(board) {}
 
   // Keeps status.running, status.preempted and current_slot in step with the configuration
   // and the data path's inputs. A sequencer that starts aligns its frames to the time base;
@@ -70,6 +75,7 @@ class TdmSequencer {
   RegisterView& tdm_;
   uint64_t& phase_;
   std::span<uint64_t> sampled_;
+  uint64_t& swapped_stopped_;
   BoardContext& board_;
 };
 
