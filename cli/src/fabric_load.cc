@@ -437,7 +437,10 @@ std::string armed_for(const Run& run, const FrameChoice& choice) {
   const uint64_t frame = run.members.front().armed_frame;
   bool same = true;
   for (const auto& m : run.members) same = same && m.armed_frame == frame;
-  if (frame == 0 && same) return "for frame 0 (none was running: each swapped at once)";
+  if (frame == 0 && same) {
+    return "at once (none was running: each started on the time grid of the new program, "
+           "so they run its slots in step)";
+  }
   if (same) return "for frame " + std::to_string(frame);
   return "for the frames starting at time " + std::to_string(choice.start) +
          " (they ran different programs: each its own frame)";
