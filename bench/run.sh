@@ -2,35 +2,51 @@
 # Runs every benchmark program and prints one table per program: time per operation and its
 # ratio to the program's reference benchmark of the same run, so figures taken on a busy,
 # shared machine still compare (schedule_bench reports its ratios per case, as counters).
-# Builds first if needed.
+# tdm_fabric is a script, not a Google Benchmark program (8 asnd processes and asnctl,
+# bench/tdm_fabric_bench.sh): it prints its own table, with its reference and ratios.
+# Builds first if needed, in $BENCH_BUILD_DIR (default build/) as $BENCH_BUILD_TYPE (default
+# RelWithDebInfo).
 #   bench/run.sh [PROGRAM...] [-- extra Google Benchmark flags, e.g. --benchmark_repetitions=5]
-#   PROGRAM: regs, topology, schedule, fabric (default: all)
+#   PROGRAM: regs, topology, schedule, fabric, tdm, tdm_fabric (default: all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # program -> its reference benchmark
 declare -A reference=([regs]=BM_ModelRead32 [topology]=BM_RouterDigits [schedule]=""
-                      [fabric]=BM_GetTopology)
+                      [fabric]=BM_GetTopology [tdm]=BM_GetSchedule [tdm_fabric]="")
 programs=()
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do
-  [ -n "${reference[$1]+set}" ] || { echo "bench/run.sh: unknown program '$1' (regs, topology, schedule, fabric)" >&2; exit 2; }
+  [ -n "${reference[$1]+set}" ] || { echo "bench/run.sh: unknown program '$1' (regs, topology, schedule, fabric, tdm, tdm_fabric)" >&2; exit 2; }
   programs+=("$1")
   shift
 done
 [ "${1:-}" = "--" ] && shift
-[ ${#programs[@]} -gt 0 ] || programs=(regs topology schedule fabric)
+[ ${#programs[@]} -gt 0 ] || programs=(regs topology schedule fabric tdm tdm_fabric)
 
+export BENCH_BUILD_DIR=${BENCH_BUILD_DIR:-build}
+build=$BENCH_BUILD_DIR
 scripts/install-deps.sh
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE="${BENCH_BUILD_TYPE:-RelWithDebInfo}" >/dev/null
 targets=()
-for p in "${programs[@]}"; do targets+=("${p}_bench"); done
-cmake --build build -j"$(nproc)" --target "${targets[@]}" >/dev/null
+for p in "${programs[@]}"; do
+  if [ "$p" = tdm_fabric ]; then targets+=(asnd asnctl); else targets+=("${p}_bench"); fi
+done
+cmake --build "$build" -j"$(nproc)" --target "${targets[@]}" >/dev/null
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
+failed=()
 for p in "${programs[@]}"; do
   echo "== ${p}_bench =="
-  "build/bench/${p}_bench" --benchmark_format=json --benchmark_out="$out" \
-    --benchmark_out_format=json "$@" >/dev/null
-  /usr/bin/python3 bench/table.py "$out" "${reference[$p]}"
+  if [ "$p" = tdm_fabric ]; then
+    bench/tdm_fabric_bench.sh || failed+=("$p")
+  else
+    "$build/bench/${p}_bench" --benchmark_format=json --benchmark_out="$out" \
+      --benchmark_out_format=json "$@" >/dev/null
+    /usr/bin/python3 bench/table.py "$out" "${reference[$p]}"
+  fi
   echo
 done
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "bench/run.sh: failed or missed a target: ${failed[*]}" >&2
+  exit 1
+fi
