@@ -7,7 +7,7 @@
 #    of the fabric load to the moment the last switch was armed (stage everywhere, choose the
 #    frame, arm everywhere); not the wait for the frame, which the arm margin sets;
 #  - the whole command: the wall clock around the asnctl process (its start, reading the
-#    plan, the load, the arm margin of the fabric file (default 20 ms) and the swap);
+#    plan, the load, the arm margin and the swap);
 #  - the spread of the swap instants across the boards (swap_time, the board's time base at
 #    its swap): it must be 0 cycles, since every switch swaps at the start of the same frame
 #    and emulated boards of one host share its monotonic clock as their time base;
@@ -17,17 +17,18 @@
 #    for the swap), and the ratios fabric / single-switch; and, to tell the size of the
 #    fabric plan from the 8 processes sharing the cores, the whole fabric plan loaded on that
 #    one asnd as switch s0 (`--switch s0`).
-# The fabric file's arm margin (how far ahead of the latest time a switch reported the common
-# frame is chosen) is 200 ms here, not the default 20 ms: on a busy 2-core machine with 8 asnd,
-# an ArmAtFrame call may reach its switch more than 20 ms after the frame was chosen, and the
-# load then fails with "frame ... has begun already" (--arm-margin DEFAULT to try the
-# default). The margin is not part of the command-to-armed time; it is of the whole command.
+# The fabric file gives no arm margin (how far ahead of the latest time a switch reported the
+# common frame is chosen): asnctl's default applies, 100 ms, raised to twice the slowest
+# StagePlan round trip. With a fixed 20 ms, on a busy 2-core machine with 8 asnd an
+# ArmAtFrame call reached its switch up to 40 ms after the frame was chosen and the load
+# failed with "frame ... has begun already" (try --arm-margin '20 ms'). The margin is not part
+# of the command-to-armed time; it is of the whole command.
 # Every part is explicit slots, as a fabric compiler writes them: SLOTS slots (default 64) of
 # 64 connections (a shift of the 64 ports, other for every switch, slot and phase). Every
 # asnd reads the whole fabric plan (8 parts) and checks and writes its own part; the 8 do it
 # at once, on whatever cores the machine has.
 #   bench/tdm_fabric_bench.sh [--runs N] [--slots N] [--switches N] [--profile P]
-#                             [--arm-margin '200 ms' | DEFAULT]
+#                             [--arm-margin '200 ms' | DEFAULT]   (default: DEFAULT)
 # Uses the asnd and asnctl of $BENCH_BUILD_DIR (default build/), building them if missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,7 +37,7 @@ runs=10
 slots=64
 switches=8
 profile=emulated-64port
-arm_margin="200 ms"
+arm_margin=DEFAULT
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) runs=$2; shift 2 ;;

@@ -483,6 +483,16 @@ std::vector<SwitchClock> clocks(const std::vector<Member>& members) {
   return out;
 }
 
+// How far ahead to arm: the fabric file's margin, and at least twice the slowest StagePlan
+// round trip, so that on a loaded host every ArmAtFrame lands before the frame (a late one
+// fails, and the switches armed in time would swap without it).
+std::chrono::nanoseconds arm_margin(const Run& run) {
+  Clock::duration slowest{0};
+  for (const auto& m : run.members) slowest = std::max(slowest, m.staged_at - run.start);
+  return std::max(run.load.fabric.arm_margin,
+                  std::chrono::duration_cast<std::chrono::nanoseconds>(2 * slowest));
+}
+
 // Stage, choose the frame, arm; or discard.
 int stage_and_arm(Run& run, Progress& progress) {
   each_in_parallel(all(run.members), [&](Member& m) { stage(m, run.load, run.phase); });
@@ -492,7 +502,7 @@ int stage_and_arm(Run& run, Progress& progress) {
     progress.stop();
     return report_failure(run, failures(run.members), after_discard(run.members));
   }
-  const FrameChoice choice = choose_frame(clocks(run.members), run.load.fabric.arm_margin);
+  const FrameChoice choice = choose_frame(clocks(run.members), arm_margin(run));
   if (!choice.error.empty()) {
     discard_staged(run.members);
     progress.stop();

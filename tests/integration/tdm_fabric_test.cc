@@ -136,7 +136,7 @@ TEST_F(TdmFabricTest, EverySwitchSwapsAtTheSameFrame) {
   // Nothing runs yet: each switch swaps at once and starts on the shared time grid.
   auto r = load(fabric_file(), kExample);
   ASSERT_EQ(r.exit_code, 0) << r.all();
-  EXPECT_THAT(r.out, HasSubstr("armed 4 switches for frame 0"));
+  EXPECT_THAT(r.out, HasSubstr("armed 4 switches at once"));
   for (size_t i = 0; i < asnd_.size(); ++i) {
     const Active a = active(i);
     EXPECT_EQ(a.plan, "fabric-neighbour-exchange") << kSwitches[i];

@@ -323,8 +323,9 @@ TEST_F(TdmServiceTest, StageThenArmAtAFrameSwapsAtThatFrame) {
   EXPECT_EQ(schedule().active().phase(), "writes");  // staged is not active
   EXPECT_EQ(schedule().staged().phase(), "pattern");
 
-  // 20 ms ahead: 10,000 frames of 2 us.
-  const uint64_t frame = staged.frame() + 10'000;
+  // 200 ms ahead (100,000 frames of 2 us): the arm must reach asnd before the frame begins,
+  // on a loaded machine too.
+  const uint64_t frame = staged.frame() + 100'000;
   v1::ArmAtFrameRequest arm;
   arm.set_program_id(staged.program_id());
   arm.set_frame(frame);
@@ -333,7 +334,7 @@ TEST_F(TdmServiceTest, StageThenArmAtAFrameSwapsAtThatFrame) {
     grpc::ClientContext context;
     ASSERT_TRUE(admin_->ArmAtFrame(&context, arm, &armed).ok());
   }
-  EXPECT_EQ(armed.swap_time(), staged.frame_start() + 10'000 * 250);
+  EXPECT_EQ(armed.swap_time(), staged.frame_start() + 100'000 * 250);
   EXPECT_EQ(armed.swap_frame(), armed.swap_time() / 625);  // on the new program's grid
   EXPECT_EQ(schedule().active().phase(), "pattern");
   EXPECT_FALSE(schedule().staged().present());

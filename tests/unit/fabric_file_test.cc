@@ -71,7 +71,7 @@ switches:
     timeout: 250 ms
 )");
   EXPECT_EQ(fabric.arm_margin, kDefaultArmMargin);
-  EXPECT_EQ(fabric.arm_margin, milliseconds(20));
+  EXPECT_EQ(fabric.arm_margin, milliseconds(100));
   EXPECT_EQ(fabric.file, "<fabric>");
   ASSERT_EQ(fabric.switches.size(), 1u);
   EXPECT_EQ(fabric.switches[0].endpoint, "[::1]:7411");

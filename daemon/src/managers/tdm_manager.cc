@@ -218,6 +218,7 @@ void TdmManager::require_not_armed() {
 
 ArmOutcome TdmManager::arm_and_wait(std::unique_lock<std::mutex>& lock, uint64_t frame,
                                     std::chrono::milliseconds timeout) {
+  const auto arm_start = Clock::now();
   const uint32_t before = device_.read(t::kSwapCount);
   device_.write(t::kArmAtFrameLo, static_cast<uint32_t>(frame));
   device_.write(t::kArmAtFrameHi, static_cast<uint32_t>(frame >> 32));
@@ -225,6 +226,7 @@ ArmOutcome TdmManager::arm_and_wait(std::unique_lock<std::mutex>& lock, uint64_t
 
   const auto start = Clock::now();
   const auto deadline = start + timeout;
+  const uint64_t arm_us = micros_since(arm_start);
   enum class Ended { kSwapped, kDisarmed, kTimedOut } ended = Ended::kTimedOut;
   changing_ = true;
   lock.unlock();  // DiscardStaged may cancel meanwhile; readers go on
@@ -246,6 +248,7 @@ ArmOutcome TdmManager::arm_and_wait(std::unique_lock<std::mutex>& lock, uint64_t
   lock.lock();
   changing_ = false;
   ArmOutcome outcome;
+  outcome.arm_us = arm_us;
   outcome.wait_us = micros_since(start);
   if (ended == Ended::kTimedOut) {
     device_.write(t::kControl, t::kControlDisarm.mask());
@@ -269,17 +272,17 @@ LoadOutcome TdmManager::change(std::unique_lock<std::mutex>& lock, const state::
                                const state::v1::TdmPhase& program, LoadTimes times) {
   LoadOutcome outcome;
   const Sequencer before = read_sequencer();
+  auto start = Clock::now();
   state_.begin(next);  // the intent, before the first write
+  uint64_t store_us = micros_since(start);
   try {
     write_shadow(program, times);
-    const auto start = Clock::now();
-    const uint64_t hz = limits().clock_hz;
     const uint64_t frame = tdm_words::frame_cycles(
         tdm_words::decode_timing(device_.read_entries(t::kTiming, 0, 1, Bank::kActive)));
     const auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(
-        cycles_to_time(frame, hz) + kSwapGrace);
-    times.arm_us = micros_since(start);
+        cycles_to_time(frame, limits().clock_hz) + kSwapGrace);
     const ArmOutcome armed = arm_and_wait(lock, 0, timeout);
+    times.arm_us = armed.arm_us;
     times.wait_us = armed.wait_us;
     outcome.active_from_frame = armed.swap_frame;
     if (!before.enabled) {
@@ -292,7 +295,10 @@ LoadOutcome TdmManager::change(std::unique_lock<std::mutex>& lock, const state::
     state_.rollback();
     throw;
   }
+  start = Clock::now();
   state_.commit();
+  store_us += micros_since(start);
+  times.arm_us += store_us;  // LoadTimes.arm_us: the desired state stored, and the arm
   outcome.changed = true;
   outcome.program_id = program.program_id();
   outcome.times = times;

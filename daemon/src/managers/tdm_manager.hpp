@@ -46,7 +46,7 @@ struct LoadTimes {
   uint64_t validate_us = 0;
   uint64_t write_us = 0;
   uint64_t readback_us = 0;
-  uint64_t arm_us = 0;
+  uint64_t arm_us = 0;  // the desired state stored (the intent and its confirmation), the arm
   uint64_t wait_us = 0;
   uint64_t total_us = 0;
 };
@@ -117,7 +117,8 @@ struct StageOutcome {
 struct ArmOutcome {
   uint64_t swap_frame = 0;
   uint64_t swap_time = 0;
-  uint64_t wait_us = 0;
+  uint64_t arm_us = 0;   // the arm's register writes
+  uint64_t wait_us = 0;  // from the arm to the swap
 };
 
 class TdmManager final : public Reconcilable {

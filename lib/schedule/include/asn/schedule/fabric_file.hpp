@@ -5,7 +5,7 @@
 //   switches:
 //     - {name: r0, endpoint: unix:/run/asn/asn0.sock}
 //     - {name: r1, endpoint: 10.0.0.2:7411, timeout: 2s}   # per-switch RPC timeout
-//   arm_margin: 50 ms   # optional, default 20 ms
+//   arm_margin: 50 ms   # optional, default 100 ms
 //
 // Durations are lengths as in a plan ('500 us', '2 ms'; parse_length) or seconds ('2s',
 // '1.5 s'); cycles are refused, since no board clock is at hand. Errors are PlanErrors with
@@ -23,7 +23,9 @@
 namespace asn::schedule {
 
 inline constexpr std::chrono::milliseconds kDefaultSwitchTimeout{2000};
-inline constexpr std::chrono::nanoseconds kDefaultArmMargin = std::chrono::milliseconds(20);
+// How far ahead of the latest time a switch reported the common frame is chosen. asnctl
+// also keeps it at least twice the slowest StagePlan round trip.
+inline constexpr std::chrono::nanoseconds kDefaultArmMargin = std::chrono::milliseconds(100);
 // Beyond these a value is taken for a typo ('50 s' for '50 ms'); both are far past any
 // real RPC or arming time.
 inline constexpr std::chrono::milliseconds kMaxSwitchTimeout = std::chrono::minutes(10);
