@@ -127,8 +127,11 @@ void TdmSequencer::set_current_slot() {
 }
 
 void TdmSequencer::swap(uint64_t time) {
-  tdm_.swap_banks(t::kSlotTable);  // the timing table shares the bank bit
+  // Disarm first: the emulated board lives in asnd's memory, and a kill between the two
+  // stores must not leave the new banks active and the swap still armed (the next asnd's
+  // clock would swap back).
   tdm_.set(t::kStatusArmed, 0);
+  tdm_.swap_banks(t::kSlotTable);  // the timing table shares the bank bit
   ++tdm_.word(t::kSwapCount);
   tdm_.set64(t::kSwapTime, time);
   board_.raise(regs::id::kIrqStatusTdmSwap);
