@@ -34,6 +34,7 @@
 #include "asn/v1/fabric.grpc.pb.h"
 #include "asnd_harness.hpp"
 #include "bus/emulated_bus.hpp"
+#include "crash_harness.hpp"
 #include "device/device.hpp"
 
 namespace asn::test {
@@ -172,10 +173,6 @@ struct Client {
   }
 };
 
-void set_deadline(grpc::ClientContext& context, std::chrono::seconds limit) {
-  context.set_deadline(std::chrono::system_clock::now() + limit);
-}
-
 v1::SetTopologyRequest request_for(const Place& place) {
   v1::SetTopologyRequest request;
   request.set_terminals(place.terminals);
@@ -241,34 +238,9 @@ Words read_active_through_asnd(Client& client, const Words& sizes, std::string& 
   return words;
 }
 
-uint64_t env_number(const char* name, uint64_t fallback) {
-  const char* value = std::getenv(name);
-  if (value == nullptr || *value == '\0') return fallback;
-  return std::strtoull(value, nullptr, 10);
-}
-
-class CrashTest : public ::testing::Test {
+class CrashTest : public CrashFixture {
  protected:
-  TempDir dir_;
-  AsndProcess asnd_{dir_, unique_name("cr")};
-
-  // Starts asnd on the board and state directory of every earlier start.
-  ::testing::AssertionResult start() {
-    if (asnd_.start({}, kConfig)) return ::testing::AssertionSuccess();
-    return ::testing::AssertionFailure()
-           << "asnd did not start (exit " << asnd_.exit_code() << "):\n"
-           << asnd_.log();
-  }
-
-  // SIGKILL, then waitpid until it is gone; its exit code.
-  int kill_and_reap() {
-    asnd_.signal(SIGKILL);
-    const auto deadline = Clock::now() + std::chrono::seconds(10);
-    while (asnd_.running() && Clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::microseconds(200));
-    }
-    return asnd_.exit_code();
-  }
+  CrashTest() : CrashFixture("cr", kConfig) {}
 };
 
 TEST_F(CrashTest, AKilledFabricChangeLeavesTheOldOrTheNewTablesNeverAMix) {
@@ -303,14 +275,7 @@ TEST_F(CrashTest, AKilledFabricChangeLeavesTheOldOrTheNewTablesNeverAMix) {
   std::printf("[ crash    ] a change takes %.1f ms (median of %zu, %.1f to %.1f)\n", change_ms,
               durations.size(), durations.front(), durations.back());
 
-  // Kill delays: 5% at once, 10% after the change has ended, the rest over the change.
-  std::uniform_real_distribution<double> unit(0.0, 1.0);
-  auto draw_delay = [&] {
-    const double u = unit(random);
-    if (u < 0.05) return 0.0;
-    if (u < 0.15) return change_ms * (1.0 + unit(random));
-    return change_ms * unit(random);
-  };
+  KillDelays delays(random, change_ms);  // 5% at once, 10% after the change, the rest over it
 
   struct Counts {
     unsigned old_clean = 0;     // old tables; the intent had not been stored
@@ -334,7 +299,7 @@ TEST_F(CrashTest, AKilledFabricChangeLeavesTheOldOrTheNewTablesNeverAMix) {
   for (uint64_t iteration = 0; iteration < iterations; ++iteration) {
     const Place& from = *current;
     const Place& to = current == &kA ? kB : kA;
-    const double delay_ms = draw_delay();
+    const double delay_ms = delays.draw();
     SCOPED_TRACE("iteration " + std::to_string(iteration) + ", change " + from.name + " -> " +
                  to.name + ", kill after " + std::to_string(delay_ms) + " ms");
 

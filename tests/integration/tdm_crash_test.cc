@@ -39,6 +39,7 @@
 #include "asn/v1/tdm.grpc.pb.h"
 #include "asnd_harness.hpp"
 #include "bus/emulated_bus.hpp"
+#include "crash_harness.hpp"
 #include "device/device.hpp"
 #include "device/layout.hpp"
 #include "managers/tdm_words.hpp"
@@ -258,10 +259,6 @@ struct Client {
   }
 };
 
-void set_deadline(grpc::ClientContext& context, std::chrono::seconds limit) {
-  context.set_deadline(std::chrono::system_clock::now() + limit);
-}
-
 v1::LoadScheduleRequest request_for(const Phase& phase) {
   v1::LoadScheduleRequest request;
   request.mutable_plan()->set_text(plan_text());
@@ -328,40 +325,15 @@ std::string check_active(const v1::GetScheduleResponse& s, const Program& want) 
   return "";
 }
 
-uint64_t env_number(const char* name, uint64_t fallback) {
-  const char* value = std::getenv(name);
-  if (value == nullptr || *value == '\0') return fallback;
-  return std::strtoull(value, nullptr, 10);
-}
-
 double median(std::vector<double> values) {
   if (values.empty()) return 0;
   std::sort(values.begin(), values.end());
   return values[values.size() / 2];
 }
 
-class TdmCrashTest : public ::testing::Test {
+class TdmCrashTest : public CrashFixture {
  protected:
-  TempDir dir_;
-  AsndProcess asnd_{dir_, unique_name("tc")};
-
-  // Starts asnd on the board and state directory of every earlier start.
-  ::testing::AssertionResult start() {
-    if (asnd_.start({}, kConfig)) return ::testing::AssertionSuccess();
-    return ::testing::AssertionFailure()
-           << "asnd did not start (exit " << asnd_.exit_code() << "):\n"
-           << asnd_.log();
-  }
-
-  // SIGKILL, then waitpid until it is gone; its exit code.
-  int kill_and_reap() {
-    asnd_.signal(SIGKILL);
-    const auto deadline = Clock::now() + std::chrono::seconds(10);
-    while (asnd_.running() && Clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::microseconds(200));
-    }
-    return asnd_.exit_code();
-  }
+  TdmCrashTest() : CrashFixture("tc", kConfig) {}
 
   // The board's limits and the programs at them, from a board opened before asnd's first
   // start (the board asnd then opens).
@@ -454,14 +426,7 @@ TEST_F(TdmCrashTest, AKilledScheduleLoadLeavesTheOldOrTheNewProgramNeverAMix) {
   ASSERT_TRUE(start());
   client.emplace(asnd_);
 
-  // Kill delays: 5% at once, 10% after the load has ended, the rest over the load.
-  std::uniform_real_distribution<double> unit(0.0, 1.0);
-  auto draw_delay = [&] {
-    const double u = unit(random);
-    if (u < 0.05) return 0.0;
-    if (u < 0.15) return load_ms * (1.0 + unit(random));
-    return load_ms * unit(random);
-  };
+  KillDelays delays(random, load_ms);  // 5% at once, 10% after the change, the rest over it
 
   struct Counts {
     unsigned old_clean = 0;     // old program; the intent had not been stored
@@ -492,7 +457,7 @@ TEST_F(TdmCrashTest, AKilledScheduleLoadLeavesTheOldOrTheNewProgramNeverAMix) {
   for (uint64_t iteration = 0; iteration < iterations; ++iteration) {
     const Phase& from = *current;
     const Phase& to = current == &kA ? kB : kA;
-    const double delay_ms = draw_delay();
+    const double delay_ms = delays.draw();
     SCOPED_TRACE("iteration " + std::to_string(iteration) + ", load " + from.name + " -> " +
                  to.name + ", kill after " + std::to_string(delay_ms) + " ms");
 

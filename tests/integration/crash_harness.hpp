@@ -1,0 +1,79 @@
+// What the crash tests share (crash_test.cc: fabric changes; tdm_crash_test.cc: schedule
+// loads): the real asnd on a board and state directory that outlive it, killed with SIGKILL
+// and started again; the kill delays; the environment knobs (ASN_CRASH_ITERATIONS,
+// ASN_CRASH_SEED).
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <thread>
+
+#include "asnd_harness.hpp"
+
+namespace asn::test {
+
+inline uint64_t env_number(const char* name, uint64_t fallback) {
+  const char* value = std::getenv(name);
+  if (value == nullptr || *value == '\0') return fallback;
+  return std::strtoull(value, nullptr, 10);
+}
+
+inline void set_deadline(grpc::ClientContext& context, std::chrono::seconds limit) {
+  context.set_deadline(std::chrono::system_clock::now() + limit);
+}
+
+// When to kill, for a change that takes `change_ms`: 5% at once, 10% after it has ended, the
+// rest over it.
+class KillDelays {
+ public:
+  KillDelays(std::mt19937& random, double change_ms) : random_(random), change_ms_(change_ms) {}
+  double draw() {
+    const double u = unit_(random_);
+    if (u < 0.05) return 0.0;
+    if (u < 0.15) return change_ms_ * (1.0 + unit_(random_));
+    return change_ms_ * unit_(random_);
+  }
+
+ private:
+  std::mt19937& random_;
+  double change_ms_;
+  std::uniform_real_distribution<double> unit_{0.0, 1.0};
+};
+
+// asnd on one board and state directory, started with `config` every time.
+class CrashFixture : public ::testing::Test {
+ protected:
+  CrashFixture(std::string name_prefix, std::string config)
+      : asnd_(dir_, unique_name(name_prefix)), config_(std::move(config)) {}
+
+  // Starts asnd on the board and state directory of every earlier start.
+  ::testing::AssertionResult start() {
+    if (asnd_.start({}, config_)) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure()
+           << "asnd did not start (exit " << asnd_.exit_code() << "):\n"
+           << asnd_.log();
+  }
+
+  // SIGKILL, then waitpid until it is gone; its exit code.
+  int kill_and_reap() {
+    asnd_.signal(SIGKILL);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (asnd_.running() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    return asnd_.exit_code();
+  }
+
+  TempDir dir_;
+  AsndProcess asnd_;
+  std::string config_;
+};
+
+}  // namespace asn::test
