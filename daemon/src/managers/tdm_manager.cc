@@ -170,7 +170,7 @@ bool TdmManager::board_runs(const state::v1::TdmPhase& program) {
   return device_.read_entries(t::kTiming, 0, 1, Bank::kActive) == tdm_words::timing_words(program);
 }
 
-TdmManager::Sequencer TdmManager::read_sequencer() {
+Sequencer TdmManager::read_sequencer() {
   Device::ReadBatch batch;
   const size_t status = batch.add(t::kStatus);
   const size_t enable = batch.add(t::kConfigEnable);
@@ -448,19 +448,8 @@ void TdmManager::name_program(BankProgram& bank) const {
 
 ScheduleView TdmManager::schedule(bool include_slots) {
   ScheduleView view;
-  const Sequencer s = read_sequencer();
-  view.enabled = s.enabled;
-  view.running = s.running;
-  view.armed = s.armed;
-  view.preempted = s.preempted;
-  view.frame = s.frame;
-  view.time = s.time;
-  view.frame_start = s.frame_start;
-  view.current_slot = s.current_slot;
-  view.arm_at_frame = s.arm_at_frame;
-  view.swap_frame = s.swap_frame;
-  view.swap_time = s.swap_time;
-  view.swap_count = s.swap_count;
+  view.sequencer = read_sequencer();
+  const Sequencer& s = view.sequencer;
   const schedule::BoardLimits board = limits();
   view.clock_hz = board.clock_hz;
   view.ports = board.ports;

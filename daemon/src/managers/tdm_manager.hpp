@@ -79,9 +79,8 @@ struct BankProgram {
   uint64_t frame_cycles = 0;
 };
 
-struct ScheduleView {
-  BankProgram active;
-  BankProgram staged;
+// The sequencer's registers, read in one batch.
+struct Sequencer {
   bool enabled = false;
   bool running = false;
   bool armed = false;
@@ -94,6 +93,12 @@ struct ScheduleView {
   uint64_t swap_frame = 0;
   uint64_t swap_time = 0;
   uint32_t swap_count = 0;
+};
+
+struct ScheduleView {
+  BankProgram active;
+  BankProgram staged;
+  Sequencer sequencer;
   uint64_t clock_hz = 0;
   uint32_t ports = 0;
   uint32_t max_slots = 0;
@@ -161,22 +166,6 @@ class TdmManager final : public Reconcilable {
     uint64_t program_id = 0;
     bool armed = false;
   };
-  // The sequencer's registers, read in one batch.
-  struct Sequencer {
-    bool enabled = false;
-    bool running = false;
-    bool armed = false;
-    bool preempted = false;
-    uint64_t frame = 0;
-    uint64_t time = 0;
-    uint64_t frame_start = 0;
-    uint32_t current_slot = 0;
-    uint64_t arm_at_frame = 0;
-    uint64_t swap_frame = 0;
-    uint64_t swap_time = 0;
-    uint32_t swap_count = 0;
-  };
-
   schedule::BoardLimits limits() const;
   // Parses, compiles (with source.algorithm) and validates the plan against the board;
   // `with_yaml`: also writes the compiled plan back as YAML.
