@@ -1,0 +1,301 @@
+// What frees bytes in the lock table (release, downgrade, cancel, expire) and the grants
+// that follow, in file-offset order (004 L1226).
+#include <algorithm>
+#include <limits>
+
+#include "format.hpp"
+#include "table_impl.hpp"
+
+namespace asn::locks {
+namespace {
+
+using detail::cat;
+using detail::quote;
+
+// A piece of a held entry left by a release or a downgrade.
+struct Piece {
+  uint64_t first = 0;
+  uint64_t last = 0;
+  Mode mode = Mode::kShared;
+};
+
+// What is left of entry `e` once the bytes of `ranges` (sorted, disjoint) are released
+// (downgrade false) or made shared (downgrade true). Touching pieces of one mode are one.
+std::vector<Piece> pieces_of(const Entry& e, std::span<const ByteRange> ranges, bool downgrade) {
+  std::vector<Piece> out;
+  auto push = [&](uint64_t first, uint64_t last, Mode mode) {
+    if (!out.empty() && out.back().mode == mode && out.back().last + 1 == first) {
+      out.back().last = last;
+    } else {
+      out.push_back({first, last, mode});
+    }
+  };
+  auto it = std::partition_point(ranges.begin(), ranges.end(),
+                                 [&](const ByteRange& r) { return r.last() < e.first; });
+  uint64_t pos = e.first;
+  for (; it != ranges.end() && it->offset <= e.last; ++it) {
+    uint64_t lo = std::max(it->offset, e.first);
+    uint64_t hi = std::min(it->last(), e.last);
+    if (lo > pos) push(pos, lo - 1, e.mode);
+    if (downgrade) push(lo, hi, Mode::kShared);
+    if (hi == e.last) return out;
+    pos = hi + 1;
+  }
+  push(pos, e.last, e.mode);
+  return out;
+}
+
+void add_spans(std::vector<Span>& out, std::span<const ByteRange> ranges) {
+  for (const ByteRange& r : ranges) out.push_back({r.offset, r.last()});
+}
+
+// The spans sorted, with overlapping or touching ones joined.
+std::vector<Span> coalesced(std::vector<Span> spans) {
+  std::sort(spans.begin(), spans.end(),
+            [](const Span& a, const Span& b) { return a.first < b.first; });
+  std::vector<Span> out;
+  for (const Span& s : spans) {
+    if (!out.empty() && (out.back().last >= s.first || out.back().last + 1 == s.first)) {
+      out.back().last = std::max(out.back().last, s.last);
+    } else {
+      out.push_back(s);
+    }
+  }
+  return out;
+}
+
+std::string span_text(uint64_t first, uint64_t last) {
+  return to_string(ByteRange{first, last - first + 1});
+}
+
+}  // namespace
+
+// ---- release and downgrade ---------------------------------------------------------------
+
+std::optional<Span> LockTable::Impl::first_gap(const FileState* file, SessionId session,
+                                               uint64_t first, uint64_t last,
+                                               bool exclusive) const {
+  std::optional<Span> gap;
+  bool covered = false;
+  uint64_t pos = first;  // the bytes before it are held by the session
+  if (file != nullptr) {
+    file->held.any(first, last, [&](uint64_t seg_first, uint64_t seg_last, const auto& ids) {
+      uint64_t lo = std::max(seg_first, first);
+      bool mine = ids.any([&](uint64_t id) {
+        const Entry& e = entries_[id - 1];
+        return e.session == session && (!exclusive || e.mode == Mode::kExclusive);
+      });
+      if (lo > pos) {
+        gap = Span{pos, lo - 1};  // nobody holds these bytes
+      } else if (!mine) {
+        gap = Span{lo, std::min(seg_last, last)};  // others do
+      } else if (seg_last >= last) {
+        covered = true;
+      } else {
+        pos = seg_last + 1;
+      }
+      return gap || covered;
+    });
+  }
+  if (covered) return std::nullopt;
+  return gap ? gap : Span{pos, last};
+}
+
+std::optional<LockError> LockTable::Impl::check_held(const FileState* file, SessionId session,
+                                                     std::span<const ByteRange> ranges,
+                                                     bool exclusive, std::string_view name) const {
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    std::optional<Span> gap =
+        first_gap(file, session, ranges[i].offset, ranges[i].last(), exclusive);
+    if (!gap) continue;
+    std::string where = cat(" bytes ", span_text(gap->first, gap->last), " of file ", quote(name),
+                            " (range ", i, " ", to_string(ranges[i]), ")");
+    return LockError(ErrorKind::kFailedPrecondition,
+                     exclusive ? cat("session ", session, " holds no exclusive lock on", where,
+                                     ": only an exclusive lock can be downgraded; nothing "
+                                     "changed")
+                               : cat("session ", session, " holds no lock on", where,
+                                     ": released already, or never granted; nothing was "
+                                     "released"),
+                     i);
+  }
+  return std::nullopt;
+}
+
+std::vector<uint64_t> LockTable::Impl::session_entries(const FileState& file, SessionId session,
+                                                       std::span<const ByteRange> ranges,
+                                                       bool exclusive) const {
+  std::vector<uint64_t> out;
+  for (const ByteRange& r : ranges) {
+    file.held.any(r.offset, r.last(), [&](uint64_t, uint64_t, const detail::IdSet& ids) {
+      ids.any([&](uint64_t id) {
+        const Entry& e = entries_[id - 1];
+        if (e.session == session && (!exclusive || e.mode == Mode::kExclusive)) {
+          out.push_back(id);
+        }
+        return false;
+      });
+      return false;
+    });
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+Change LockTable::Impl::carve(SessionId session, std::string_view name, const RangeSpec& spec,
+                              bool downgrade) {
+  Change out;
+  out.error = check_file(name);
+  if (!out.error) out.error = check_session(session);
+  if (!out.error) out.error = validate(spec, limits_.max_ranges);
+  if (out.error) return out;
+  std::vector<ByteRange> ranges = sorted_ranges(spec, limits_.max_ranges);
+  const auto* list = std::get_if<std::vector<ByteRange>>(&spec);
+  FileState* file = find_file(name);
+  out.error = check_held(file, session, list ? *list : ranges, downgrade, name);
+  if (out.error) return out;
+
+  std::vector<uint64_t> ids = session_entries(*file, session, ranges, downgrade);
+  std::vector<std::vector<Piece>> pieces;
+  size_t after = 0;
+  for (uint64_t id : ids) {
+    pieces.push_back(pieces_of(entries_[id - 1], ranges, downgrade));
+    after += pieces.back().size();
+  }
+  if (after > ids.size() && after - ids.size() > entries_free()) {
+    out.error = table_full(after - ids.size(), downgrade ? "this downgrade splits a lock and"
+                                                         : "this release splits a lock and");
+    return out;
+  }
+  std::vector<Entry> removed;
+  for (uint64_t id : ids) removed.push_back(remove_entry(id));
+  for (size_t k = 0; k < removed.size(); ++k) {
+    for (const Piece& p : pieces[k]) {
+      Entry entry = removed[k];
+      entry.first = p.first;
+      entry.last = p.last;
+      entry.mode = p.mode;
+      add_entry(entry);
+    }
+  }
+  if (!downgrade) {
+    out.released = ids.size();
+    ++counters_.releases;
+  }
+  std::vector<Span> changed;
+  add_spans(changed, ranges);
+  out.granted = pump(*file, changed);
+  drop_if_empty(file);
+  return out;
+}
+
+// ---- cancel and expire -------------------------------------------------------------------
+
+Change LockTable::Impl::cancel(RequestId id) {
+  Change out;
+  if (!waiters_.contains(id)) {
+    if (id != 0 && id < next_request_) {
+      out.error = LockError(ErrorKind::kFailedPrecondition,
+                            cat("request ", id,
+                                " is not waiting (granted, cancelled, or ended with its "
+                                "session): nothing to cancel; a granted lock is released "
+                                "with release()"));
+    } else {
+      out.error = LockError(ErrorKind::kNotFound, cat("request ", id, " does not exist"));
+    }
+    return out;
+  }
+  Waiter waiter = dequeue(id);
+  ++counters_.cancelled;
+  out.cancelled.push_back(id);
+  std::vector<Span> changed;
+  add_spans(changed, waiter.ranges);
+  out.granted = pump(*waiter.file, changed);
+  drop_if_empty(waiter.file);
+  return out;
+}
+
+Change LockTable::Impl::expire(SessionId session) {
+  Change out;
+  auto it = sessions_.find(session);
+  if (it == sessions_.end()) {
+    out.error = check_session(session);
+    return out;
+  }
+  // The session goes first, so none of its waiters can be granted by what follows.
+  SessionState state = std::move(it->second);
+  sessions_.erase(it);
+  std::map<std::string_view, std::pair<FileState*, std::vector<Span>>> changed;  // by file id
+  for (RequestId id : state.waiters) {
+    Waiter waiter = dequeue(id);
+    auto& file = changed[waiter.file->name];
+    file.first = waiter.file;
+    add_spans(file.second, waiter.ranges);
+    out.cancelled.push_back(id);
+  }
+  for (uint64_t id : state.entries) {
+    Entry entry = remove_entry(id);
+    auto& file = changed[entry.file->name];
+    file.first = entry.file;
+    file.second.push_back({entry.first, entry.last});
+    ++out.released;
+  }
+  for (auto& [name, file] : changed) {
+    std::vector<Grant> granted = pump(*file.first, file.second);
+    std::move(granted.begin(), granted.end(), std::back_inserter(out.granted));
+  }
+  for (auto& [name, file] : changed) drop_if_empty(file.first);
+  counters_.cancelled += out.cancelled.size();
+  ++counters_.expired;
+  return out;
+}
+
+// ---- grants after a change ---------------------------------------------------------------
+
+std::vector<Grant> LockTable::Impl::pump(FileState& file, const std::vector<Span>& changed) {
+  // Only a waiter overlapping the changed bytes can have lost its conflicts: a waiter granted
+  // here conflicts as a holder with whatever it conflicted with as a waiter.
+  std::vector<RequestId> candidates;
+  for (const Span& span : coalesced(changed)) {
+    file.waiting.any(span.first, span.last, [&](uint64_t, uint64_t, const detail::IdSet& ids) {
+      ids.any([&](uint64_t id) {
+        candidates.push_back(id);
+        return false;
+      });
+      return false;
+    });
+  }
+  std::sort(candidates.begin(), candidates.end());
+  candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+
+  struct Granted {
+    Waiter waiter;
+    std::vector<uint64_t> entries;
+  };
+  std::vector<Granted> granted;
+  for (RequestId id : candidates) {  // FIFO: an earlier waiter is decided first
+    const Waiter& w = waiters_.at(id);
+    if (first_conflict(file, w.session, w.mode, w.ranges, id)) continue;
+    Waiter taken = dequeue(id);
+    std::vector<uint64_t> entries = hold(file, taken, 0);
+    granted.push_back({std::move(taken), std::move(entries)});
+  }
+  // Issued in file-offset order: the tokens follow it.
+  std::sort(granted.begin(), granted.end(), [](const Granted& a, const Granted& b) {
+    uint64_t ao = a.waiter.ranges.front().offset;
+    uint64_t bo = b.waiter.ranges.front().offset;
+    return ao != bo ? ao < bo : a.waiter.id < b.waiter.id;
+  });
+  std::vector<Grant> out;
+  for (Granted& g : granted) {
+    Token token = next_token_++;
+    for (uint64_t entry : g.entries) entries_[entry - 1].token = token;
+    out.push_back(Grant{g.waiter.id, g.waiter.session, file.name, g.waiter.mode, token,
+                        std::move(g.waiter.ranges)});
+  }
+  counters_.grants += out.size();
+  return out;
+}
+
+}  // namespace asn::locks

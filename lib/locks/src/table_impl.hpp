@@ -1,0 +1,143 @@
+// The inside of LockTable: the entries, the per-file interval indexes, the waiters and the
+// sessions. lock_table.cc has requests, queries and the bookkeeping; lock_table_change.cc
+// has what frees bytes (release, downgrade, cancel, expire) and the grants that follow.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <iterator>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "asn/locks/lock_table.hpp"
+#include "segment_index.hpp"
+
+namespace asn::locks {
+
+struct FileState;
+
+// A held range: one entry of the table. Free slots have session 0.
+struct Entry {
+  uint64_t first = 0;  // inclusive
+  uint64_t last = 0;   // inclusive
+  SessionId session = 0;
+  RequestId request = 0;
+  Token token = 0;
+  FileState* file = nullptr;
+  Mode mode = Mode::kShared;
+};
+
+// A waiting request; each of its ranges is an entry of the table too.
+struct Waiter {
+  RequestId id = 0;
+  SessionId session = 0;
+  FileState* file = nullptr;
+  Mode mode = Mode::kShared;
+  std::vector<ByteRange> ranges;  // file-offset order
+};
+
+struct FileState {
+  std::string name;
+  detail::SegmentIndex held;     // entry ids (slot + 1)
+  detail::SegmentIndex waiting;  // waiting request ids
+  std::set<RequestId> waiters;   // FIFO: request ids count up
+};
+
+struct SessionState {
+  std::unordered_set<uint64_t> entries;
+  std::set<RequestId> waiters;
+};
+
+// Bytes [first, last] whose locks changed: the waiters overlapping them may now be granted.
+struct Span {
+  uint64_t first = 0;
+  uint64_t last = 0;
+};
+
+// What keeps a request from being granted: a held entry or an earlier waiter (one is set),
+// found for the request's range `range` (an index into the sorted ranges).
+struct Blocker {
+  size_t range = 0;
+  uint64_t entry = 0;
+  RequestId waiter = 0;
+};
+
+inline constexpr RequestId kAnyWaiter = ~RequestId{0};
+
+class LockTable::Impl {
+ public:
+  explicit Impl(TableLimits limits) : limits_(limits) {}
+
+  SessionId open_session();
+  Outcome request(const Request& request);
+  Change release(SessionId session, std::string_view file, const RangeSpec& ranges) {
+    return carve(session, file, ranges, false);
+  }
+  Change downgrade(SessionId session, std::string_view file, const RangeSpec& ranges) {
+    return carve(session, file, ranges, true);
+  }
+  Change cancel(RequestId request);
+  Change expire(SessionId session);
+  FileLocks list(std::string_view file) const;
+  Stats stats() const;
+  const TableLimits& limits() const { return limits_; }
+
+ private:
+  // lock_table.cc
+  std::optional<LockError> check_file(std::string_view file) const;
+  std::optional<LockError> check_session(SessionId session) const;
+  size_t entries_in_use() const { return held_ + waiting_entries_; }
+  size_t entries_free() const;
+  LockError table_full(size_t needed, std::string_view what) const;
+  FileState* find_file(std::string_view file) const;
+  FileState& file_state(std::string_view file);
+  void drop_if_empty(FileState* file);
+  uint64_t held_conflict(const FileState& file, SessionId session, Mode mode, uint64_t first,
+                         uint64_t last) const;
+  RequestId waiting_conflict(const FileState& file, SessionId session, Mode mode, uint64_t first,
+                             uint64_t last, RequestId before) const;
+  std::optional<Blocker> first_conflict(const FileState& file, SessionId session, Mode mode,
+                                        std::span<const ByteRange> ranges, RequestId before) const;
+  LockError conflict_error(const Blocker& blocker, const Request& request,
+                           std::span<const ByteRange> ranges) const;
+  uint64_t add_entry(const Entry& entry);
+  Entry remove_entry(uint64_t id);
+  std::vector<uint64_t> hold(FileState& file, const Waiter& request, Token token);
+  void enqueue(Waiter waiter);
+  Waiter dequeue(RequestId id);
+
+  // lock_table_change.cc
+  Change carve(SessionId session, std::string_view file, const RangeSpec& ranges, bool downgrade);
+  // The first bytes of [first, last] the session does not hold (exclusively, if asked).
+  std::optional<Span> first_gap(const FileState* file, SessionId session, uint64_t first,
+                                uint64_t last, bool exclusive) const;
+  std::optional<LockError> check_held(const FileState* file, SessionId session,
+                                      std::span<const ByteRange> ranges, bool exclusive,
+                                      std::string_view name) const;
+  std::vector<uint64_t> session_entries(const FileState& file, SessionId session,
+                                        std::span<const ByteRange> ranges, bool exclusive) const;
+  std::vector<Grant> pump(FileState& file, const std::vector<Span>& changed);
+
+  TableLimits limits_;
+  std::vector<Entry> entries_;  // entry id = index + 1; at most limits_.capacity
+  std::vector<uint64_t> free_;  // free entry ids
+  std::map<std::string, std::unique_ptr<FileState>, std::less<>> files_;
+  std::unordered_map<RequestId, Waiter> waiters_;
+  std::unordered_map<SessionId, SessionState> sessions_;
+  SessionId next_session_ = 1;
+  RequestId next_request_ = 1;
+  Token next_token_ = 1;
+  size_t held_ = 0;
+  size_t waiting_entries_ = 0;
+  Stats counters_;
+};
+
+}  // namespace asn::locks
