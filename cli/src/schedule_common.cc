@@ -1,12 +1,6 @@
 #include "schedule_common.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 
 #include "asn/schedule/plan_file.hpp"
 #include "errors.hpp"
@@ -28,28 +22,16 @@ asn::v1::CompileAlgorithm to_algorithm(const std::string& name) {
 
 std::string read_plan_file(const std::string& path) {
   const size_t limit = asn::schedule::ParseLimits{}.max_file_bytes;
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw UsageError("cannot read " + path + ": " + std::strerror(errno));
-  struct stat st {};
-  if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-    close(fd);
-    throw UsageError("cannot read " + path + ": it is a directory");
-  }
-  // Stop one byte past the limit: /dev/zero must not fill memory.
   std::string text;
-  char chunk[65536];
-  while (text.size() <= limit) {
-    const ssize_t n = read(fd, chunk, sizeof(chunk));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int error = errno;
-      close(fd);
-      throw UsageError("cannot read " + path + ": " + std::strerror(error));
-    }
-    if (n == 0) break;
-    text.append(chunk, static_cast<size_t>(n));
+  try {
+    text = asn::schedule::read_limited(path, limit, "file");
+  } catch (const asn::schedule::PlanError& e) {
+    // "cannot read the file: REASON" -> "cannot read PATH: REASON"
+    const std::string& message = e.problem().message;
+    const size_t reason = message.find(": ");
+    throw UsageError("cannot read " + path +
+                     (reason == std::string::npos ? "" : message.substr(reason)));
   }
-  close(fd);
   if (text.size() > limit) {
     throw UsageError(path + " is larger than a plan file may be (" + std::to_string(limit) +
                      " bytes); write large phases with patterns or generators");

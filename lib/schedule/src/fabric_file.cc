@@ -2,11 +2,9 @@
 // read with the plan reader's YAML tree and typed access, so that its errors read alike.
 #include "asn/schedule/fabric_file.hpp"
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <optional>
 
+#include "asn/schedule/plan_file.hpp"
 #include "reader.hpp"
 #include "text.hpp"
 #include "yaml_tree.hpp"
@@ -232,26 +230,7 @@ FabricFile parse_fabric_file(std::string_view text, std::string file) {
 }
 
 FabricFile load_fabric_file(const std::string& path) {
-  auto fail = [&](std::string message) {
-    Problem problem;
-    problem.file = path;
-    problem.message = std::move(message);
-    throw PlanError(std::move(problem));
-  };
-  const ParseLimits limits;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(cat("cannot read the fabric file: ", std::strerror(errno)));
-  // Stop one byte past the limit, as load_plan_file does: read_yaml then names the limit,
-  // and a path such as /dev/zero does not fill memory.
-  std::string text;
-  std::vector<char> chunk(size_t{1} << 16);
-  while (text.size() <= limits.max_file_bytes) {
-    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-    text.append(chunk.data(), static_cast<size_t>(in.gcount()));
-    if (!in) break;
-  }
-  if (in.bad()) fail(cat("cannot read the fabric file: ", std::strerror(errno)));
-  return parse_fabric_file(text, path);
+  return parse_fabric_file(read_limited(path, ParseLimits{}.max_file_bytes, "fabric file"), path);
 }
 
 std::vector<std::string> missing_switches(const FabricFile& fabric, const Plan& plan) {

@@ -279,7 +279,7 @@ Plan parse_plan(std::string_view text, std::string file, const ParseLimits& limi
   return PlanReader(std::move(file), limits).read(root);
 }
 
-Plan load_plan_file(const std::string& path, const ParseLimits& limits) {
+std::string read_limited(const std::string& path, size_t max_bytes, std::string_view what) {
   auto fail = [&](std::string message) {
     Problem problem;
     problem.file = path;
@@ -287,18 +287,20 @@ Plan load_plan_file(const std::string& path, const ParseLimits& limits) {
     throw PlanError(std::move(problem));
   };
   std::ifstream in(path, std::ios::binary);
-  if (!in) fail(cat("cannot read the plan file: ", std::strerror(errno)));
-  // Read in chunks and stop one byte past the limit: a file such as /dev/zero must not
-  // fill memory, and a small file must not cost the limit's worth of it.
+  if (!in) fail(cat("cannot read the ", what, ": ", std::strerror(errno)));
   std::string text;
   std::vector<char> chunk(size_t{1} << 16);
-  while (text.size() <= limits.max_file_bytes) {
+  while (text.size() <= max_bytes) {
     in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
     text.append(chunk.data(), static_cast<size_t>(in.gcount()));
     if (!in) break;
   }
-  if (in.bad()) fail(cat("cannot read the plan file: ", std::strerror(errno)));
-  return parse_plan(text, path, limits);
+  if (in.bad()) fail(cat("cannot read the ", what, ": ", std::strerror(errno)));
+  return text;
+}
+
+Plan load_plan_file(const std::string& path, const ParseLimits& limits) {
+  return parse_plan(read_limited(path, limits.max_file_bytes, "plan file"), path, limits);
 }
 
 }  // namespace asn::schedule

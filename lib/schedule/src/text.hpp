@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <type_traits>
 #include <vector>
 
 #include "asn/schedule/plan.hpp"
@@ -12,6 +11,7 @@
 
 namespace asn::schedule::detail {
 
+using text::cat;
 using text::did_you_mean;
 using text::join;
 
@@ -21,21 +21,5 @@ using text::join;
 
 // Outside text quoted for a message: escaped, and cut after 40 bytes.
 inline std::string quote(std::string_view text) { return text::quoted(text, 40); }
-
-inline void append(std::string& out, std::string_view text) { out += text; }
-inline void append(std::string& out, const char* text) { out += text; }
-inline void append(std::string& out, const std::string& text) { out += text; }
-inline void append(std::string& out, char c) { out += c; }
-template <typename T>
-requires std::is_integral_v<T>
-void append(std::string& out, T value) { out += std::to_string(value); }
-
-// cat("slot ", 3, " of ", name): the pieces concatenated.
-template <typename... Args>
-std::string cat(const Args&... args) {
-  std::string out;
-  (append(out, args), ...);
-  return out;
-}
 
 }  // namespace asn::schedule::detail

@@ -47,6 +47,11 @@ Plan parse_plan(std::string_view text, std::string file = "<plan>", const ParseL
 // Reads and parses a plan file (reading at most max_file_bytes + 1 bytes of it).
 Plan load_plan_file(const std::string& path, const ParseLimits& limits = {});
 
+// The text of a plan or fabric file, read in chunks up to one byte past `max_bytes` (so that
+// a file such as /dev/zero does not fill memory, and a parser given the text names the
+// limit). Throws PlanError naming the path and what could not be read (`what`: "plan file").
+std::string read_limited(const std::string& path, size_t max_bytes, std::string_view what);
+
 // Writes a plan back as YAML that parse_plan() reads into the same plan: explicit slots as
 // they stand (so a compiled plan is written with its slots), patterns as connection lists,
 // lengths as written. Used for `asnctl schedule compile -o yaml` and the fabric compiler's

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace asn::text {
@@ -30,5 +31,21 @@ std::string quoted(std::string_view text, size_t max_bytes = 80);
 
 // "a, b, c".
 std::string join(const std::vector<std::string>& items, std::string_view separator = ", ");
+
+inline void append(std::string& out, std::string_view text) { out += text; }
+inline void append(std::string& out, const char* text) { out += text; }
+inline void append(std::string& out, const std::string& text) { out += text; }
+inline void append(std::string& out, char c) { out += c; }
+template <typename T>
+requires std::is_integral_v<T>
+void append(std::string& out, T value) { out += std::to_string(value); }
+
+// cat("slot ", 3, " of ", name): the pieces of a message concatenated, numbers in decimal.
+template <typename... Args>
+std::string cat(const Args&... args) {
+  std::string out;
+  (append(out, args), ...);
+  return out;
+}
 
 }  // namespace asn::text
