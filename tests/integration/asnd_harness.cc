@@ -2,8 +2,8 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -137,6 +137,37 @@ std::optional<uint64_t> json_number(const std::string& json, const std::string& 
     if (end > start) return std::stoull(json.substr(start, end - start));
   }
   return std::nullopt;
+}
+
+std::vector<uint64_t> json_numbers(const std::string& json, const std::string& key) {
+  std::vector<uint64_t> out;
+  const std::string quoted = "\"" + key + "\":";
+  for (size_t at = json.find(quoted); at != std::string::npos; at = json.find(quoted, at + 1)) {
+    if (auto n = json_number(json.substr(at), key)) out.push_back(*n);
+  }
+  return out;
+}
+
+std::string json_string(const std::string& json, const std::string& key) {
+  const std::string quoted = "\"" + key + "\": \"";
+  const size_t at = json.find(quoted);
+  if (at == std::string::npos) return "<no " + key + ">";
+  const size_t start = at + quoted.size();
+  return json.substr(start, json.find('"', start) - start);
+}
+
+std::string json_object(const std::string& json, const std::string& key) {
+  const size_t at = json.find("\"" + key + "\": {");
+  if (at == std::string::npos) return "";
+  return json.substr(at, json.find('}', at) - at);
+}
+
+std::string squeezed(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c != ' ' || out.empty() || out.back() != ' ') out += c;
+  }
+  return out;
 }
 
 CommandResult AsndProcess::asnctl(const std::vector<std::string>& args,

@@ -67,5 +67,14 @@ uint64_t proc_status(pid_t pid, const std::string& field);
 // The first number of `"key": N` or `"key": "N"` in asnctl's JSON output (proto3 JSON
 // writes 64-bit integers as strings).
 std::optional<uint64_t> json_number(const std::string& json, const std::string& key);
+// Every such number of `key`, in order.
+std::vector<uint64_t> json_numbers(const std::string& json, const std::string& key);
+// The first `"key": "value"` string; "<no KEY>" when there is none.
+std::string json_string(const std::string& json, const std::string& key);
+// The JSON object under `key`, up to its first closing brace (for objects without nested
+// ones); "" when there is none.
+std::string json_object(const std::string& json, const std::string& key);
+// Runs of spaces as one: a table's columns without their padding.
+std::string squeezed(const std::string& text);
 
 }  // namespace asn::test

@@ -71,6 +71,36 @@ class CrashFixture : public ::testing::Test {
     return asnd_.exit_code();
   }
 
+  // Issues the call `start(context, queue)` starts (it returns the async reader), kills asnd
+  // `delay_ms` after it was issued, and drains the queue. Fails unless the kill ended asnd;
+  // `acknowledged`: asnd answered the call OK before it died.
+  template <typename Response, typename Start>
+  ::testing::AssertionResult call_then_kill(Start&& start, double delay_ms, bool& acknowledged) {
+    grpc::CompletionQueue queue;
+    grpc::ClientContext context;
+    set_deadline(context, std::chrono::seconds(20));
+    Response response;
+    grpc::Status status;
+    const auto issued = std::chrono::steady_clock::now();
+    auto call = start(context, queue);
+    call->Finish(&response, &status, &queue);
+    std::this_thread::sleep_until(issued + std::chrono::duration<double, std::milli>(delay_ms));
+    const int exit_code = kill_and_reap();
+    void* tag = nullptr;
+    bool ok = false;
+    const bool answered = queue.Next(&tag, &ok);
+    queue.Shutdown();
+    while (queue.Next(&tag, &ok)) {
+    }
+    acknowledged = status.ok();
+    if (exit_code != 128 + SIGKILL) {
+      return ::testing::AssertionFailure() << "asnd ended otherwise than by the kill:\n"
+                                           << asnd_.log();
+    }
+    if (!answered) return ::testing::AssertionFailure() << "the call never completed";
+    return ::testing::AssertionSuccess();
+  }
+
   TempDir dir_;
   AsndProcess asnd_;
   std::string config_;

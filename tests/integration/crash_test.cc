@@ -304,25 +304,13 @@ TEST_F(CrashTest, AKilledFabricChangeLeavesTheOldOrTheNewTablesNeverAMix) {
                  to.name + ", kill after " + std::to_string(delay_ms) + " ms");
 
     // The change, and the kill after `delay_ms`.
-    grpc::CompletionQueue queue;
-    grpc::ClientContext context;
-    set_deadline(context, std::chrono::seconds(20));
-    v1::SetTopologyResponse response;
-    grpc::Status status;
     const auto issued = Clock::now();
-    auto call = client->fabric->AsyncSetTopology(&context, request_for(to), &queue);
-    call->Finish(&response, &status, &queue);
-    std::this_thread::sleep_until(issued + std::chrono::duration<double, std::milli>(delay_ms));
-    const int exit_code = kill_and_reap();
-    ASSERT_EQ(exit_code, 128 + SIGKILL) << "asnd ended otherwise than by the kill:\n"
-                                        << asnd_.log();
-    void* tag = nullptr;
-    bool ok = false;
-    ASSERT_TRUE(queue.Next(&tag, &ok));
-    queue.Shutdown();
-    while (queue.Next(&tag, &ok)) {
-    }
-    const bool acknowledged = status.ok();
+    bool acknowledged = false;
+    ASSERT_TRUE(call_then_kill<v1::SetTopologyResponse>(
+        [&](grpc::ClientContext& context, grpc::CompletionQueue& queue) {
+          return client->fabric->AsyncSetTopology(&context, request_for(to), &queue);
+        },
+        delay_ms, acknowledged));
     counts.acknowledged += acknowledged;
     client.reset();
     spent.change += ms_since(issued);

@@ -31,15 +31,6 @@ class FabricTest : public ::testing::Test {
   }
 };
 
-// Runs of spaces as one: table columns without their padding.
-std::string squeezed(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    if (c != ' ' || out.empty() || out.back() != ' ') out += c;
-  }
-  return out;
-}
-
 CommandResult local_asnctl(const std::vector<std::string>& args) {
   std::vector<std::string> argv = {ASNCTL_PATH};
   argv.insert(argv.end(), args.begin(), args.end());

@@ -462,26 +462,14 @@ TEST_F(TdmCrashTest, AKilledScheduleLoadLeavesTheOldOrTheNewProgramNeverAMix) {
                  to.name + ", kill after " + std::to_string(delay_ms) + " ms");
 
     // The load, and the kill after `delay_ms`.
-    grpc::CompletionQueue queue;
-    grpc::ClientContext context;
-    set_deadline(context, std::chrono::seconds(20));
-    v1::LoadScheduleResponse response;
-    grpc::Status status;
     const v1::LoadScheduleRequest request = request_for(to);
     const auto issued = Clock::now();
-    auto call = client->tdm->AsyncLoadSchedule(&context, request, &queue);
-    call->Finish(&response, &status, &queue);
-    std::this_thread::sleep_until(issued + std::chrono::duration<double, std::milli>(delay_ms));
-    const int exit_code = kill_and_reap();
-    ASSERT_EQ(exit_code, 128 + SIGKILL) << "asnd ended otherwise than by the kill:\n"
-                                        << asnd_.log();
-    void* tag = nullptr;
-    bool ok = false;
-    ASSERT_TRUE(queue.Next(&tag, &ok));
-    queue.Shutdown();
-    while (queue.Next(&tag, &ok)) {
-    }
-    const bool acknowledged = status.ok();
+    bool acknowledged = false;
+    ASSERT_TRUE(call_then_kill<v1::LoadScheduleResponse>(
+        [&](grpc::ClientContext& context, grpc::CompletionQueue& queue) {
+          return client->tdm->AsyncLoadSchedule(&context, request, &queue);
+        },
+        delay_ms, acknowledged));
     counts.acknowledged += acknowledged;
     client.reset();
     spent.load += ms_since(issued);

@@ -22,30 +22,6 @@ using ::testing::Not;
 const std::string kExample = std::string(ASN_EXAMPLES_DIR) + "/fabric-2dfb8.yaml";
 const std::vector<std::string> kSwitches = {"r00", "r01", "r10", "r11"};
 
-std::string json_string(const std::string& json, const std::string& key) {
-  const std::string quoted = "\"" + key + "\": \"";
-  const size_t at = json.find(quoted);
-  if (at == std::string::npos) return "<no " + key + ">";
-  const size_t start = at + quoted.size();
-  return json.substr(start, json.find('"', start) - start);
-}
-
-std::string json_object(const std::string& json, const std::string& key) {
-  const size_t at = json.find("\"" + key + "\": {");
-  if (at == std::string::npos) return "";
-  return json.substr(at, json.find('}', at) - at);
-}
-
-// Every `"key": "N"` of asnctl's JSON output, in order.
-std::vector<uint64_t> json_numbers(const std::string& json, const std::string& key) {
-  std::vector<uint64_t> out;
-  const std::string quoted = "\"" + key + "\":";
-  for (size_t at = json.find(quoted); at != std::string::npos; at = json.find(quoted, at + 1)) {
-    if (auto n = json_number(json.substr(at), key)) out.push_back(*n);
-  }
-  return out;
-}
-
 CommandResult asnctl(const std::vector<std::string>& args) {
   std::vector<std::string> argv = {ASNCTL_PATH};
   argv.insert(argv.end(), args.begin(), args.end());

@@ -19,31 +19,6 @@ using ::testing::Not;
 
 const std::string kExamples = ASN_EXAMPLES_DIR;
 
-// Runs of spaces as one: table columns without their padding.
-std::string squeezed(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    if (c != ' ' || out.empty() || out.back() != ' ') out += c;
-  }
-  return out;
-}
-
-// The first `"key": "value"` string of asnctl's JSON output.
-std::string json_string(const std::string& json, const std::string& key) {
-  const std::string quoted = "\"" + key + "\": \"";
-  const size_t at = json.find(quoted);
-  if (at == std::string::npos) return "<no " + key + ">";
-  const size_t start = at + quoted.size();
-  return json.substr(start, json.find('"', start) - start);
-}
-
-// The JSON object under `key` (up to its first closing brace: Program has no nested object).
-std::string json_object(const std::string& json, const std::string& key) {
-  const size_t at = json.find("\"" + key + "\": {");
-  if (at == std::string::npos) return "";
-  return json.substr(at, json.find('}', at) - at);
-}
-
 // A plan for one NetFPGA-1G switch with the given phase body (slots or pattern lines).
 std::string plan(const std::string& name, const std::string& phase_body) {
   return "plan: " + name +

@@ -18,6 +18,7 @@
 #include "managers/fabric_manager.hpp"
 #include "state/reconciler.hpp"
 #include "state/store.hpp"
+#include "status_assert.hpp"
 #include "support.hpp"
 
 namespace asn {
@@ -25,11 +26,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-#define ASSERT_OK(call)                                   \
-  do {                                                    \
-    const grpc::Status status_ = (call);                  \
-    ASSERT_TRUE(status_.ok()) << status_.error_message(); \
-  } while (0)
 using model::engines::PacketHeader;
 using model::engines::RouteStatus;
 

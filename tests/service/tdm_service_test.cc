@@ -16,6 +16,7 @@
 #include "asn/regmap/regs.hpp"
 #include "daemon_stack.hpp"
 #include "managers/tdm_manager.hpp"
+#include "status_assert.hpp"
 #include "support.hpp"
 
 namespace asn {
@@ -23,11 +24,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-#define ASSERT_OK(call)                                   \
-  do {                                                    \
-    const grpc::Status status_ = (call);                  \
-    ASSERT_TRUE(status_.ok()) << status_.error_message(); \
-  } while (0)
 namespace t = regs::tdm;
 
 constexpr char kPlan[] = R"(plan: rounds
