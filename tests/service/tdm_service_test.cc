@@ -62,8 +62,9 @@ class TdmServiceTest : public ::testing::Test {
   void SetUp() override { start(); }
   void TearDown() override { stack_.reset(); }
 
-  void start() {
+  void start(const std::string& profile = "netfpga-1g") {
     test::DaemonStackOptions options;
+    options.profile = profile;
     options.board_name = board_name_;
     options.dir = dir_.path();
     options.run_clock = true;
@@ -239,6 +240,53 @@ TEST_F(TdmServiceTest, APlanLargerThanAPlanFileIsRefusedBeforeParsing) {
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(status.error_message(), HasSubstr("at most 4194304"));
   EXPECT_EQ(stack_->bus().writes.load(), 0u);
+}
+
+// A plan names the board profile it was written for; only another profile is warned about.
+TEST_F(TdmServiceTest, APlanForAnotherProfileIsWarnedAboutAndOneForThisIsNot) {
+  stack_.reset();
+  board_name_ = test::unique_name("tdm64");
+  start("emulated-64port");
+  const std::string body =
+      "defaults: {slot_length: 1 us, guard_band: 48 ns}\nphases:\n  - name: p\n    slots:\n"
+      "      - [\"0 -> 1\"]\n";
+  v1::LoadScheduleResponse loaded;
+  ASSERT_OK(load("plan: mine\nboard: emulated-64port\n" + body, "", &loaded, true));
+  EXPECT_EQ(loaded.warnings_size(), 0) << loaded.ShortDebugString();
+  ASSERT_OK(load("plan: theirs\nboard: netfpga-1g\n" + body, "", &loaded, true));
+  ASSERT_EQ(loaded.warnings_size(), 1);
+  EXPECT_THAT(loaded.warnings(0).message(),
+              HasSubstr("written for board netfpga-1g; this board is emulated-64port"));
+}
+
+// Two operators load at once: each load either runs whole or is refused while the other
+// waits for its swap; the board ends up running what the desired state says.
+TEST_F(TdmServiceTest, TwoLoadsAtOnceLeaveTheBoardAsTheDesiredStateSays) {
+  ASSERT_OK(load(kPlan, "writes"));
+  for (int round = 0; round < 5; ++round) {
+    grpc::Status first, second;
+    std::thread a([&] { first = load(kPlan, round % 2 == 0 ? "pattern" : "writes"); });
+    std::thread b([&] { second = load(kOther); });
+    a.join();
+    b.join();
+    for (const grpc::Status* status : {&first, &second}) {
+      EXPECT_TRUE(status->ok() ||
+                  status->error_code() == grpc::StatusCode::FAILED_PRECONDITION)
+          << status->error_message();
+    }
+    EXPECT_TRUE(first.ok() || second.ok());
+    v1::ListPlansResponse plans;
+    grpc::ClientContext context;
+    ASSERT_OK(reader_->ListPlans(&context, {}, &plans));
+    const v1::GetScheduleResponse s = schedule();
+    EXPECT_EQ(s.status(), "in force");
+    EXPECT_FALSE(s.armed());
+    for (const auto& plan : plans.plans()) {
+      if (!plan.active()) continue;
+      EXPECT_EQ(s.active().plan(), plan.name());
+      EXPECT_EQ(s.active().phase(), plan.active_phase());
+    }
+  }
 }
 
 TEST_F(TdmServiceTest, AReaderMayCompileAndReadButNotLoad) {

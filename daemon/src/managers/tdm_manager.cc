@@ -62,7 +62,10 @@ TdmManager::TdmManager(Device& device, const StateStore& store)
 schedule::BoardLimits TdmManager::limits() const {
   const auto layout = device_.layout();
   schedule::BoardLimits limits;
-  limits.board = board_kind_name(layout->kind);
+  // The profile, as plans name it (`board: emulated-64port`); a real board has none, and its
+  // kind names it.
+  limits.board = device_.bus().identity().profile;
+  if (limits.board.empty()) limits.board = board_kind_name(layout->kind);
   limits.ports = layout->caps.get(regmap::Cap::kPorts);
   limits.slots = layout->caps.get(regmap::Cap::kTdmSlots);
   limits.clock_hz = layout->caps.get(regmap::Cap::kClockHz);
