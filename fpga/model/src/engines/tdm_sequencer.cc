@@ -42,15 +42,22 @@ TdmSequencer::Timing TdmSequencer::timing() {
 // 000 L775 (E_i: the slot holds a configuration) and L826-828 (R_valid gates it).
 bool TdmSequencer::slot_counted(const Timing& timing, uint32_t slot) {
   if (timing.policy == kFixed || timing.policy == kSla) return true;
-  bool configured = false;
-  for (uint32_t word : tdm_.entry(t::kSlotTable, slot, Bank::kActive)) {
-    if ((word & 0x80808080u) != 0) {  // bit 7 of some output's byte: connected
-      configured = true;
-      break;
-    }
-  }
+  const bool configured = ((configured_[slot / 64] >> (slot % 64)) & 1u) != 0;
   if (!configured || timing.policy == kSes) return configured;
   return ((sampled_[slot / 64] >> (slot % 64)) & 1u) != 0;
+}
+
+void TdmSequencer::sample_configured() {
+  std::fill(configured_.begin(), configured_.end(), 0);
+  const uint32_t slots = std::min<uint32_t>(tdm_.entries(t::kSlotTable), kSlotWords * 64);
+  for (uint32_t slot = 0; slot < slots; ++slot) {
+    for (uint32_t word : tdm_.entry(t::kSlotTable, slot, Bank::kActive)) {
+      if ((word & 0x80808080u) != 0) {  // bit 7 of some output's byte: connected
+        configured_[slot / 64] |= uint64_t{1} << (slot % 64);
+        break;
+      }
+    }
+  }
 }
 
 uint64_t TdmSequencer::frame_cycles() {
@@ -73,6 +80,7 @@ void TdmSequencer::sample_pending() {
 
 void TdmSequencer::start(uint64_t time) {
   sample_pending();
+  sample_configured();
   const uint64_t frame = frame_cycles();
   phase_ = time % frame;
   tdm_.set64(t::kFrameCounter, time / frame);
@@ -91,7 +99,10 @@ void TdmSequencer::input_changed() {
 
 void TdmSequencer::refresh() {
   const bool was_running = tdm_.get(t::kStatusRunning) != 0;
-  if (!was_running) sample_pending();
+  if (!was_running) {
+    sample_pending();
+    sample_configured();
+  }
   const bool running = tdm_.get(t::kConfigEnable) != 0 && frame_cycles() > 0;
   tdm_.set(t::kStatusRunning, running ? 1 : 0);
   if (running && !was_running) start(tdm_.get64(t::kTime));
@@ -140,6 +151,7 @@ void TdmSequencer::swap(uint64_t time) {
   // it, at this instant or another, runs the same slot at the same time. Its first frame may
   // be partial. A stopped sequencer, or a program with no frame, is refresh()'s.
   sample_pending();
+  sample_configured();  // the bank that became active
   const bool running = tdm_.get(t::kStatusRunning) != 0;
   swapped_stopped_ = running ? 0 : 1;
   if (running && frame_cycles() > 0) {

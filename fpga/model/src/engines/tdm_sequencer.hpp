@@ -34,14 +34,18 @@ namespace asn::model::detail::engines {
 class TdmSequencer {
  public:
   // The private state the board keeps for the sequencer across restarts: the phase (core
-  // cycles into the current frame), the traffic-pending bits sampled for this frame, and
-  // whether the banks were swapped while stopped (swap_frame is then set when it starts).
-  static constexpr size_t kStateWords = 1 + 1024 / 64 + 1;
+  // cycles into the current frame), the traffic-pending bits sampled for this frame, which
+  // slots of the active bank hold a configuration (E_i, found when the bank becomes active:
+  // the clock must not scan the slot table), and whether the banks were swapped while
+  // stopped (swap_frame is then set when it starts).
+  static constexpr size_t kSlotWords = 1024 / 64;
+  static constexpr size_t kStateWords = 1 + 2 * kSlotWords + 1;
 
   TdmSequencer(RegisterView& tdm, std::span<uint64_t> state, BoardContext& board)
       : tdm_(tdm),
         phase_(state[0]),
-        sampled_(state.subspan(1, 1024 / 64)),
+        sampled_(state.subspan(1, kSlotWords)),
+        configured_(state.subspan(1 + kSlotWords, kSlotWords)),
         swapped_stopped_(state[kStateWords - 1]),
         board_(board) {}
 
@@ -70,11 +74,13 @@ class TdmSequencer {
   void swap(uint64_t time);
   void start(uint64_t time);
   void sample_pending();
+  void sample_configured();
   void set_current_slot();
 
   RegisterView& tdm_;
   uint64_t& phase_;
   std::span<uint64_t> sampled_;
+  std::span<uint64_t> configured_;
   uint64_t& swapped_stopped_;
   BoardContext& board_;
 };
