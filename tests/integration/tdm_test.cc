@@ -201,6 +201,14 @@ TEST_F(TdmTest, APlanTheBoardCannotRunIsRefusedAndTheActiveOneKeepsRunning) {
        plan("big", "    pattern: [\"0 -> 1 x65\"]\n"),
        {"RESOURCE_EXHAUSTED", "needs 65 slots", "has 64"}},
       {"syntax", "plan: p\nphases:\n  - name: [a\n", {"INVALID_ARGUMENT", "syntax.yaml:4:"}},
+      // A million lines (2 MB: within the file size asnctl sends) stops at the line limit.
+      {"million",
+       [] {
+         std::string text = "plan: p\n";
+         while (text.size() < 2'000'000) text += "#\n";
+         return text;
+       }(),
+       {"INVALID_ARGUMENT", "more than 262144 lines (max_lines)"}},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
