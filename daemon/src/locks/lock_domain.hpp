@@ -1,0 +1,54 @@
+// A lock domain: one lock table that asnd grants from (issue 9). The switch domain is the
+// lock engine of the board, driven through the LOCK block's request and completion rings
+// (switch_domain.cc); the software domain is a table in asnd kept in its state directory
+// (software_domain.cc), for files that do not fit in the switch's table. Both have the
+// semantics of asn::locks::LockTable (lib/locks/include/asn/locks/lock_table.hpp), so one
+// conformance suite runs against both, and the LockManager places each file wholly in one.
+//
+// Calls are serialised by the caller (the LockManager's mutex). Every call is synchronous:
+// grants of waiting requests that a release, downgrade, cancel or expiry lets through come
+// back in that call's Change. A domain throws asn::Error when its medium fails (the board
+// does not answer, a ring stalls, the disk is full); a refused request is an Outcome or a
+// Change with an error, as LockTable's.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "asn/locks/lock_table.hpp"
+
+namespace asn {
+
+// A session of a domain, as the domain keeps it (restored after an asnd restart).
+struct DomainSession {
+  locks::SessionId id = 0;
+  std::string label;  // what the LockManager stored at open_session()
+};
+
+class LockDomain {
+ public:
+  virtual ~LockDomain() = default;
+
+  // "switch" or "software".
+  virtual std::string_view name() const = 0;
+
+  virtual locks::SessionId open_session(std::string_view label) = 0;
+  virtual locks::Outcome request(const locks::Request& request) = 0;
+  virtual locks::Change release(locks::SessionId session, std::string_view file,
+                                const locks::RangeSpec& ranges) = 0;
+  virtual locks::Change downgrade(locks::SessionId session, std::string_view file,
+                                  const locks::RangeSpec& ranges) = 0;
+  virtual locks::Change cancel(locks::RequestId request) = 0;
+  virtual locks::Change expire(locks::SessionId session) = 0;
+
+  // The open sessions, by id.
+  virtual std::vector<DomainSession> sessions() = 0;
+  // Files with a held or waiting entry, in byte order, after `after`, at most `limit`.
+  virtual std::vector<std::string> files(std::string_view after, size_t limit) = 0;
+  virtual locks::FileLocks list(std::string_view file) = 0;
+  virtual locks::Stats stats() = 0;
+};
+
+}  // namespace asn
