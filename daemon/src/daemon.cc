@@ -101,6 +101,8 @@ class Daemon {
     for (auto& service : out) builder.RegisterService(service.get());
   }
 
+  // Waiting Lock calls end before the listeners stop, so that the shutdown waits for none.
+  void stop_locks() { locks_.stop(); }
   const RegisterBus& bus() const { return *bus_; }
   Device& device() { return device_; }
   // Why the board can no longer be used, or "".
@@ -200,6 +202,7 @@ int run_daemon(const Config& config, const std::string& config_path, bool config
   }
   notifier.stopping();
   listeners.set_serving(false);
+  daemon.stop_locks();
   listeners.shutdown(std::chrono::seconds(5));
   spdlog::info("stopped");
   return 0;

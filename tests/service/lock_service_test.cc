@@ -309,7 +309,9 @@ TEST_P(LockServiceTest, DowngradeKeepsTheTokenAndLetsReadersIn) {
   ASSERT_EQ(held.held_size(), 2);
   for (const auto& h : held.held()) {
     EXPECT_EQ(h.mode(), v1::LOCK_MODE_SHARED);
-    if (h.session() == a) EXPECT_EQ(h.token(), first.token());
+    if (h.session() == a) {
+      EXPECT_EQ(h.token(), first.token());
+    }
   }
 }
 

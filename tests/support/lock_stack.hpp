@@ -51,6 +51,7 @@ class LockStack {
   }
 
   ~LockStack() {
+    manager_->stop();
     server_->Shutdown();
     server_.reset();
     service_.reset();

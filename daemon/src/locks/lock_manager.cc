@@ -121,16 +121,25 @@ LockManager::LockManager(std::unique_ptr<LockDomain> switch_domain, const std::s
   timer_ = std::thread([this] { timer_loop(); });
 }
 
-LockManager::~LockManager() {
+LockManager::~LockManager() { stop(); }
+
+void LockManager::stop() {
   Finished finished;
   {
     std::lock_guard lock(mu_);
+    if (stopping_) return;
     stopping_ = true;
-    for (auto& [key, waiter] : waiters_) {
-      finished.emplace_back(std::move(waiter->done),
-                            Error(ErrorCode::kUnavailable, "asnd is stopping; retry the lock"));
+    const Error why(ErrorCode::kUnavailable, "asnd is stopping; retry the lock when it is back");
+    while (!waiters_.empty()) {
+      const WaitKey key = waiters_.begin()->first;
+      finish_waiter(key, why, finished);
+      try {
+        domains_[key.domain]->cancel(key.request);
+      } catch (const std::exception& e) {
+        // The next start withdraws it.
+        spdlog::warn("locks: withdrawing request {}: {}", key.request, e.what());
+      }
     }
-    waiters_.clear();
   }
   wake_.notify_all();
   if (timer_.joinable()) timer_.join();
@@ -208,6 +217,7 @@ OpenedSession LockManager::open_session(const std::string& owner, const std::str
                 fmt::format("name: {} bytes; at most 256 are accepted", name.size()));
   }
   std::lock_guard lock(mu_);
+  if (stopping_) throw Error(ErrorCode::kUnavailable, "asnd is stopping; retry when it is back");
   state::v1::LockSessionLabel label;
   label.set_owner(owner);
   label.set_name(name);
@@ -230,6 +240,7 @@ OpenedSession LockManager::open_session(const std::string& owner, const std::str
 }
 
 LockManager::Session& LockManager::session_or_throw(uint64_t id, LockClock::time_point now) {
+  if (stopping_) throw Error(ErrorCode::kUnavailable, "asnd is stopping; retry when it is back");
   auto it = sessions_.find(id);
   if (it == sessions_.end()) {
     throw Error(ErrorCode::kFailedPrecondition,

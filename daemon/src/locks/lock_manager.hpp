@@ -126,6 +126,11 @@ class LockManager {
   LockManager(const LockManager&) = delete;
   LockManager& operator=(const LockManager&) = delete;
 
+  // asnd is stopping: every waiting Lock call finishes with UNAVAILABLE (its request is
+  // withdrawn), and new calls are refused, so that the server's shutdown waits for none of
+  // them. Sessions and held locks stay for the next start. Also done by the destructor.
+  void stop();
+
   OpenedSession open_session(const std::string& owner, const std::string& name,
                              uint32_t ttl_seconds);
   // Renews the lease; returns the lease and whether this call re-attached the session after
