@@ -218,7 +218,7 @@ TEST_F(ClientTest, ManyThreadsShareOneSession) {
   std::atomic<int> done{0};
   for (int t = 0; t < 8; ++t) {
     threads.emplace_back([&, t] {
-      for (int i = 0; i < 20; ++i) {
+      for (int i = 0; i < 8; ++i) {
         LockGuard guard(session, "f" + std::to_string(t % 2), {std::uint64_t(t) * 100, 10},
                         Mode::kExclusive, 2s);
         ASSERT_GT(guard.token(), 0u);
