@@ -1,0 +1,529 @@
+// libasnclient: the C++ API over the generated Locks stub.
+#include "asn/client/locks.hpp"
+
+#include <grpcpp/grpcpp.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "asn/v1/locks.grpc.pb.h"
+
+namespace asn::client {
+
+namespace {
+
+namespace pb = asn::v1;
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+const char* const kCodeNames[] = {
+    "OK",        "CANCELLED",      "UNKNOWN",           "INVALID_ARGUMENT",   "DEADLINE_EXCEEDED",
+    "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
+    "ABORTED",   "OUT_OF_RANGE",   "UNIMPLEMENTED",     "INTERNAL",           "UNAVAILABLE",
+    "DATA_LOSS", "UNAUTHENTICATED"};
+
+std::string describe(std::string_view call, StatusCode code, const std::string& message) {
+  std::string text(call);
+  text += ": ";
+  text += to_string(code);
+  if (!message.empty()) {
+    text += ": ";
+    text += message;
+  }
+  return text;
+}
+
+StatusCode code_of(const grpc::Status& status) {
+  return static_cast<StatusCode>(static_cast<int>(status.error_code()));
+}
+
+std::string read_pem(const std::string& path, const char* what) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  if (!in || !(text << in.rdbuf())) {
+    throw Error("CONNECT", StatusCode::kInvalidArgument,
+                std::string("cannot read the TLS ") + what + " file " + path);
+  }
+  return text.str();
+}
+
+// "unix:/p" and "host:port" as they are; a path ("/p", "./p", "p.sock") becomes "unix:p".
+std::string target_of(const std::string& endpoint) {
+  if (endpoint.empty()) return LockClient::kDefaultEndpoint;
+  if (endpoint.rfind("unix:", 0) == 0 || endpoint.rfind("unix-abstract:", 0) == 0) {
+    return endpoint;
+  }
+  if (endpoint.front() == '/' || endpoint.front() == '.' ||
+      endpoint.find(':') == std::string::npos) {
+    return "unix:" + endpoint;
+  }
+  return endpoint;
+}
+
+std::chrono::system_clock::time_point system_deadline(Clock::time_point at) {
+  auto left = at - Clock::now();
+  if (left < Clock::duration::zero()) left = Clock::duration::zero();
+  return std::chrono::system_clock::now() +
+         std::chrono::duration_cast<std::chrono::system_clock::duration>(left);
+}
+
+void set_timeout(grpc::ClientContext& context, milliseconds timeout) {
+  context.set_deadline(std::chrono::system_clock::now() + timeout);
+}
+
+void fill(pb::ByteRange* out, const ByteRange& range) {
+  out->set_offset(range.offset);
+  out->set_length(range.length);
+}
+
+void fill(pb::StridedRanges* out, const Strided& strided) {
+  out->set_offset(strided.offset);
+  out->set_block_length(strided.block_length);
+  out->set_stride(strided.stride);
+  out->set_count(strided.count);
+}
+
+template <class Request>
+void fill_ranges(Request& request, const Ranges& ranges) {
+  if (ranges.is_strided()) {
+    fill(request.mutable_strided(), ranges.strided());
+  } else {
+    for (const auto& range : ranges.list()) fill(request.add_ranges(), range);
+  }
+}
+
+}  // namespace
+
+const char* to_string(StatusCode code) noexcept {
+  auto index = static_cast<int>(code);
+  if (index < 0 || index > 16) return "UNKNOWN";
+  return kCodeNames[index];
+}
+
+Error::Error(std::string_view call, StatusCode code, std::string message)
+    : std::runtime_error(describe(call, code, message)),
+      code_(code),
+      message_(std::move(message)) {}
+
+// ---------------------------------------------------------------------------------------------
+
+struct LockClient::Impl {
+  std::string target;
+  ClientOptions options;
+  std::shared_ptr<grpc::Channel> channel;
+  std::unique_ptr<pb::Locks::Stub> stub;
+};
+
+LockClient::LockClient(std::string endpoint, ClientOptions options)
+    : impl_(std::make_shared<Impl>()) {
+  impl_->target = target_of(endpoint);
+  impl_->options = options;
+  grpc::ChannelArguments args;
+  // Reconnect as quickly as the session's own backoff retries (gRPC's default waits up to
+  // 120 s between attempts, longer than any lease).
+  auto initial = static_cast<int>(std::max<milliseconds::rep>(options.initial_backoff.count(), 1));
+  auto cap = static_cast<int>(std::max<milliseconds::rep>(options.max_backoff.count(), initial));
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, initial);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, initial);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, cap);
+  std::shared_ptr<grpc::ChannelCredentials> credentials;
+  const TlsOptions& tls = options.tls;
+  if (!tls.ca_file.empty() || !tls.cert_file.empty() || !tls.key_file.empty()) {
+    if (tls.cert_file.empty() != tls.key_file.empty()) {
+      throw Error("CONNECT", StatusCode::kInvalidArgument,
+                  "TLS needs both the client certificate and its key (or neither)");
+    }
+    grpc::SslCredentialsOptions ssl;
+    if (!tls.ca_file.empty()) ssl.pem_root_certs = read_pem(tls.ca_file, "CA");
+    if (!tls.cert_file.empty()) {
+      ssl.pem_cert_chain = read_pem(tls.cert_file, "certificate");
+      ssl.pem_private_key = read_pem(tls.key_file, "key");
+    }
+    if (!tls.server_name.empty()) args.SetSslTargetNameOverride(tls.server_name);
+    credentials = grpc::SslCredentials(ssl);
+  } else {
+    credentials = grpc::InsecureChannelCredentials();
+  }
+  impl_->channel = grpc::CreateCustomChannel(impl_->target, credentials, args);
+  impl_->stub = pb::Locks::NewStub(impl_->channel);
+}
+
+LockClient::~LockClient() = default;
+LockClient::LockClient(LockClient&&) noexcept = default;
+LockClient& LockClient::operator=(LockClient&&) noexcept = default;
+
+const std::string& LockClient::target() const { return impl_->target; }
+
+// ---------------------------------------------------------------------------------------------
+
+struct Session::Impl {
+  Impl(std::shared_ptr<LockClient::Impl> c, std::uint64_t session, std::uint32_t ttl_seconds)
+      : client(std::move(c)), id(session), ttl_ms(1000 * std::int64_t{ttl_seconds}) {
+    lease_expires = Clock::now() + milliseconds(ttl_ms.load());
+    keepalive = std::jthread([this](std::stop_token stop) { run_keepalive(stop); });
+  }
+  ~Impl() { stop_keepalive(); }
+
+  std::shared_ptr<LockClient::Impl> client;
+  const std::uint64_t id;
+  std::atomic<std::int64_t> ttl_ms;
+  std::atomic<bool> lost{false};
+  std::atomic<bool> closed{false};
+  std::atomic<std::uint64_t> reattaches{0};
+
+  mutable std::mutex mutex;  // guards the members below
+  std::condition_variable_any wake;
+  std::function<void(const Error&)> on_lost;
+  std::optional<Error> lost_error;
+  Clock::time_point lease_expires;
+
+  std::jthread keepalive;  // last: stops (and joins) before the members above go
+
+  const ClientOptions& options() const { return client->options; }
+  pb::Locks::Stub& stub() const { return *client->stub; }
+
+  milliseconds keepalive_interval() const {
+    return milliseconds(std::max<std::int64_t>(ttl_ms.load() / 3, 10));
+  }
+
+  void stop_keepalive() {
+    keepalive.request_stop();
+    wake.notify_all();
+    if (keepalive.joinable() && keepalive.get_id() != std::this_thread::get_id()) {
+      keepalive.join();
+    }
+  }
+
+  // A KeepAlive answered: the lease runs from when it was sent.
+  void renewed(Clock::time_point sent, const pb::KeepAliveResponse& response) {
+    if (response.ttl_seconds() > 0) ttl_ms = 1000 * std::int64_t{response.ttl_seconds()};
+    if (response.reattached()) ++reattaches;
+    std::lock_guard lock(mutex);
+    lease_expires = sent + milliseconds(ttl_ms.load());
+  }
+
+  static bool says_gone(const grpc::Status& status) {
+    return status.error_code() == grpc::StatusCode::FAILED_PRECONDITION ||
+           status.error_code() == grpc::StatusCode::NOT_FOUND;
+  }
+
+  void mark_lost(const Error& error) {
+    std::function<void(const Error&)> callback;
+    {
+      std::lock_guard lock(mutex);
+      if (lost || closed) return;
+      lost = true;
+      lost_error = error;
+      callback = on_lost;
+    }
+    keepalive.request_stop();
+    wake.notify_all();
+    if (callback) callback(error);
+  }
+
+  void run_keepalive(std::stop_token stop) {
+    milliseconds backoff = options().initial_backoff;
+    auto next = Clock::now() + keepalive_interval();
+    for (;;) {
+      {
+        std::unique_lock lock(mutex);
+        wake.wait_until(lock, stop, next, [] { return false; });
+      }
+      if (stop.stop_requested()) return;
+      grpc::ClientContext context;
+      set_timeout(context, std::min(keepalive_interval(), options().call_timeout));
+      context.set_wait_for_ready(false);
+      std::stop_callback cancel(stop, [&context] { context.TryCancel(); });
+      pb::KeepAliveRequest request;
+      request.set_session(id);
+      pb::KeepAliveResponse response;
+      auto sent = Clock::now();
+      grpc::Status status = stub().KeepAlive(&context, request, &response);
+      if (stop.stop_requested()) return;
+      if (status.ok()) {
+        renewed(sent, response);
+        backoff = options().initial_backoff;
+        next = Clock::now() + keepalive_interval();
+      } else if (says_gone(status)) {
+        mark_lost(Error("KEEPALIVE", code_of(status), status.error_message()));
+        return;
+      } else {
+        // asnd unreachable (restarting?) or slow: retry sooner, backing off up to the cap. The
+        // channel reconnects by itself; the session id is the same when it comes back.
+        next = Clock::now() + backoff;
+        backoff = std::min(backoff * 2, std::max(options().max_backoff, options().initial_backoff));
+      }
+    }
+  }
+
+  // After FAILED_PRECONDITION or ABORTED from a call: is the session gone (a KeepAlive says
+  // so), or was it the call (a conflict, a double unlock)? The codes alone do not tell.
+  bool probe_lost() {
+    if (lost) return true;
+    grpc::ClientContext context;
+    set_timeout(context, options().call_timeout);
+    pb::KeepAliveRequest request;
+    request.set_session(id);
+    pb::KeepAliveResponse response;
+    auto sent = Clock::now();
+    grpc::Status status = stub().KeepAlive(&context, request, &response);
+    if (status.ok()) {
+      renewed(sent, response);
+      return false;
+    }
+    if (says_gone(status)) {
+      mark_lost(Error("KEEPALIVE", code_of(status), status.error_message()));
+      return true;
+    }
+    return false;
+  }
+
+  void check_usable(std::string_view call) const {
+    if (lost) {
+      std::lock_guard lock(mutex);
+      throw SessionLost(call, lost_error->code(),
+                        "session " + std::to_string(id) +
+                            " is lost, its locks are gone: " + lost_error->message());
+    }
+    if (closed) {
+      throw Error(call, StatusCode::kFailedPrecondition,
+                  "session " + std::to_string(id) + " was closed");
+    }
+  }
+
+  [[noreturn]] void fail(std::string_view call, const grpc::Status& status, bool try_lock) {
+    StatusCode code = code_of(status);
+    if (closed) {
+      throw Error(call, code, status.error_message() + " (the session was closed)");
+    }
+    if (code == StatusCode::kFailedPrecondition || code == StatusCode::kAborted) {
+      if (probe_lost()) {
+        throw SessionLost(call, code,
+                          "session " + std::to_string(id) +
+                              " is lost, its locks are gone: " + status.error_message());
+      }
+      if (try_lock && code == StatusCode::kFailedPrecondition) {
+        throw Conflict(call, code, status.error_message());
+      }
+    }
+    throw Error(call, code, status.error_message());
+  }
+
+  Grant lock(std::string_view call, std::string_view file, const Ranges& ranges, Mode mode,
+             const Deadline& deadline, const std::stop_token& stop, bool try_lock) {
+    check_usable(call);
+    if (stop.stop_requested()) throw Error(call, StatusCode::kCancelled, "cancelled");
+    pb::LockRequest request;
+    request.set_session(id);
+    request.set_file(std::string(file));
+    request.set_mode(mode == Mode::kExclusive ? pb::LOCK_MODE_EXCLUSIVE : pb::LOCK_MODE_SHARED);
+    fill_ranges(request, ranges);
+    grpc::ClientContext context;
+    if (try_lock) {
+      set_timeout(context, options().call_timeout);
+    } else if (!deadline.is_never()) {
+      context.set_deadline(system_deadline(deadline.at()));
+    }
+    // A call made while asnd restarts waits for it (within its deadline).
+    context.set_wait_for_ready(true);
+    std::optional<std::stop_callback<std::function<void()>>> cancel;
+    if (stop.stop_possible()) cancel.emplace(stop, [&context] { context.TryCancel(); });
+    pb::LockResponse response;
+    grpc::Status status = try_lock ? stub().TryLock(&context, request, &response)
+                                   : stub().Lock(&context, request, &response);
+    cancel.reset();
+    if (!status.ok()) fail(call, status, try_lock);
+    Grant grant;
+    grant.token = response.token();
+    grant.request = response.request();
+    grant.domain = response.domain();
+    grant.waited = response.waited();
+    for (const auto& range : response.ranges()) {
+      grant.ranges.push_back({range.offset(), range.length()});
+    }
+    return grant;
+  }
+
+  UnlockResult unlock(std::string_view call, std::string_view file, const Ranges& ranges,
+                      bool downgrade) {
+    check_usable(call);
+    pb::UnlockRequest request;
+    request.set_session(id);
+    request.set_file(std::string(file));
+    fill_ranges(request, ranges);
+    grpc::ClientContext context;
+    set_timeout(context, options().call_timeout);
+    context.set_wait_for_ready(true);
+    pb::UnlockResponse response;
+    grpc::Status status = downgrade ? stub().Downgrade(&context, request, &response)
+                                    : stub().Unlock(&context, request, &response);
+    if (!status.ok()) fail(call, status, false);
+    return {response.released(), response.granted()};
+  }
+
+  void close() {
+    if (closed.exchange(true)) return;
+    stop_keepalive();
+    if (lost) return;
+    grpc::ClientContext context;
+    set_timeout(context, options().call_timeout);
+    context.set_wait_for_ready(false);  // asnd gone: the lease ends the session anyway
+    pb::CloseSessionRequest request;
+    request.set_session(id);
+    pb::CloseSessionResponse response;
+    grpc::Status status = stub().CloseSession(&context, request, &response);
+    if (!status.ok() && !says_gone(status)) {
+      throw Error("CLOSE_SESSION", code_of(status), status.error_message());
+    }
+  }
+};
+
+Session LockClient::open_session(std::chrono::seconds ttl, std::string name) {
+  grpc::ClientContext context;
+  set_timeout(context, impl_->options.call_timeout);
+  context.set_wait_for_ready(false);  // no asnd: say so now
+  pb::OpenSessionRequest request;
+  request.set_ttl_seconds(static_cast<std::uint32_t>(std::max<std::int64_t>(ttl.count(), 0)));
+  request.set_name(std::move(name));
+  pb::OpenSessionResponse response;
+  grpc::Status status = impl_->stub->OpenSession(&context, request, &response);
+  if (!status.ok()) throw Error("OPEN_SESSION", code_of(status), status.error_message());
+  std::uint32_t granted = response.ttl_seconds() > 0 ? response.ttl_seconds() : 15;
+  return Session(std::make_shared<Session::Impl>(impl_, response.session(), granted));
+}
+
+// ---------------------------------------------------------------------------------------------
+
+Session::Session(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Session::Session(Session&&) noexcept = default;
+Session& Session::operator=(Session&& other) noexcept {
+  if (this != &other) {
+    if (impl_) {
+      try {
+        impl_->close();
+      } catch (...) {
+      }
+    }
+    impl_ = std::move(other.impl_);
+  }
+  return *this;
+}
+Session::~Session() {
+  if (!impl_) return;
+  try {
+    impl_->close();
+  } catch (...) {
+    // The lease ends the session on asnd.
+  }
+}
+
+std::uint64_t Session::id() const { return impl_->id; }
+std::chrono::seconds Session::ttl() const {
+  return std::chrono::duration_cast<std::chrono::seconds>(milliseconds(impl_->ttl_ms.load()));
+}
+bool Session::lost() const { return impl_->lost; }
+std::uint64_t Session::reattach_count() const { return impl_->reattaches; }
+std::chrono::steady_clock::time_point Session::lease_expires() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->lease_expires;
+}
+
+void Session::on_lost(std::function<void(const Error&)> callback) {
+  std::optional<Error> already;
+  {
+    std::lock_guard lock(impl_->mutex);
+    impl_->on_lost = callback;
+    if (impl_->lost) already = impl_->lost_error;
+  }
+  if (already && callback) callback(*already);
+}
+
+Grant Session::lock(std::string_view file, const Ranges& ranges, Mode mode, Deadline deadline,
+                    std::stop_token stop) {
+  return impl_->lock("LOCK", file, ranges, mode, deadline, stop, false);
+}
+
+Grant Session::try_lock(std::string_view file, const Ranges& ranges, Mode mode) {
+  return impl_->lock("TRY_LOCK", file, ranges, mode, Deadline::never(), {}, true);
+}
+
+UnlockResult Session::unlock(std::string_view file, const Ranges& ranges) {
+  return impl_->unlock("UNLOCK", file, ranges, false);
+}
+
+UnlockResult Session::downgrade(std::string_view file, const Ranges& ranges) {
+  return impl_->unlock("DOWNGRADE", file, ranges, true);
+}
+
+void Session::close() {
+  if (impl_) impl_->close();
+}
+
+// ---------------------------------------------------------------------------------------------
+
+LockGuard::LockGuard(Session& session, std::string file, Ranges ranges, Mode mode,
+                     Deadline deadline, std::stop_token stop)
+    : file_(std::move(file)), ranges_(std::move(ranges)) {
+  grant_ = session.impl_->lock("LOCK", file_, ranges_, mode, deadline, stop, false);
+  session_ = session.impl_;
+}
+
+LockGuard::LockGuard(Session& session, std::string file, Ranges ranges, Grant grant)
+    : session_(session.impl_),
+      file_(std::move(file)),
+      ranges_(std::move(ranges)),
+      grant_(std::move(grant)) {}
+
+LockGuard::LockGuard(LockGuard&& other) noexcept
+    : session_(std::move(other.session_)),
+      file_(std::move(other.file_)),
+      ranges_(std::move(other.ranges_)),
+      grant_(std::move(other.grant_)) {}
+
+LockGuard& LockGuard::operator=(LockGuard&& other) noexcept {
+  if (this != &other) {
+    reset();
+    session_ = std::move(other.session_);
+    file_ = std::move(other.file_);
+    ranges_ = std::move(other.ranges_);
+    grant_ = std::move(other.grant_);
+  }
+  return *this;
+}
+
+LockGuard::~LockGuard() { reset(); }
+
+void LockGuard::reset() noexcept {
+  auto session = std::move(session_);
+  session_.reset();
+  if (!session || session->lost || session->closed) return;
+  try {
+    session->unlock("UNLOCK", file_, ranges_, false);
+  } catch (...) {
+    // Lost session or asnd gone: the lock ends with the session.
+  }
+}
+
+void LockGuard::downgrade() {
+  if (!session_) throw Error("DOWNGRADE", StatusCode::kFailedPrecondition, "no lock held");
+  session_->unlock("DOWNGRADE", file_, ranges_, true);
+}
+
+void LockGuard::unlock() {
+  if (!session_) throw Error("UNLOCK", StatusCode::kFailedPrecondition, "no lock held");
+  auto session = std::move(session_);
+  session_.reset();
+  session->unlock("UNLOCK", file_, ranges_, false);
+}
+
+Grant LockGuard::release() {
+  session_.reset();
+  return grant_;
+}
+
+}  // namespace asn::client

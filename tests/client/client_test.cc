@@ -1,0 +1,302 @@
+// libasnclient against an in-process fake of the Locks service (fake_locks.hpp) on a temporary
+// Unix socket: keepalive, guards, conflicts, deadlines, cancellation, reconnect after a
+// restart, lost sessions, and the C API.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <future>
+#include <thread>
+
+#include "asn/client/locks.hpp"
+#include "fake_locks.hpp"
+#include "support.hpp"
+
+extern "C" int asn_client_c_round_trip(const char* endpoint, char* error, unsigned long error_len);
+
+namespace asn::client {
+namespace {
+
+using namespace std::chrono_literals;
+
+class ClientTest : public ::testing::Test {
+ protected:
+  ClientTest()
+      : state_(std::make_shared<test::FakeLockState>()), server_(state_, dir_.file("asnd.sock")) {}
+
+  ClientOptions fast_options() const {
+    ClientOptions options;
+    options.call_timeout = 2s;
+    options.initial_backoff = 20ms;
+    options.max_backoff = 200ms;
+    return options;
+  }
+
+  LockClient client() const { return LockClient(dir_.file("asnd.sock"), fast_options()); }
+
+  test::TempDir dir_;
+  std::shared_ptr<test::FakeLockState> state_;
+  test::FakeLocksServer server_;
+};
+
+template <class Pred>
+bool eventually(Pred pred, std::chrono::milliseconds limit = 3s) {
+  auto end = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < end) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return pred();
+}
+
+TEST_F(ClientTest, EndpointForms) {
+  EXPECT_EQ(LockClient("/run/asn/asnd.sock").target(), "unix:/run/asn/asnd.sock");
+  EXPECT_EQ(LockClient("unix:/x.sock").target(), "unix:/x.sock");
+  EXPECT_EQ(LockClient("asnd.sock").target(), "unix:asnd.sock");
+  EXPECT_EQ(LockClient("switch-1:7443").target(), "switch-1:7443");
+  EXPECT_EQ(LockClient().target(), "unix:/run/asn/asnd.sock");
+}
+
+TEST_F(ClientTest, TlsFilesMustExistAndComeInPairs) {
+  ClientOptions options;
+  options.tls.ca_file = dir_.file("missing-ca.pem");
+  EXPECT_THROW(LockClient("switch-1:7443", options), Error);
+  test::write_file(dir_.file("ca.pem"), "x");
+  options.tls.ca_file = dir_.file("ca.pem");
+  options.tls.cert_file = dir_.file("ca.pem");
+  try {
+    LockClient c("switch-1:7443", options);
+    FAIL() << "a certificate without a key was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kInvalidArgument);
+  }
+}
+
+TEST_F(ClientTest, NoServerFailsAtOnceWithUnavailable) {
+  LockClient c(dir_.file("nobody.sock"), fast_options());
+  auto start = std::chrono::steady_clock::now();
+  try {
+    c.open_session(5s, "t");
+    FAIL() << "opened a session without a server";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kUnavailable) << e.what();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 1500ms);
+}
+
+TEST_F(ClientTest, KeepAliveKeepsTheSessionPastItsTtl) {
+  auto c = client();
+  Session session = c.open_session(1s, "keepalive");
+  EXPECT_EQ(session.ttl(), 1s);
+  Grant grant = session.lock("f", {0, 100}, Mode::kExclusive, 1s);
+  std::this_thread::sleep_for(2200ms);  // more than two leases
+  EXPECT_FALSE(session.lost());
+  EXPECT_TRUE(state_->has_session(session.id()));
+  EXPECT_EQ(state_->held_entries(session.id()), 1u);
+  EXPECT_GE(state_->keepalives(), 5u);  // every ttl/3
+  EXPECT_GT(session.lease_expires(), std::chrono::steady_clock::now());
+  session.unlock("f", {0, 100});
+  EXPECT_EQ(state_->held_entries(session.id()), 0u);
+}
+
+TEST_F(ClientTest, GrantCarriesTokenRangesAndDomainAndTokensGrow) {
+  auto c = client();
+  Session session = c.open_session(5s);
+  Grant a = session.lock("f", {{100, 10}, {0, 10}}, Mode::kShared, 1s);
+  EXPECT_EQ(a.ranges, (std::vector<ByteRange>{{0, 10}, {100, 10}}));
+  EXPECT_EQ(a.domain, "software");
+  EXPECT_FALSE(a.waited);
+  Grant b = session.try_lock("f", Strided{1000, 4, 16, 3}, Mode::kExclusive);
+  EXPECT_GT(b.token, a.token);
+  EXPECT_EQ(b.ranges.size(), 3u);
+  EXPECT_EQ(session.unlock("f", Strided{1000, 4, 16, 3}).released, 3u);
+}
+
+TEST_F(ClientTest, GuardUnlocksAndMoves) {
+  auto c = client();
+  Session session = c.open_session(5s);
+  std::uint64_t token = 0;
+  {
+    LockGuard guard(session, "f", {0, 4096}, Mode::kExclusive, 1s);
+    EXPECT_TRUE(guard.owns_lock());
+    token = guard.token();
+    EXPECT_GT(token, 0u);
+    EXPECT_EQ(state_->held_entries(session.id()), 1u);
+    LockGuard moved = std::move(guard);
+    EXPECT_FALSE(guard.owns_lock());  // NOLINT: moved-from on purpose
+    EXPECT_EQ(moved.token(), token);
+    moved.downgrade();
+    EXPECT_FALSE(state_->held("f").at(0).exclusive);
+  }
+  EXPECT_EQ(state_->held_entries(session.id()), 0u);
+  {
+    LockGuard guard(session, "f", {0, 4096}, Mode::kExclusive, 1s);
+    guard.unlock();
+    EXPECT_FALSE(guard.owns_lock());
+    EXPECT_EQ(state_->held_entries(session.id()), 0u);
+  }
+  Grant kept = LockGuard(session, "f", {0, 1}, Mode::kExclusive, 1s).release();
+  EXPECT_EQ(state_->held_entries(session.id()), 1u);
+  EXPECT_GT(kept.token, token);
+}
+
+TEST_F(ClientTest, TryLockConflictAndDoubleUnlockAreErrorsNotLostSessions) {
+  auto c = client();
+  Session a = c.open_session(5s, "a");
+  Session b = c.open_session(5s, "b");
+  LockGuard held(a, "f", {0, 100}, Mode::kExclusive, 1s);
+  try {
+    b.try_lock("f", {50, 100}, Mode::kShared);
+    FAIL() << "try_lock granted a conflicting lock";
+  } catch (const Conflict& e) {
+    EXPECT_EQ(e.code(), StatusCode::kFailedPrecondition);
+    EXPECT_NE(e.message().find("[0, 100)"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(b.lost());
+  EXPECT_NO_THROW(b.try_lock("f", {100, 10}, Mode::kExclusive));
+  b.unlock("f", {100, 10});
+  try {
+    b.unlock("f", {100, 10});
+    FAIL() << "a double unlock succeeded";
+  } catch (const SessionLost&) {
+    FAIL() << "a double unlock was taken for a lost session";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kFailedPrecondition);
+  }
+  EXPECT_FALSE(b.lost());
+}
+
+TEST_F(ClientTest, LockTimesOutWithDeadlineExceeded) {
+  auto c = client();
+  Session a = c.open_session(5s, "a");
+  Session b = c.open_session(5s, "b");
+  LockGuard held(a, "f", {0, 100}, Mode::kShared, 1s);
+  EXPECT_NO_THROW(LockGuard(b, "f", {0, 100}, Mode::kShared, 1s));  // shared + shared
+  auto start = std::chrono::steady_clock::now();
+  try {
+    b.lock("f", {10, 1}, Mode::kExclusive, 300ms);
+    FAIL() << "an exclusive lock was granted over a shared one";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kDeadlineExceeded) << e.what();
+  }
+  auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(took, 290ms);
+  EXPECT_LT(took, 2s);
+  EXPECT_FALSE(b.lost());
+}
+
+TEST_F(ClientTest, WaitingLockIsGrantedWhenReleasedAndCanBeCancelled) {
+  auto c = client();
+  Session a = c.open_session(5s, "a");
+  Session b = c.open_session(5s, "b");
+  auto held = std::make_unique<LockGuard>(a, "f", Ranges(0, 100), Mode::kExclusive, 1s);
+  auto waiter = std::async(std::launch::async, [&] {
+    return b.lock("f", {0, 10}, Mode::kExclusive, 5s);
+  });
+  std::this_thread::sleep_for(100ms);
+  held.reset();
+  Grant grant = waiter.get();
+  EXPECT_TRUE(grant.waited);
+
+  std::stop_source stop;
+  auto cancelled = std::async(std::launch::async, [&] {
+    try {
+      a.lock("f", {0, 10}, Mode::kShared, Deadline::never(), stop.get_token());
+    } catch (const Error& e) {
+      return e.code();
+    }
+    return StatusCode::kOk;
+  });
+  std::this_thread::sleep_for(100ms);
+  stop.request_stop();
+  EXPECT_EQ(cancelled.get(), StatusCode::kCancelled);
+}
+
+TEST_F(ClientTest, ManyThreadsShareOneSession) {
+  auto c = client();
+  Session session = c.open_session(5s);
+  std::vector<std::thread> threads;
+  std::atomic<int> done{0};
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 8; ++i) {
+        LockGuard guard(session, "f" + std::to_string(t % 2), {std::uint64_t(t) * 100, 10},
+                        Mode::kExclusive, 2s);
+        ASSERT_GT(guard.token(), 0u);
+      }
+      ++done;
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(done, 8);
+  EXPECT_EQ(state_->held_entries(session.id()), 0u);
+}
+
+TEST_F(ClientTest, ReconnectsAfterARestartAndReattachesTheSameSession) {
+  auto c = client();
+  Session session = c.open_session(1s, "restart");
+  LockGuard guard(session, "f", {0, 100}, Mode::kExclusive, 1s);
+  server_.stop();
+  std::this_thread::sleep_for(1500ms);  // longer than the lease: the keepalives fail meanwhile
+  EXPECT_FALSE(session.lost());
+  state_->restarted(5s);
+  server_.start();
+  ASSERT_TRUE(eventually([&] { return session.reattach_count() == 1; })) << "never re-attached";
+  EXPECT_FALSE(session.lost());
+  EXPECT_EQ(state_->held_entries(session.id()), 1u);  // the lock survived
+  EXPECT_NO_THROW(session.try_lock("f", {200, 10}, Mode::kExclusive));
+}
+
+TEST_F(ClientTest, ASessionTheServerForgotIsLost) {
+  auto c = client();
+  Session session = c.open_session(1s, "lost");
+  std::promise<std::string> lost;
+  session.on_lost([&](const Error& e) { lost.set_value(e.what()); });
+  LockGuard guard(session, "f", {0, 100}, Mode::kExclusive, 1s);
+  state_->forget(session.id());
+  auto future = lost.get_future();
+  ASSERT_EQ(future.wait_for(3s), std::future_status::ready) << "the loss was not reported";
+  EXPECT_NE(future.get().find("FAILED_PRECONDITION"), std::string::npos);
+  EXPECT_TRUE(session.lost());
+  try {
+    session.lock("f", {0, 1}, Mode::kShared, 1s);
+    FAIL() << "a lost session locked";
+  } catch (const SessionLost& e) {
+    EXPECT_EQ(e.code(), StatusCode::kFailedPrecondition);
+    EXPECT_NE(std::string(e.what()).find("locks are gone"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(ClientTest, ACallFindsTheLossBeforeTheKeepAlive) {
+  auto c = client();
+  Session session = c.open_session(30s, "lost-on-call");  // keepalive every 10 s
+  int calls = 0;
+  session.on_lost([&](const Error&) { ++calls; });
+  state_->forget(session.id());
+  EXPECT_THROW(session.try_lock("f", {0, 1}, Mode::kShared), SessionLost);
+  EXPECT_TRUE(session.lost());
+  EXPECT_EQ(calls, 1);
+  EXPECT_THROW(session.unlock("f", {0, 1}), SessionLost);
+  EXPECT_EQ(calls, 1);
+  EXPECT_NO_THROW(session.close());
+}
+
+TEST_F(ClientTest, CloseReleasesTheLocksAndLaterCallsFail) {
+  auto c = client();
+  Session session = c.open_session(5s);
+  session.lock("f", {0, 10}, Mode::kExclusive, 1s);
+  auto id = session.id();
+  session.close();
+  EXPECT_FALSE(state_->has_session(id));
+  EXPECT_FALSE(session.lost());
+  EXPECT_THROW(session.lock("f", {0, 10}, Mode::kExclusive, 1s), Error);
+  session.close();  // idempotent
+}
+
+TEST_F(ClientTest, CApiRoundTrip) {
+  char error[512] = "";
+  EXPECT_EQ(asn_client_c_round_trip(dir_.file("asnd.sock").c_str(), error, sizeof error), 0)
+      << error;
+}
+
+}  // namespace
+}  // namespace asn::client

@@ -1,0 +1,47 @@
+#!/bin/bash
+# libasnclient as a user gets it: `cmake --install --component asnclient` into a temporary
+# prefix, pkg-config, the examples built alone against it, run against the fake Locks service.
+#   install_test.sh BUILD_DIR SOURCE_DIR FAKE_SERVER CXX CC
+set -euo pipefail
+build=$1 source=$2 fake=$3 cxx=$4 cc=$5
+tmp=$(mktemp -d)
+server=
+cleanup() {
+  if [[ -n $server ]]; then kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+cmake --install "$build" --prefix "$tmp/prefix" --component asnclient >/dev/null
+pc=$(find "$tmp/prefix" -name asnclient.pc)
+[[ -n $pc ]] || { echo "asnclient.pc not installed"; exit 1; }
+export PKG_CONFIG_PATH=$(dirname "$pc")
+libs=$(pkg-config --libs asnclient)
+cflags=$(pkg-config --cflags asnclient)
+echo "pkg-config: $cflags $libs"
+[[ $libs == *-lasnclient* ]] || { echo "no -lasnclient"; exit 1; }
+includedir=$(pkg-config --variable=includedir asnclient)
+[[ $(realpath "$includedir") == $(realpath "$tmp/prefix")/* ]] || { echo "includedir outside the prefix"; exit 1; }
+[[ -f $includedir/asn/client/locks.hpp && -f $includedir/asn/client/asnclient.h ]]
+pkg-config --print-requires-private asnclient | grep -q grpc++
+libdir=$(pkg-config --variable=libdir asnclient)
+ls "$libdir"/libasnclient.so.0 >/dev/null
+
+# shellcheck disable=SC2086  # the flags are words
+"$cxx" -std=c++20 -Wall -Wextra -Werror -o "$tmp/example" "$source/examples/locks/lock_example.cc" \
+  $cflags $libs -Wl,-rpath,"$libdir"
+# shellcheck disable=SC2086
+"$cc" -std=c99 -pedantic -Wall -Wextra -Werror -o "$tmp/example_c" \
+  "$source/examples/locks/lock_example.c" $cflags $libs -Wl,-rpath,"$libdir"
+
+"$fake" "$tmp/asnd.sock" >"$tmp/server.out" &
+server=$!
+for _ in $(seq 100); do grep -q ready "$tmp/server.out" 2>/dev/null && break; sleep 0.05; done
+out=$("$tmp/example" "$tmp/asnd.sock" inode-1)
+echo "$out"
+grep -q "locked, token 1," <<<"$out"
+grep -q "with fencing token 1" <<<"$out"
+out=$("$tmp/example_c" "unix:$tmp/asnd.sock")
+echo "$out"
+grep -q "locked, token" <<<"$out"
+echo "ok"
