@@ -538,13 +538,14 @@ TEST(LocksRegionJournal, UndecodableRecordIsNamed) {
 // `action` pushes the view of the table after each operation it makes (the last: after).
 void crash_everywhere(Region& region,
                       const std::function<void(DurableTable&, std::vector<std::string>&)>& action,
-                      const Op& next, size_t* points_out = nullptr) {
+                      const Op& next, size_t* points_out = nullptr, size_t stride = 1) {
   std::string before = open_view(region.span());
   std::vector<std::string> seen;
   bool busy = false;
   Region copy(region.words.size() * 8);
+  size_t stores = 0;
   RegionJournal::set_store_hook([&] {
-    if (busy) return;
+    if (busy || stores++ % stride != 0) return;
     busy = true;
     copy.words = region.words;
     std::string after_next;
@@ -578,7 +579,9 @@ void crash_everywhere(Region& region,
   }
   ASSERT_FALSE(seen.empty());
   EXPECT_EQ(seen.front(), before);
-  EXPECT_EQ(seen.back(), after);
+  if (stride == 1) {
+    EXPECT_EQ(seen.back(), after);  // the commit or switch: the last store
+  }
   if (points_out) *points_out = seen.size();
   EXPECT_EQ(open_view(region.span()), after);
 }
@@ -631,7 +634,7 @@ TEST(LocksRegionJournal, CrashAtEveryStoreLeavesOldOrNewState) {
           states.push_back(view(t.table()));
         }
       },
-      next, &points);
+      next, &points, 7);  // every 7th store: the two above try every one
 }
 
 TEST(LocksRegionJournal, FullRegionRefusesAndChangesNothing) {
@@ -780,8 +783,8 @@ double pairs_per_second(Table& table, SessionId s, size_t pairs) {
 
 TEST(LocksDurablePerf, PrintsRates) {
   bool full = std::getenv("ASN_LOCKS_PERF") != nullptr;
-  size_t pairs = full ? 2000000 : 20000;
-  size_t entries = full ? 1000000 : 20000;
+  size_t pairs = full ? 2000000 : 5000;
+  size_t entries = full ? 1000000 : 5000;
   {
     LockTable plain;
     SessionId s = plain.open_session();
