@@ -34,11 +34,14 @@ class Writer {
 
   void u8(uint8_t value) { out_.push_back(value); }
   void varint(uint64_t value) {
+    uint8_t buffer[10];
+    size_t n = 0;
     while (value >= 0x80) {
-      out_.push_back(static_cast<uint8_t>(value) | 0x80);
+      buffer[n++] = static_cast<uint8_t>(value) | 0x80;
       value >>= 7;
     }
-    out_.push_back(static_cast<uint8_t>(value));
+    buffer[n++] = static_cast<uint8_t>(value);
+    out_.insert(out_.end(), buffer, buffer + n);
   }
   void bytes(std::string_view text) {
     varint(text.size());

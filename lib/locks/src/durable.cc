@@ -235,7 +235,7 @@ Outcome DurableTable::request(const Request& request) {
                             (request.wait == Wait::kTry ? 2 : 0)));
   put_ranges(w, request.ranges);
   if (auto error = impl_->log()) return refused(Status::kTableFull, *error);
-  Outcome out = impl_->table.request(request);
+  Outcome out = impl_->table.impl_->request_checked(request);
   impl_->applied();
   return out;
 }
@@ -247,7 +247,7 @@ Change DurableTable::release(SessionId session, std::string_view file, const Ran
   w.bytes(file);
   put_ranges(w, ranges);
   if (auto error = impl_->log()) return failed(*error);
-  Change out = impl_->table.release(session, file, ranges);
+  Change out = impl_->table.impl_->release(session, file, ranges, true);
   impl_->applied();
   return out;
 }
@@ -259,7 +259,7 @@ Change DurableTable::downgrade(SessionId session, std::string_view file, const R
   w.bytes(file);
   put_ranges(w, ranges);
   if (auto error = impl_->log()) return failed(*error);
-  Change out = impl_->table.downgrade(session, file, ranges);
+  Change out = impl_->table.impl_->downgrade(session, file, ranges, true);
   impl_->applied();
   return out;
 }

@@ -271,6 +271,10 @@ SessionId LockTable::Impl::open_session(std::string_view label) {
 
 Outcome LockTable::Impl::request(const Request& r) {
   if (auto error = precheck(r)) return refused(Status::kInvalid, *error);
+  return request_checked(r);
+}
+
+Outcome LockTable::Impl::request_checked(const Request& r) {
   std::vector<ByteRange> ranges = sorted_ranges(r.ranges, limits_.max_ranges);
   std::optional<Blocker> blocker;
   if (const FileState* file = find_file(r.file)) {

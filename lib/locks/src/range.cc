@@ -34,6 +34,7 @@ std::string end_text(uint128 end) { return end == kSpaceEnd ? "2^64" : decimal(e
 // The first overlap of a list whose ranges are each valid, if any (004 L1194: list locking names
 // noncontiguous regions).
 std::optional<LockError> find_overlap(std::span<const ByteRange> ranges) {
+  if (ranges.size() < 2) return std::nullopt;  // the common case, without allocating
   std::vector<size_t> order(ranges.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::stable_sort(order.begin(), order.end(),

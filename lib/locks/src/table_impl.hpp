@@ -84,11 +84,15 @@ class LockTable::Impl {
 
   SessionId open_session(std::string_view label);
   Outcome request(const Request& request);
-  Change release(SessionId session, std::string_view file, const RangeSpec& ranges) {
-    return carve(session, file, ranges, false);
+  // request() for a request precheck() accepted (DurableTable checks before it logs).
+  Outcome request_checked(const Request& request);
+  Change release(SessionId session, std::string_view file, const RangeSpec& ranges,
+                 bool checked = false) {
+    return carve(session, file, ranges, false, checked);
   }
-  Change downgrade(SessionId session, std::string_view file, const RangeSpec& ranges) {
-    return carve(session, file, ranges, true);
+  Change downgrade(SessionId session, std::string_view file, const RangeSpec& ranges,
+                   bool checked = false) {
+    return carve(session, file, ranges, true, checked);
   }
   Change cancel(RequestId request);
   Change expire(SessionId session);
@@ -138,7 +142,8 @@ class LockTable::Impl {
   Waiter dequeue(RequestId id);
 
   // lock_table_change.cc
-  Change carve(SessionId session, std::string_view file, const RangeSpec& ranges, bool downgrade);
+  Change carve(SessionId session, std::string_view file, const RangeSpec& ranges, bool downgrade,
+               bool checked);
   // The first bytes of [first, last] the session does not hold (exclusively, if asked).
   std::optional<Span> first_gap(const FileState* file, SessionId session, uint64_t first,
                                 uint64_t last, bool exclusive) const;
