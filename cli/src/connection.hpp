@@ -15,9 +15,19 @@ inline constexpr const char* kDefaultSocket = "/run/asn/asnd.sock";
 struct GlobalOptions {
   std::string socket_path = kDefaultSocket;  // or $ASN_SOCKET
   std::string address;                       // HOST:PORT; when set, TCP instead of the socket
-  std::string output = "table";              // table or json
+  // TLS over TCP (asnd's listen.tls): the CA that signed asnd's certificate, and this
+  // client's certificate and key (or $ASNCTL_TLS_CA, $ASNCTL_TLS_CERT, $ASNCTL_TLS_KEY).
+  std::string tls_ca;
+  std::string tls_cert;
+  std::string tls_key;
+  bool tls() const { return !tls_ca.empty() || !tls_cert.empty() || !tls_key.empty(); }
+  std::string output = "table";  // table or json
   double timeout_seconds = 10;
 };
+
+// Checks the TLS options before asnd is contacted: only with --address, --tls-cert and
+// --tls-key together, each file readable. Throws UsageError.
+void check_tls_options(const GlobalOptions& options);
 
 class Connection {
  public:
@@ -26,6 +36,7 @@ class Connection {
   // The channel target: "unix:/run/asn/asnd.sock" or "HOST:PORT".
   const std::string& target() const { return target_; }
   bool over_tcp() const { return over_tcp_; }
+  bool over_tls() const { return over_tls_; }
   double timeout_seconds() const { return timeout_seconds_; }
 
   // The channel to asnd; each command makes the stubs of the services it calls.
@@ -42,6 +53,7 @@ class Connection {
  private:
   std::string target_;
   bool over_tcp_;
+  bool over_tls_;
   double timeout_seconds_;
   std::shared_ptr<grpc::Channel> channel_;
 };

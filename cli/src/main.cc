@@ -22,8 +22,8 @@ using asnctl::kExitUnreachable;
 using asnctl::kExitUsage;
 
 constexpr const char* kFooter =
-    "Global options (--socket, --address, -o/--output, --timeout) may come before or after\n"
-    "the subcommand.\n"
+    "Global options (--socket, --address, --tls-*, -o/--output, --timeout) may come before or\n"
+    "after the subcommand.\n"
     "\n"
     "Exit codes:\n"
     "  0  success\n"
@@ -59,10 +59,18 @@ int report_unreachable(const asnctl::Connection& connection, const asnctl::RpcEr
     std::fprintf(stderr,
                  "hint: the socket is not open to you: run as root, or join the group that owns "
                  "it (listen.socket_group in /etc/asn/asnd.yaml)\n");
+  } else if (connection.over_tls()) {
+    std::fprintf(stderr,
+                 "hint: over TLS: --tls-ca must name the CA that signed asnd's certificate (whose "
+                 "name or address must match %s), and asnd takes only a client certificate "
+                 "(--tls-cert, --tls-key) signed by its listen.tls.client_ca; asnd's log says "
+                 "why a handshake failed\n",
+                 connection.target().c_str());
   } else if (connection.over_tcp()) {
     std::fprintf(stderr,
                  "hint: is asnd running with a TCP listener? start it with 'asnd --tcp %s' or "
-                 "set listen.tcp in /etc/asn/asnd.yaml\n",
+                 "set listen.tcp in /etc/asn/asnd.yaml; if it serves TLS (listen.tls), give "
+                 "--tls-ca, --tls-cert and --tls-key\n",
                  connection.target().c_str());
   } else {
     std::fprintf(stderr,
@@ -100,6 +108,16 @@ int main(int argc, char** argv) {
   auto* address_opt =
       app.add_option("--address", global.address, "Reach asnd over TCP instead of the socket")
           ->type_name("HOST:PORT");
+  app.add_option("--tls-ca", global.tls_ca,
+                 "With --address: TLS, trusting asnd's certificate if this CA signed it "
+                 "(default: $ASNCTL_TLS_CA; without it, the system's CAs)")
+      ->type_name("PATH");
+  app.add_option("--tls-cert", global.tls_cert,
+                 "With --address: TLS, with this client certificate (default: $ASNCTL_TLS_CERT)")
+      ->type_name("PATH");
+  app.add_option("--tls-key", global.tls_key,
+                 "The private key of --tls-cert (default: $ASNCTL_TLS_KEY)")
+      ->type_name("PATH");
   app.add_option("-o,--output", global.output, "Output format: table (default) or json")
       ->check(CLI::IsMember({"table", "json"}).description(""))
       ->type_name("FORMAT");
@@ -140,6 +158,16 @@ int main(int argc, char** argv) {
     if (global.address.empty() && global.socket_path.empty()) {
       throw asnctl::UsageError("--socket: an empty path");
     }
+    // $ASNCTL_TLS_* apply to TCP only: set in a profile, they must not break the socket.
+    if (!global.address.empty()) {
+      for (auto [name, value] : {std::pair{"ASNCTL_TLS_CA", &global.tls_ca},
+                                 std::pair{"ASNCTL_TLS_CERT", &global.tls_cert},
+                                 std::pair{"ASNCTL_TLS_KEY", &global.tls_key}}) {
+        const char* env = std::getenv(name);
+        if (value->empty() && env != nullptr && *env != '\0') *value = env;
+      }
+    }
+    asnctl::check_tls_options(global);
     if (command == nullptr) throw asnctl::UsageError("no command given");
     command->check();
   } catch (const asnctl::UsageError& e) {

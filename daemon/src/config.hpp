@@ -15,12 +15,35 @@ inline constexpr const char* kDefaultConfigPath = "/etc/asn/asnd.yaml";
 // A configuration file larger than this is refused before it is parsed.
 inline constexpr size_t kMaxConfigBytes = 1u << 20;
 
+// Mutual TLS on the TCP listener (listen.tls): asnd's certificate and key, and the CA whose
+// signature a client's certificate must carry. All three or none.
+struct TlsConfig {
+  std::string cert;       // PEM: asnd's certificate (its chain may follow)
+  std::string key;        // PEM: its private key
+  std::string client_ca;  // PEM: the CA certificate(s) that sign client certificates
+  bool enabled() const { return !cert.empty() || !key.empty() || !client_ca.empty(); }
+};
+
+// The PEM text of the three files, checked: each readable, of at most kMaxPemBytes, parsed
+// (certificates, a private key), and the key the certificate's.
+struct TlsMaterial {
+  std::string cert_chain;
+  std::string private_key;
+  std::string client_ca;
+};
+inline constexpr size_t kMaxPemBytes = 1u << 20;
+
+// Reads and checks the files of `tls`; throws asn::Error (kInvalidArgument) naming the key
+// ("listen.tls.key"), the file and what is wrong with it. `where` goes in front.
+TlsMaterial load_tls(const TlsConfig& tls, const std::string& where = "");
+
 struct ListenConfig {
   std::string socket = "/run/asn/asnd.sock";
   uint32_t socket_mode = 0660;
   std::string socket_group;  // empty: the group of the process
   std::string tcp;           // "host:port"; empty: no TCP listener
-  bool tcp_admin = false;    // TCP callers get the admin role (else reader)
+  bool tcp_admin = false;    // TCP callers get the admin role (else lock client)
+  TlsConfig tls;             // set: the TCP listener serves mutual TLS only
   // What one listener gives its clients (the unit's LimitNOFILE leaves room for all of it).
   unsigned max_connections = 512;            // open connections per listener
   unsigned max_connections_per_peer = 64;    // per uid (Unix) or per address (TCP)

@@ -7,6 +7,7 @@
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_posix.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -25,6 +26,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "error.hpp"
@@ -199,11 +201,35 @@ Fd open_tcp_listener(const std::string& address) {
 
 }  // namespace
 
-// One listener: its socket, its gRPC server, and the thread that accepts for it.
+// Where gRPC itself listens, with TLS: gRPC 1.51 cannot serve TLS on a connection accepted
+// elsewhere (grpc_server_add_channel_from_fd refuses any credentials but insecure ones and
+// builds the HTTP/2 transport without a handshake), so the mutual-TLS listener is gRPC's.
+struct TlsPort {
+  std::string address;  // listen.tcp
+  std::shared_ptr<grpc::ServerCredentials> credentials;
+};
+
+std::shared_ptr<grpc::ServerCredentials> mutual_tls_credentials(const TlsConfig& tls) {
+  // Read again (and checked again) now: the files may have changed since the configuration
+  // was loaded.
+  const TlsMaterial pem = load_tls(tls, "");
+  grpc::SslServerCredentialsOptions options(
+      GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+  options.pem_root_certs = pem.client_ca;
+  options.pem_key_cert_pairs.push_back({pem.private_key, pem.cert_chain});
+  return grpc::SslServerCredentials(options);
+}
+
+// A TLS handshake not done within this is dropped: a client that connects and says nothing
+// holds a connection only this long.
+constexpr int kTlsHandshakeTimeoutMs = 10'000;
+
+// One listener: its socket, its gRPC server, and the thread that accepts for it (or, with
+// TLS, the port gRPC listens on).
 class Listener {
  public:
   Listener(Fd listen_fd, bool unix_socket, ListenerPolicy policy, const ListenConfig& limits,
-           const ServiceFactory& services)
+           const ServiceFactory& services, std::optional<TlsPort> tls = std::nullopt)
       : listen_fd_(std::move(listen_fd)),
         unix_socket_(unix_socket),
         limits_(limits),
@@ -224,12 +250,23 @@ class Listener {
     quota.Resize(size_t{256} << 20);
     builder.SetResourceQuota(quota);
     builder.SetMaxReceiveMessageSize(static_cast<int>(kMaxRequestBytes));
+    int tls_port = 0;
+    if (tls) {
+      builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS, kTlsHandshakeTimeoutMs);
+      builder.AddListeningPort(tls->address, tls->credentials, &tls_port);
+    }
     services(builder, policy_, services_);
     server_ = builder.BuildAndStart();
+    if (tls && (!server_ || tls_port == 0)) {
+      throw Error(ErrorCode::kUnavailable,
+                  fmt::format("cannot listen on {} (listen.tcp, with listen.tls): the address is "
+                              "in use or not this host's (gRPC's log above says more)",
+                              tls->address));
+    }
     if (!server_ || wake_fd_.get() < 0) {
       throw Error(ErrorCode::kUnavailable, "cannot start the server of " + policy.name);
     }
-    acceptor_ = std::thread([this] { accept_loop(); });
+    if (!tls) acceptor_ = std::thread([this] { accept_loop(); });
   }
 
   ~Listener() {
@@ -428,13 +465,23 @@ Listeners::Listeners(const ListenConfig& config, const ServiceFactory& services)
                                                   config, services));
   description_ = unix_name;
   if (!config.tcp.empty()) {
-    ListenerPolicy tcp{"tcp " + config.tcp,
-                       config.tcp_admin ? Role::kAdmin : Role::kReader,
+    // PFS clients lock over TCP: a lock client reads and locks, and never configures or
+    // writes registers.
+    const bool tls = config.tls.enabled();
+    ListenerPolicy tcp{(tls ? "tls " : "tcp ") + config.tcp,
+                       config.tcp_admin ? Role::kAdmin : Role::kLockClient,
                        "use asnd's Unix socket, or set listen.tcp_admin: true in asnd.yaml",
                        {}};
-    listeners_.push_back(std::make_unique<Listener>(open_tcp_listener(config.tcp), false,
-                                                    std::move(tcp), config, services));
-    description_ += " and " + config.tcp;
+    if (tls) {
+      listeners_.push_back(
+          std::make_unique<Listener>(Fd(), false, std::move(tcp), config, services,
+                                     TlsPort{config.tcp, mutual_tls_credentials(config.tls)}));
+      description_ += " and " + config.tcp + " (mutual TLS)";
+    } else {
+      listeners_.push_back(std::make_unique<Listener>(open_tcp_listener(config.tcp), false,
+                                                      std::move(tcp), config, services));
+      description_ += " and " + config.tcp;
+    }
   }
 }
 

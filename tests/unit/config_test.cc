@@ -3,6 +3,9 @@
 #include "config.hpp"
 
 #include <gtest/gtest.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
 #include <sys/stat.h>
 
 #include <chrono>
@@ -148,16 +151,15 @@ TEST(Config, OnlyASmallRegularFileIsRead) {
   test::TempDir dir;
   const std::string fifo = dir.file("fifo");
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  for (const std::string& path : {fifo, std::string("/dev/zero"), dir.path(),
-                                  std::string("/proc/self/mem")}) {
+  for (const std::string& path :
+       {fifo, std::string("/dev/zero"), dir.path(), std::string("/proc/self/mem")}) {
     const auto start = std::chrono::steady_clock::now();
     try {
       load_config(path, true);
       ADD_FAILURE() << path << " was read as a configuration";
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument) << path;
-      EXPECT_NE(std::string(e.what()).find("cannot read the configuration file"),
-                std::string::npos)
+      EXPECT_NE(std::string(e.what()).find("cannot read the configuration file"), std::string::npos)
           << e.what();
     }
     EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2)) << path;
@@ -183,10 +185,9 @@ TEST(Config, BadValuesAreEchoedShortAndEscaped) {
 // listen.tcp takes host:port only: gRPC would also take a Unix address there, and give it
 // the TCP listener's rules (a world-writable socket, admin with tcp_admin).
 TEST(Config, TcpTakesHostAndPortOnly) {
-  for (const char* address : {"unix-abstract:name:1", "unix:/tmp/x.sock:1", "vsock:2:3",
-                              "a b:1", "[::1:50051"}) {
-    const std::string what =
-        load_error(std::string("listen:\n  tcp: \"") + address + "\"\n");
+  for (const char* address :
+       {"unix-abstract:name:1", "unix:/tmp/x.sock:1", "vsock:2:3", "a b:1", "[::1:50051"}) {
+    const std::string what = load_error(std::string("listen:\n  tcp: \"") + address + "\"\n");
     EXPECT_NE(what.find("is not host:port"), std::string::npos) << address << ": " << what;
   }
   test::TempDir dir;
@@ -247,6 +248,172 @@ TEST(ErrorMapping, EveryCodeMapsToTheGrpcCodeOfTheSameName) {
     EXPECT_EQ(status.error_code(), grpc_code);
     EXPECT_EQ(status.error_message(), "message");
   }
+}
+
+// listen.tls: PEM files made here with OpenSSL (a key and a self-signed certificate each).
+struct Pem {
+  std::string key;
+  std::string cert;
+};
+
+Pem make_pem(const char* common_name) {
+  EVP_PKEY* key = EVP_EC_gen("P-256");
+  X509* cert = X509_new();
+  ASN1_INTEGER_set(X509_get_serialNumber(cert), 1);
+  X509_gmtime_adj(X509_getm_notBefore(cert), 0);
+  X509_gmtime_adj(X509_getm_notAfter(cert), 3600);
+  X509_set_pubkey(cert, key);
+  X509_NAME* name = X509_get_subject_name(cert);
+  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
+                             reinterpret_cast<const unsigned char*>(common_name), -1, -1, 0);
+  X509_set_issuer_name(cert, name);
+  X509_sign(cert, key, EVP_sha256());
+  auto to_text = [](auto write) {
+    BIO* bio = BIO_new(BIO_s_mem());
+    write(bio);
+    char* data = nullptr;
+    const long size = BIO_get_mem_data(bio, &data);
+    std::string text(data, static_cast<size_t>(size));
+    BIO_free(bio);
+    return text;
+  };
+  Pem pem{to_text([&](BIO* b) {
+            PEM_write_bio_PrivateKey(b, key, nullptr, nullptr, 0, nullptr, nullptr);
+          }),
+          to_text([&](BIO* b) { PEM_write_bio_X509(b, cert); })};
+  X509_free(cert);
+  EVP_PKEY_free(key);
+  return pem;
+}
+
+class TlsConfigTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    server_ = make_pem("asnd");
+    ca_ = make_pem("asn client CA");
+    test::write_file(dir_.file("server.key"), server_.key);
+    test::write_file(dir_.file("server.crt"), server_.cert);
+    test::write_file(dir_.file("ca.crt"), ca_.cert);
+    test::write_file(dir_.file("ca.key"), ca_.key);
+  }
+
+  // A configuration with listen.tls naming these files (relative names are in dir_).
+  std::string tls(const std::string& cert, const std::string& key, const std::string& ca) {
+    auto path = [&](const std::string& f) { return f.empty() || f[0] == '/' ? f : dir_.file(f); };
+    std::string text = "listen:\n  tcp: 127.0.0.1:50051\n  tls:\n";
+    if (!cert.empty()) text += "    cert: " + path(cert) + "\n";
+    if (!key.empty()) text += "    key: " + path(key) + "\n";
+    if (!ca.empty()) text += "    client_ca: " + path(ca) + "\n";
+    return text;
+  }
+  std::string error(const std::string& text) {
+    test::write_file(dir_.file("asnd.yaml"), text);
+    try {
+      Config c = load_config(dir_.file("asnd.yaml"), true);
+      apply_overrides(c, {});
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+      return e.what();
+    }
+    return "(accepted)";
+  }
+
+  test::TempDir dir_;
+  Pem server_;
+  Pem ca_;
+};
+
+TEST_F(TlsConfigTest, ReadsTheThreeFiles) {
+  test::write_file(dir_.file("asnd.yaml"), tls("server.crt", "server.key", "ca.crt"));
+  Config c = load_config(dir_.file("asnd.yaml"), true);
+  EXPECT_TRUE(c.listen.tls.enabled());
+  EXPECT_EQ(c.listen.tls.cert, dir_.file("server.crt"));
+  EXPECT_EQ(c.listen.tls.key, dir_.file("server.key"));
+  EXPECT_EQ(c.listen.tls.client_ca, dir_.file("ca.crt"));
+  const TlsMaterial pem = load_tls(c.listen.tls);
+  EXPECT_EQ(pem.cert_chain, server_.cert);
+  EXPECT_EQ(pem.private_key, server_.key);
+  EXPECT_EQ(pem.client_ca, ca_.cert);
+  EXPECT_FALSE(Config().listen.tls.enabled());
+}
+
+TEST_F(TlsConfigTest, BadPathsNameTheKeyAndTheFile) {
+  std::string what = error(tls("missing.crt", "server.key", "ca.crt"));
+  EXPECT_NE(what.find("asnd.yaml:4: listen.tls.cert: cannot read '" + dir_.file("missing.crt") +
+                      "': No such file or directory"),
+            std::string::npos)
+      << what;
+  what = error(tls("server.crt", "server.key", "/"));
+  EXPECT_NE(what.find("listen.tls.client_ca: cannot read '/': not a regular file"),
+            std::string::npos)
+      << what;
+  what = error("listen:\n  tcp: 127.0.0.1:1\n  tls:\n    key: server.key\n");
+  EXPECT_NE(what.find("listen.tls.key: 'server.key' is not an absolute path"), std::string::npos)
+      << what;
+  test::write_file(dir_.file("big.crt"), std::string(2 << 20, 'A'));
+  what = error(tls("big.crt", "server.key", "ca.crt"));
+  EXPECT_NE(what.find("listen.tls.cert: cannot read"), std::string::npos) << what;
+  EXPECT_NE(what.find("larger than 1024 KiB"), std::string::npos) << what;
+}
+
+TEST_F(TlsConfigTest, BadPemSaysWhatIsAccepted) {
+  test::write_file(dir_.file("garbage.pem"), "not a certificate\n");
+  std::string what = error(tls("garbage.pem", "server.key", "ca.crt"));
+  EXPECT_NE(what.find("listen.tls.cert: '" + dir_.file("garbage.pem") +
+                      "' holds no certificate: expected PEM certificates "
+                      "('-----BEGIN CERTIFICATE-----' blocks)"),
+            std::string::npos)
+      << what;
+  // The key where the certificate belongs, and the other way round.
+  what = error(tls("server.key", "server.key", "ca.crt"));
+  EXPECT_NE(what.find("it holds a private key, which belongs in listen.tls.key"), std::string::npos)
+      << what;
+  what = error(tls("server.crt", "server.crt", "ca.crt"));
+  EXPECT_NE(what.find("listen.tls.key: '" + dir_.file("server.crt") +
+                      "' holds a certificate, not a private key"),
+            std::string::npos)
+      << what;
+  EXPECT_NE(what.find("expected a PEM private key ('-----BEGIN PRIVATE KEY-----'"),
+            std::string::npos)
+      << what;
+  // A certificate cut in the middle.
+  std::string cut = ca_.cert;
+  cut.erase(cut.size() / 2, 40);
+  test::write_file(dir_.file("cut.crt"), cut);
+  what = error(tls("server.crt", "server.key", "cut.crt"));
+  EXPECT_NE(what.find("listen.tls.client_ca:"), std::string::npos) << what;
+  EXPECT_NE(what.find("holds a damaged certificate"), std::string::npos) << what;
+  // An encrypted key: asnd cannot ask for its passphrase.
+  test::write_file(dir_.file("encrypted.key"),
+                   "-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIIB\n-----END ENCRYPTED PRIVATE "
+                   "KEY-----\n");
+  what = error(tls("server.crt", "encrypted.key", "ca.crt"));
+  EXPECT_NE(what.find("holds an encrypted private key"), std::string::npos) << what;
+}
+
+TEST_F(TlsConfigTest, TheThreeGoTogetherAndWithTcp) {
+  std::string what = error(tls("server.crt", "server.key", ""));
+  EXPECT_NE(what.find("listen.tls: client_ca is missing: mutual TLS needs cert"), std::string::npos)
+      << what;
+  // The CA's key is not the key of the server's certificate.
+  what = error(tls("server.crt", "ca.key", "ca.crt"));
+  EXPECT_NE(
+      what.find("listen.tls.key: '" + dir_.file("ca.key") +
+                "' is not the private key of the certificate in '" + dir_.file("server.crt") + "'"),
+      std::string::npos)
+      << what;
+  std::string no_tcp = tls("server.crt", "server.key", "ca.crt");
+  no_tcp.replace(no_tcp.find("  tcp: 127.0.0.1:50051\n"), 23, "");
+  what = error(no_tcp);
+  EXPECT_NE(what.find("listen.tls: mutual TLS is for the TCP listener, and there is none"),
+            std::string::npos)
+      << what;
+  // --tcp gives it one.
+  test::write_file(dir_.file("asnd.yaml"), no_tcp);
+  Config c = load_config(dir_.file("asnd.yaml"), true);
+  ConfigOverrides flags;
+  flags.tcp_listen = "127.0.0.1:50051";
+  EXPECT_NO_THROW(apply_overrides(c, flags));
 }
 
 }  // namespace

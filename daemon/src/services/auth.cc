@@ -1,6 +1,11 @@
 #include "services/auth.hpp"
 
 #include <fmt/format.h>
+#include <grpc/grpc_security_constants.h>
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <chrono>
 
 #include "asn/text/text.hpp"
 #include "error.hpp"
@@ -31,15 +36,70 @@ bool role_allows(Role role, Permission permission) {
   return false;
 }
 
-void Authorizer::require(Permission permission, std::string_view operation) const {
-  if (role_allows(policy_.role, permission)) return;
+namespace {
+
+[[noreturn]] void refuse(const ListenerPolicy& policy, std::string_view operation) {
   throw Error(ErrorCode::kPermissionDenied,
               fmt::format("{} needs more than the {} role that {} grants{}", operation,
-                          to_string(policy_.role), policy_.name,
-                          policy_.how_to_get_more.empty() ? "" : ": " + policy_.how_to_get_more));
+                          to_string(policy.role), policy.name,
+                          policy.how_to_get_more.empty() ? "" : ": " + policy.how_to_get_more));
 }
 
-std::string Authorizer::describe_peer(const grpc::ServerContext& context) const {
+// Refusals are logged at most this often (process-wide): a client retrying a refused call
+// in a loop must not flood the journal.
+constexpr auto kRefusalLogInterval = std::chrono::milliseconds(200);
+std::atomic<int64_t> last_refusal_logged{INT64_MIN / 2};
+std::atomic<uint64_t> refusals_unlogged{0};
+
+bool may_log_refusal(uint64_t& skipped) {
+  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::steady_clock::now().time_since_epoch())
+                          .count();
+  int64_t last = last_refusal_logged.load();
+  if (now - last < kRefusalLogInterval.count() ||
+      !last_refusal_logged.compare_exchange_strong(last, now)) {
+    refusals_unlogged.fetch_add(1);
+    return false;
+  }
+  skipped = refusals_unlogged.exchange(0);
+  return true;
+}
+
+}  // namespace
+
+void Authorizer::require(Permission permission, std::string_view operation) const {
+  if (role_allows(policy_.role, permission)) return;
+  refuse(policy_, operation);
+}
+
+void Authorizer::require(Permission permission, std::string_view operation,
+                         const grpc::ServerContextBase& context) const {
+  if (role_allows(policy_.role, permission)) return;
+  uint64_t skipped = 0;
+  if (may_log_refusal(skipped)) {
+    spdlog::warn("refused {} to {} on {} ({} role){}", operation, principal(context), policy_.name,
+                 to_string(policy_.role),
+                 skipped == 0 ? "" : fmt::format(" ({} more refusals not logged)", skipped));
+  }
+  refuse(policy_, operation);
+}
+
+std::string Authorizer::principal(const grpc::ServerContextBase& context) const {
+  // Only a peer gRPC authenticated has properties worth naming: the TLS listener verified
+  // its certificate against listen.tls.client_ca before the call arrived.
+  const std::shared_ptr<const grpc::AuthContext> auth = context.auth_context();
+  if (auth && auth->IsPeerAuthenticated()) {
+    for (const char* property : {GRPC_X509_SUBJECT_PROPERTY_NAME, GRPC_X509_CN_PROPERTY_NAME}) {
+      const std::vector<grpc::string_ref> values = auth->FindPropertyValues(property);
+      if (!values.empty() && !values.front().empty()) {
+        return text::escaped(std::string_view(values.front().data(), values.front().size()), 256);
+      }
+    }
+  }
+  return describe_peer(context);
+}
+
+std::string Authorizer::describe_peer(const grpc::ServerContextBase& context) const {
   const std::string peer = context.peer();
   if (policy_.describe_peer) return policy_.describe_peer(peer);
   // A Unix-socket peer is just "unix:" (or the fd asnd handed to gRPC): the listener says it.

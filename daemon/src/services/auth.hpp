@@ -42,9 +42,19 @@ class Authorizer {
   // Throws asn::Error kPermissionDenied naming the operation, the listener's role and what
   // would allow it.
   void require(Permission permission, std::string_view operation) const;
+  // The same, and a refusal is logged naming the caller (principal()): "refused writing
+  // registers to CN=pfs-client-7 on tcp 0.0.0.0:50051 (lock client role)". At most a few
+  // refusals a second are logged; the rest are counted in the next one logged.
+  void require(Permission permission, std::string_view operation,
+               const grpc::ServerContextBase& context) const;
   const ListenerPolicy& policy() const { return policy_; }
   // For logs: "uid 0 (root) pid 42 on unix:/run/asn/asnd.sock", "10.0.0.2:5123 on tcp ...".
-  std::string describe_peer(const grpc::ServerContext& context) const;
+  std::string describe_peer(const grpc::ServerContextBase& context) const;
+  // Who the caller is, as an owner to record (lock sessions) and to name in logs: with
+  // mutual TLS the subject of the client's certificate, which the listener verified
+  // ("CN=pfs-client-7,O=Example"); otherwise describe_peer(): "uid 1000 (alice) pid 42 on
+  // unix:/run/asn/asnd.sock", the address on plain TCP.
+  std::string principal(const grpc::ServerContextBase& context) const;
 
  private:
   ListenerPolicy policy_;

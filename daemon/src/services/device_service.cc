@@ -177,8 +177,8 @@ void DeviceService::write_board_reset(grpc::ServerContext* context,
                 "id.control.board_reset resets the board: write it alone (or use `asnctl board "
                 "reset`); nothing was written");
   }
-  authorizer_.require(Permission::kRegisters, "resetting the board");
-  board_.reset(authorizer_.describe_peer(*context) + " (register write)");
+  authorizer_.require(Permission::kRegisters, "resetting the board", *context);
+  board_.reset(authorizer_.principal(*context) + " (register write)");
   fill_value(target, request.items(0).value(), response->add_results());
 }
 
@@ -186,7 +186,7 @@ grpc::Status DeviceService::WriteRegisters(grpc::ServerContext* context,
                                            const v1::WriteRegistersRequest* request,
                                            v1::WriteRegistersResponse* response) {
   return guarded("WriteRegisters", [&] {
-    authorizer_.require(Permission::kRegisters, "writing registers");
+    authorizer_.require(Permission::kRegisters, "writing registers", *context);
     check_batch(request->items_size(), "registers to write");
     // Verify every item, then commit: one bad item and nothing is written.
     std::vector<std::pair<Target, uint64_t>> items;
@@ -212,7 +212,7 @@ grpc::Status DeviceService::WriteRegisters(grpc::ServerContext* context,
     }
     if (!problems.empty()) throw Error(*first_code, join_problems(problems, "nothing was written"));
     device_.write(items);
-    const std::string who = authorizer_.describe_peer(*context);
+    const std::string who = authorizer_.principal(*context);
     for (const auto& [target, value] : items) {
       spdlog::info("register write: {} (0x{:x}) = 0x{:x} by {}", target.name, target.offset, value,
                    who);
@@ -299,8 +299,8 @@ grpc::ServerWriteReactor<v1::RegisterValue>* DeviceService::DumpRegisters(
 grpc::Status DeviceService::ResetBoard(grpc::ServerContext* context, const v1::ResetBoardRequest*,
                                        v1::ResetBoardResponse* response) {
   return guarded("ResetBoard", [&] {
-    authorizer_.require(Permission::kRegisters, "resetting the board");
-    const ResetResult result = board_.reset(authorizer_.describe_peer(*context));
+    authorizer_.require(Permission::kRegisters, "resetting the board", *context);
+    const ResetResult result = board_.reset(authorizer_.principal(*context));
     response->set_generation_before(result.generation_before);
     response->set_generation_after(result.generation_after);
   });

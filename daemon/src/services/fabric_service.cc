@@ -85,7 +85,7 @@ grpc::Status FabricService::SetTopology(grpc::ServerContext* context,
                                         const v1::SetTopologyRequest* request,
                                         v1::SetTopologyResponse* response) {
   return guarded("SetTopology", [&] {
-    authorizer_.require(Permission::kConfigure, "placing the switch in a fabric");
+    authorizer_.require(Permission::kConfigure, "placing the switch in a fabric", *context);
     const TopologyRequest topology{request->terminals(), request->k(), request->router(),
                                    request->channels() == v1::DOUBLE_RATE};
     const TopologyOutcome outcome = fabric_.set_topology(topology, request->validate_only());
@@ -100,7 +100,7 @@ grpc::Status FabricService::SetTopology(grpc::ServerContext* context,
     if (outcome.changed) {
       spdlog::info("fabric: router {} of {} terminals, k {} ({}) set by {}", topology.router,
                    topology.terminals, topology.k, topology.double_rate ? "double-rate" : "dilated",
-                   authorizer_.describe_peer(*context));
+                   authorizer_.principal(*context));
     }
   });
 }
@@ -153,7 +153,7 @@ grpc::Status FabricService::SetRouting(grpc::ServerContext* context,
                                        const v1::SetRoutingRequest* request,
                                        v1::SetRoutingResponse* response) {
   return guarded("SetRouting", [&] {
-    authorizer_.require(Permission::kConfigure, "setting the routing");
+    authorizer_.require(Permission::kConfigure, "setting the routing", *context);
     RoutingChange change;
     change.mode = from_proto(request->mode());
     if (request->has_enable()) change.enable = request->enable();
@@ -163,7 +163,7 @@ grpc::Status FabricService::SetRouting(grpc::ServerContext* context,
     fill(view, response->mutable_settings());
     response->set_revision(view.revision);
     if (!request->validate_only()) {
-      spdlog::info("routing set by {}", authorizer_.describe_peer(*context));
+      spdlog::info("routing set by {}", authorizer_.principal(*context));
     }
   });
 }

@@ -80,7 +80,7 @@ grpc::Status PortService::ListPorts(grpc::ServerContext*, const v1::ListPortsReq
 grpc::Status PortService::SetPorts(grpc::ServerContext* context, const v1::SetPortsRequest* request,
                                    v1::SetPortsResponse* response) {
   return guarded("SetPorts", [&] {
-    authorizer_.require(Permission::kConfigure, "setting ports up or down");
+    authorizer_.require(Permission::kConfigure, "setting ports up or down", *context);
     check_batch(request->ports_size(), "port settings");
     std::vector<PortAdminState> settings;
     std::vector<uint32_t> ports;
@@ -93,7 +93,7 @@ grpc::Status PortService::SetPorts(grpc::ServerContext* context, const v1::SetPo
     if (!request->validate_only()) {
       for (const auto& s : settings) {
         spdlog::info("port {} set {} by {}", s.port, s.up ? "up" : "down",
-                     authorizer_.describe_peer(*context));
+                     authorizer_.principal(*context));
       }
     }
     describe(ports, response->mutable_ports());

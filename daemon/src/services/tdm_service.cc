@@ -145,14 +145,14 @@ grpc::Status TdmService::LoadSchedule(grpc::ServerContext* context,
                                       const v1::LoadScheduleRequest* request,
                                       v1::LoadScheduleResponse* response) {
   return guarded("LoadSchedule", [&] {
-    authorizer_.require(Permission::kConfigure, "loading a schedule");
+    authorizer_.require(Permission::kConfigure, "loading a schedule", *context);
     const LoadOutcome outcome =
         tdm_.load(source_of(request->plan()), request->phase(), request->validate_only());
     fill(outcome, response);
     if (outcome.changed) {
       spdlog::info("tdm: plan '{}' phase '{}' active from frame {}, loaded by {}",
                    outcome.plan.name(), outcome.phase, outcome.active_from_frame,
-                   authorizer_.describe_peer(*context));
+                   authorizer_.principal(*context));
     }
   });
 }
@@ -208,14 +208,14 @@ grpc::Status TdmService::ActivatePlan(grpc::ServerContext* context,
                                       const v1::ActivatePlanRequest* request,
                                       v1::LoadScheduleResponse* response) {
   return guarded("ActivatePlan", [&] {
-    authorizer_.require(Permission::kConfigure, "activating a schedule");
+    authorizer_.require(Permission::kConfigure, "activating a schedule", *context);
     const LoadOutcome outcome =
         tdm_.activate(request->name(), request->phase(), request->validate_only());
     fill(outcome, response);
     if (outcome.changed) {
       spdlog::info("tdm: plan '{}' phase '{}' active from frame {}, activated by {}",
                    outcome.plan.name(), outcome.phase, outcome.active_from_frame,
-                   authorizer_.describe_peer(*context));
+                   authorizer_.principal(*context));
     }
   });
 }
@@ -224,7 +224,7 @@ grpc::Status TdmService::StagePlan(grpc::ServerContext* context,
                                    const v1::StagePlanRequest* request,
                                    v1::StagePlanResponse* response) {
   return guarded("StagePlan", [&] {
-    authorizer_.require(Permission::kConfigure, "staging a schedule");
+    authorizer_.require(Permission::kConfigure, "staging a schedule", *context);
     const StageOutcome outcome = tdm_.stage(source_of(request->plan()), request->phase());
     response->set_plan(outcome.plan.name());
     response->set_phase(outcome.phase);
@@ -237,7 +237,7 @@ grpc::Status TdmService::StagePlan(grpc::ServerContext* context,
     response->set_frame_cycles(outcome.frame_cycles);
     response->set_clock_hz(outcome.clock_hz);
     spdlog::info("tdm: plan '{}' phase '{}' staged (program {:016x}) by {}", outcome.plan.name(),
-                 outcome.phase, outcome.program_id, authorizer_.describe_peer(*context));
+                 outcome.phase, outcome.program_id, authorizer_.principal(*context));
   });
 }
 
@@ -245,22 +245,22 @@ grpc::Status TdmService::ArmAtFrame(grpc::ServerContext* context,
                                     const v1::ArmAtFrameRequest* request,
                                     v1::ArmAtFrameResponse* response) {
   return guarded("ArmAtFrame", [&] {
-    authorizer_.require(Permission::kConfigure, "arming a schedule");
+    authorizer_.require(Permission::kConfigure, "arming a schedule", *context);
     const ArmOutcome outcome = tdm_.arm_at_frame(request->program_id(), request->frame(),
                                                  std::chrono::milliseconds(request->timeout_ms()));
     response->set_swap_frame(outcome.swap_frame);
     response->set_swap_time(outcome.swap_time);
     response->set_wait_us(outcome.wait_us);
     spdlog::info("tdm: program {:016x} active from frame {}, armed by {}", request->program_id(),
-                 outcome.swap_frame, authorizer_.describe_peer(*context));
+                 outcome.swap_frame, authorizer_.principal(*context));
   });
 }
 
-grpc::Status TdmService::DiscardStaged(grpc::ServerContext*,
+grpc::Status TdmService::DiscardStaged(grpc::ServerContext* context,
                                        const v1::DiscardStagedRequest* request,
                                        v1::DiscardStagedResponse* response) {
   return guarded("DiscardStaged", [&] {
-    authorizer_.require(Permission::kConfigure, "discarding a staged schedule");
+    authorizer_.require(Permission::kConfigure, "discarding a staged schedule", *context);
     response->set_discarded(tdm_.discard_staged(request->program_id()));
   });
 }
