@@ -58,14 +58,6 @@ void fill(const locks::ByteRange& range, v1::ByteRange* out) {
   out->set_length(range.length);
 }
 
-// Who opened a session: what the listener knows of the peer.
-std::string owner_of(const Authorizer& authorizer, const grpc::CallbackServerContext& context) {
-  const std::string peer = context.peer();
-  const auto& policy = authorizer.policy();
-  if (policy.describe_peer) return policy.describe_peer(peer);
-  return peer.empty() ? policy.name : peer;
-}
-
 // Runs `body` and finishes the call with its status.
 template <typename Body>
 grpc::ServerUnaryReactor* answer(grpc::CallbackServerContext* context, std::string_view rpc,
@@ -155,8 +147,8 @@ grpc::ServerUnaryReactor* LockService::OpenSession(grpc::CallbackServerContext* 
                                                    const v1::OpenSessionRequest* request,
                                                    v1::OpenSessionResponse* response) {
   return answer(context, "Locks.OpenSession", [&] {
-    authorizer_.require(Permission::kLock, "OpenSession");
-    const auto opened = locks_.open_session(owner_of(authorizer_, *context), request->name(),
+    authorizer_.require(Permission::kLock, "OpenSession", *context);
+    const auto opened = locks_.open_session(authorizer_.principal(*context), request->name(),
                                             request->ttl_seconds());
     response->set_session(opened.session);
     response->set_ttl_seconds(opened.ttl_seconds);
@@ -167,7 +159,7 @@ grpc::ServerUnaryReactor* LockService::KeepAlive(grpc::CallbackServerContext* co
                                                  const v1::KeepAliveRequest* request,
                                                  v1::KeepAliveResponse* response) {
   return answer(context, "Locks.KeepAlive", [&] {
-    authorizer_.require(Permission::kLock, "KeepAlive");
+    authorizer_.require(Permission::kLock, "KeepAlive", *context);
     const auto [ttl, reattached] = locks_.keep_alive(request->session());
     response->set_ttl_seconds(ttl);
     response->set_reattached(reattached);
@@ -178,7 +170,7 @@ grpc::ServerUnaryReactor* LockService::CloseSession(grpc::CallbackServerContext*
                                                     const v1::CloseSessionRequest* request,
                                                     v1::CloseSessionResponse* response) {
   return answer(context, "Locks.CloseSession", [&] {
-    authorizer_.require(Permission::kLock, "CloseSession");
+    authorizer_.require(Permission::kLock, "CloseSession", *context);
     const auto closed = locks_.close_session(request->session());
     response->set_released(closed.released);
     response->set_cancelled(closed.cancelled);
@@ -191,7 +183,8 @@ grpc::ServerUnaryReactor* LockService::lock(grpc::CallbackServerContext* context
   LockCall call;
   std::optional<LockClock::time_point> deadline;
   const grpc::Status status = guarded("Locks.Lock", [&] {
-    authorizer_.require(Permission::kLock, wait == locks::Wait::kTry ? "TryLock" : "Lock");
+    authorizer_.require(Permission::kLock, wait == locks::Wait::kTry ? "TryLock" : "Lock",
+                        *context);
     call.session = request->session();
     call.file = request->file();
     call.mode = mode_of(request->mode());
@@ -228,7 +221,7 @@ grpc::ServerUnaryReactor* LockService::Unlock(grpc::CallbackServerContext* conte
                                               const v1::UnlockRequest* request,
                                               v1::UnlockResponse* response) {
   return answer(context, "Locks.Unlock", [&] {
-    authorizer_.require(Permission::kLock, "Unlock");
+    authorizer_.require(Permission::kLock, "Unlock", *context);
     const auto done = locks_.unlock(request->session(), request->file(), ranges_of(*request));
     response->set_released(done.released);
     response->set_granted(done.granted);
@@ -239,7 +232,7 @@ grpc::ServerUnaryReactor* LockService::Downgrade(grpc::CallbackServerContext* co
                                                  const v1::UnlockRequest* request,
                                                  v1::UnlockResponse* response) {
   return answer(context, "Locks.Downgrade", [&] {
-    authorizer_.require(Permission::kLock, "Downgrade");
+    authorizer_.require(Permission::kLock, "Downgrade", *context);
     const auto done = locks_.downgrade(request->session(), request->file(), ranges_of(*request));
     response->set_released(done.released);
     response->set_granted(done.granted);
@@ -250,7 +243,7 @@ grpc::ServerUnaryReactor* LockService::ListLocks(grpc::CallbackServerContext* co
                                                  const v1::ListLocksRequest* request,
                                                  v1::ListLocksResponse* response) {
   return answer(context, "Locks.ListLocks", [&] {
-    authorizer_.require(Permission::kRead, "ListLocks");
+    authorizer_.require(Permission::kRead, "ListLocks", *context);
     uint32_t limit = request->limit() == 0 ? kDefaultListLimit : request->limit();
     if (limit > kMaxListLimit) {
       throw Error(
@@ -288,7 +281,7 @@ grpc::ServerUnaryReactor* LockService::GetLockStats(grpc::CallbackServerContext*
                                                     const v1::GetLockStatsRequest*,
                                                     v1::GetLockStatsResponse* response) {
   return answer(context, "Locks.GetLockStats", [&] {
-    authorizer_.require(Permission::kRead, "GetLockStats");
+    authorizer_.require(Permission::kRead, "GetLockStats", *context);
     const auto view = locks_.stats();
     for (const auto& d : view.domains) {
       auto* out = response->add_domains();
