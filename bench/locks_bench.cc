@@ -1,0 +1,471 @@
+// Issue 9's lock targets: the Locks gRPC API end to end, the lock table in core, and the
+// memory of a million granted locks.
+//
+// End to end: the Locks service over a LockManager with no switch (every file in the
+// software domain: a DurableTable over a FileJournal in $TMPDIR, each operation write()n to
+// its log before the answer), served on a Unix socket in this process
+// (tests/support/lock_stack.hpp, what asnd serves its lock clients); the clients are threads
+// of the same process, each with its own channel (its own connection to the socket) and its
+// own session (TTL 3600 s). So client and server share the machine's cores.
+//  - BM_LockUnlock/threads:N: each client loops Lock (blocking call, exclusive, one range of
+//    its own file: never a conflict) then Unlock; items/s = lock+unlock pairs/s of all the
+//    clients together (issue 9's target: >= 50,000 with 16 clients; etcd: about 2,500).
+//  - BM_LockUnlock16/threads:N: the same with 16 ranges in each request (one Lock for all 16,
+//    granted together or not at all, then one Unlock of the 16); items/s = such pairs/s.
+//  - BM_Handoff/threads:16: 16 clients on ONE range of one file, each looping Lock (blocking)
+//    then Unlock at once. The handoff latency is, for each grant that waited (the response's
+//    `waited`), the time from the start of the holder's Unlock call (the holder stores
+//    steady_clock before it calls Unlock) to the waiter's Lock response received: the lock
+//    moving from one client to the next through the server. The hold itself is 0 (Unlock
+//    follows the grant at once), so it is not in the figure. p50_us/p99_us/max_us over all
+//    the handoffs of the run; items/s = grants/s.
+// In core (no gRPC, no threads):
+//  - BM_Table*: a plain locks::LockTable (capacity 16,384, as a switch's table); one session
+//    locks (try mode, exclusive) and releases one range, or 16 ranges in one request, of one
+//    file. Targets: >= 1,000,000 single-range pairs/s, >= 100,000 16-range requests/s.
+//  - BM_DurableRegion*: the same on a locks::DurableTable over a locks::RegionJournal in a
+//    std::vector<std::byte> (RegionJournal::bytes_for(16,384)): every operation logged into
+//    the region first, and the region checkpointed when its log fills.
+//  - BM_DurableFile*: the same on a DurableTable over a FileJournal (the software domain's
+//    medium): a write() a record.
+// Memory (BM_Memory*, one iteration each, run first so that the heap is still fresh): a
+// table with 1,000,000 held single-range locks, of 16 sessions, on 1,000,000 files (one lock
+// a file, ids "file-NNNNNNN": the worst case of the layout) or on 1,000 files (1,000 disjoint
+// ranges each); the table's capacity 2^20 (LocksConfig's software_entries). rss_MB is the
+// resident set's growth (/proc/self/statm) from before the table is made to after it is
+// filled; heap_MB is the heap's growth (mallinfo2: bytes in use), B_per_lock the latter per
+// lock; checkpoint_MB the checkpoint's size (LockTable::save(), or the FileJournal's
+// checkpoint file after DurableTable::checkpoint()). For the DurableTable the log file lives
+// in the page cache, not in the RSS.
+//
+// The reference every ratio is divided by is a GetLockStats round trip (no sessions listed
+// beyond the benchmark's) over the same socket: the cost of a small gRPC call here.
+//   build/bench/locks_bench  (or: python3 bench/table.py <json> BM_GetLockStats)
+#include <benchmark/benchmark.h>
+#include <grpcpp/grpcpp.h>
+#include <malloc.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "asn/locks/durable.hpp"
+#include "asn/locks/lock_table.hpp"
+#include "asn/v1/locks.grpc.pb.h"
+#include "lock_stack.hpp"
+#include "support.hpp"
+
+namespace {
+
+using namespace asn;
+using Clock = std::chrono::steady_clock;
+
+constexpr int kRanges = 16;        // ranges of a multi-range request
+constexpr uint64_t kBlock = 4096;  // bytes of a range; ranges kStride apart
+constexpr uint64_t kStride = 65536;
+
+// CPU time of the whole process (client and server threads), in seconds.
+double process_cpu_s() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+// ---- the service -----------------------------------------------------------------------
+
+struct Server {
+  test::TempDir dir;
+  std::unique_ptr<test::LockStack> stack;
+  std::unique_ptr<v1::Locks::Stub> stub;
+
+  Server() {
+    stack = std::make_unique<test::LockStack>(test::LockStack::Kind::kSoftware, dir.path(),
+                                              LocksConfig{});
+    stub = v1::Locks::NewStub(stack->channel());
+  }
+
+  // A client of its own: a channel whose distinct argument keeps gRPC from sharing its
+  // connection with the other clients'.
+  std::unique_ptr<v1::Locks::Stub> client(int index) const {
+    grpc::ChannelArguments args;
+    args.SetInt("asn.bench.client", index);
+    return v1::Locks::NewStub(grpc::CreateCustomChannel("unix:" + dir.path() + "/locks.sock",
+                                                        grpc::InsecureChannelCredentials(), args));
+  }
+};
+
+Server& server() {
+  static Server s;
+  return s;
+}
+
+// A client thread's session; closed when it goes.
+struct Client {
+  std::unique_ptr<v1::Locks::Stub> stub;
+  uint64_t session = 0;
+
+  explicit Client(int index) : stub(server().client(index)) {
+    v1::OpenSessionRequest request;
+    request.set_ttl_seconds(3600);
+    request.set_name("locks_bench " + std::to_string(index));
+    v1::OpenSessionResponse response;
+    grpc::ClientContext context;
+    if (const grpc::Status status = stub->OpenSession(&context, request, &response); status.ok()) {
+      session = response.session();
+    }
+  }
+  ~Client() {
+    if (session == 0) return;
+    v1::CloseSessionRequest request;
+    request.set_session(session);
+    v1::CloseSessionResponse response;
+    grpc::ClientContext context;
+    (void)stub->CloseSession(&context, request, &response);
+  }
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  grpc::Status lock(const v1::LockRequest& request, v1::LockResponse& response) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    return stub->Lock(&context, request, &response);
+  }
+  grpc::Status unlock(const v1::UnlockRequest& request) {
+    v1::UnlockResponse response;
+    grpc::ClientContext context;
+    return stub->Unlock(&context, request, &response);
+  }
+};
+
+template <typename Message>
+void add_ranges(Message& message, int count) {
+  for (int i = 0; i < count; ++i) {
+    v1::ByteRange* range = message.add_ranges();
+    range->set_offset(static_cast<uint64_t>(i) * kStride);
+    range->set_length(kBlock);
+  }
+}
+
+void BM_GetLockStats(benchmark::State& state) {
+  auto& s = server();
+  const double cpu0 = process_cpu_s();
+  for (auto _ : state) {
+    v1::GetLockStatsResponse response;
+    grpc::ClientContext context;
+    const grpc::Status status = s.stub->GetLockStats(&context, {}, &response);
+    if (!status.ok()) {
+      state.SkipWithError(status.error_message().c_str());
+      break;
+    }
+  }
+  state.counters["cpu_us"] =
+      (process_cpu_s() - cpu0) * 1e6 / static_cast<double>(state.iterations());
+}
+
+// Lock then Unlock of `ranges` ranges of the client's own file.
+void BM_LockUnlock(benchmark::State& state, int ranges) {
+  server();
+  Client client(state.thread_index());
+  if (client.session == 0) {
+    state.SkipWithError("OpenSession failed");
+    return;
+  }
+  v1::LockRequest lock;
+  lock.set_session(client.session);
+  lock.set_file("bench-own-" + std::to_string(state.thread_index()));
+  lock.set_mode(v1::LOCK_MODE_EXCLUSIVE);
+  add_ranges(lock, ranges);
+  v1::UnlockRequest unlock;
+  unlock.set_session(client.session);
+  unlock.set_file(lock.file());
+  add_ranges(unlock, ranges);
+  v1::LockResponse response;
+  const double cpu0 = process_cpu_s();
+  for (auto _ : state) {
+    response.Clear();
+    grpc::Status status = client.lock(lock, response);
+    if (status.ok()) status = client.unlock(unlock);
+    if (!status.ok()) {
+      state.SkipWithError(status.error_message().c_str());
+      break;
+    }
+  }
+  state.SetItemsProcessed(state.iterations());
+  // The process's CPU (clients and server) per pair; thread 0 leaves the loop after every
+  // thread finished its iterations (its end is a barrier). Counters are summed over the
+  // threads: only thread 0 sets it.
+  if (state.thread_index() == 0) {
+    state.counters["cpu_us_per_pair"] =
+        (process_cpu_s() - cpu0) * 1e6 / static_cast<double>(state.iterations() * state.threads());
+  }
+}
+
+// The handoffs of one run of BM_Handoff, gathered from its threads.
+struct HandoffRun {
+  std::atomic<int64_t> unlock_started{0};  // steady_clock ns: the last holder's Unlock call
+  std::mutex mutex;
+  std::vector<double> us;  // every handoff of the run
+  int finished = 0;
+};
+HandoffRun* handoff_run = nullptr;
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+      .count();
+}
+
+void BM_Handoff(benchmark::State& state) {
+  server();
+  if (state.thread_index() == 0) handoff_run = new HandoffRun;
+  Client client(state.thread_index());
+  // Thread 0 made the run's record before the loop's start barrier, which every thread
+  // passes before it reads it.
+  std::vector<double> samples;
+  uint64_t waited = 0;
+  v1::LockRequest lock;
+  lock.set_session(client.session);
+  lock.set_file("bench-shared");
+  lock.set_mode(v1::LOCK_MODE_EXCLUSIVE);
+  add_ranges(lock, 1);
+  v1::UnlockRequest unlock;
+  unlock.set_session(client.session);
+  unlock.set_file(lock.file());
+  add_ranges(unlock, 1);
+  v1::LockResponse response;
+  bool failed = client.session == 0;
+  for (auto _ : state) {
+    if (failed) continue;  // every thread runs its iterations, so the end barrier is met
+    response.Clear();
+    grpc::Status status = client.lock(lock, response);
+    if (status.ok() && response.waited()) {
+      const int64_t start = handoff_run->unlock_started.load(std::memory_order_acquire);
+      samples.push_back(static_cast<double>(now_ns() - start) / 1e3);
+      ++waited;
+    }
+    if (status.ok()) {
+      handoff_run->unlock_started.store(now_ns(), std::memory_order_release);
+      status = client.unlock(unlock);
+    }
+    if (!status.ok()) {
+      state.SkipWithError(status.error_message().c_str());
+      failed = true;
+    }
+  }
+  state.SetItemsProcessed(state.iterations());
+  HandoffRun& run = *handoff_run;
+  {
+    std::lock_guard lock_guard(run.mutex);
+    run.us.insert(run.us.end(), samples.begin(), samples.end());
+    ++run.finished;
+  }
+  if (state.thread_index() != 0) return;
+  // Every thread has left the loop (its end is a barrier); wait for their samples.
+  for (;;) {
+    std::lock_guard lock_guard(run.mutex);
+    if (run.finished == state.threads()) break;
+  }
+  std::vector<double>& us = run.us;
+  std::sort(us.begin(), us.end());
+  auto at = [&](double q) {
+    return us.empty() ? 0.0 : us[std::min(us.size() - 1, static_cast<size_t>(q * us.size()))];
+  };
+  // Counters are summed over the threads: only thread 0 sets them.
+  state.counters["p50_us"] = at(0.50);
+  state.counters["p90_us"] = at(0.90);
+  state.counters["p99_us"] = at(0.99);
+  state.counters["max_us"] = us.empty() ? 0.0 : us.back();
+  state.counters["handoffs"] = static_cast<double>(us.size());
+  delete handoff_run;
+  handoff_run = nullptr;
+}
+
+// ---- the table in core -----------------------------------------------------------------
+
+locks::Request table_request(locks::SessionId session, int ranges) {
+  locks::Request request;
+  request.session = session;
+  request.file = "bench-file";
+  request.mode = locks::Mode::kExclusive;
+  request.wait = locks::Wait::kTry;
+  std::vector<locks::ByteRange> list;
+  for (int i = 0; i < ranges; ++i) list.push_back({static_cast<uint64_t>(i) * kStride, kBlock});
+  request.ranges = std::move(list);
+  return request;
+}
+
+template <typename Table>
+void lock_release_loop(benchmark::State& state, Table& table, int ranges) {
+  const locks::SessionId session = table.open_session("bench");
+  const locks::Request request = table_request(session, ranges);
+  for (auto _ : state) {
+    const locks::Outcome outcome = table.request(request);
+    const locks::Change change = table.release(session, request.file, request.ranges);
+    if (outcome.status != locks::Status::kGranted || !change.ok()) {
+      state.SkipWithError("not granted, or not released");
+      break;
+    }
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+void BM_Table(benchmark::State& state, int ranges) {
+  locks::LockTable table;
+  lock_release_loop(state, table, ranges);
+}
+
+void BM_DurableRegion(benchmark::State& state, int ranges) {
+  std::vector<std::byte> region(locks::RegionJournal::bytes_for(locks::kDefaultCapacity));
+  locks::RegionJournal journal(region);
+  locks::DurableTable table(journal, locks::TableLimits{});
+  lock_release_loop(state, table, ranges);
+  state.counters["checkpoints"] = static_cast<double>(table.checkpoints_written());
+}
+
+void BM_DurableFile(benchmark::State& state, int ranges) {
+  test::TempDir dir;
+  locks::FileJournal journal(dir.path());
+  locks::DurableTable table(journal, locks::TableLimits{});
+  lock_release_loop(state, table, ranges);
+  state.counters["checkpoints"] = static_cast<double>(table.checkpoints_written());
+}
+
+// ---- memory ----------------------------------------------------------------------------
+
+constexpr size_t kMillion = 1000000;
+constexpr size_t kSessions = 16;
+
+// The resident set; the heap's free pages are given back first, so that a table does not
+// grow the heap into pages an earlier benchmark left resident.
+double rss_bytes() {
+  malloc_trim(0);
+  long pages = 0, resident = 0;
+  if (FILE* f = std::fopen("/proc/self/statm", "r")) {
+    if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
+    std::fclose(f);
+  }
+  return static_cast<double>(resident) * static_cast<double>(sysconf(_SC_PAGESIZE));
+}
+
+double heap_bytes() { return static_cast<double>(mallinfo2().uordblks); }
+
+// Fills `table` with a million held locks: on `files` files, a million / files ranges each.
+template <typename Table>
+bool fill(Table& table, size_t files) {
+  std::vector<locks::SessionId> sessions;
+  for (size_t s = 0; s < kSessions; ++s) sessions.push_back(table.open_session("bench"));
+  locks::Request request;
+  request.mode = locks::Mode::kExclusive;
+  request.wait = locks::Wait::kTry;
+  char name[32];
+  for (size_t i = 0; i < kMillion; ++i) {
+    std::snprintf(name, sizeof name, "file-%07zu", i % files);
+    request.session = sessions[i % kSessions];
+    request.file = name;
+    request.ranges = std::vector<locks::ByteRange>{{(i / files) * kStride, kBlock}};
+    if (table.request(request).status != locks::Status::kGranted) return false;
+  }
+  return true;
+}
+
+const locks::TableLimits kMillionLimits{1u << 20, locks::kDefaultMaxRanges};
+
+void BM_MemoryTable(benchmark::State& state, size_t files) {
+  for (auto _ : state) {
+    const double rss0 = rss_bytes(), heap0 = heap_bytes();
+    const auto start = Clock::now();
+    locks::LockTable table(kMillionLimits);
+    if (!fill(table, files)) {
+      state.SkipWithError("a lock was not granted");
+      return;
+    }
+    const double fill_s = std::chrono::duration<double>(Clock::now() - start).count();
+    const double rss = rss_bytes() - rss0, heap = heap_bytes() - heap0;
+    state.counters["rss_MB"] = rss / 1e6;
+    state.counters["heap_MB"] = heap / 1e6;
+    state.counters["B_per_lock"] = heap / kMillion;
+    state.counters["checkpoint_MB"] = static_cast<double>(table.save().size()) / 1e6;
+    state.counters["fill_s"] = fill_s;
+    state.counters["held"] = static_cast<double>(table.stats().held_entries);
+  }
+}
+
+void BM_MemoryDurableFile(benchmark::State& state, size_t files) {
+  for (auto _ : state) {
+    test::TempDir dir;
+    const double rss0 = rss_bytes(), heap0 = heap_bytes();
+    const auto start = Clock::now();
+    locks::FileJournal journal(dir.path());
+    locks::DurableTable table(journal, kMillionLimits);
+    if (!fill(table, files)) {
+      state.SkipWithError("a lock was not granted");
+      return;
+    }
+    const double fill_s = std::chrono::duration<double>(Clock::now() - start).count();
+    const double rss = rss_bytes() - rss0, heap = heap_bytes() - heap0;
+    table.checkpoint();
+    state.counters["rss_MB"] = rss / 1e6;
+    state.counters["heap_MB"] = heap / 1e6;
+    state.counters["B_per_lock"] = heap / kMillion;
+    state.counters["checkpoint_MB"] =
+        static_cast<double>(std::filesystem::file_size(dir.file("checkpoint"))) / 1e6;
+    state.counters["fill_s"] = fill_s;
+    state.counters["held"] = static_cast<double>(table.table().stats().held_entries);
+  }
+}
+
+void register_all() {
+  using benchmark::RegisterBenchmark;
+  // Memory first, while the heap holds little that a table could reuse.
+  for (size_t files : {kMillion, size_t{1000}}) {
+    const std::string tail = "/1M-locks/" + std::to_string(files) + "-files";
+    RegisterBenchmark(("BM_MemoryTable" + tail).c_str(), BM_MemoryTable, files)
+        ->Iterations(1)
+        ->Unit(benchmark::kMillisecond);
+    RegisterBenchmark(("BM_MemoryDurableFile" + tail).c_str(), BM_MemoryDurableFile, files)
+        ->Iterations(1)
+        ->Unit(benchmark::kMillisecond);
+  }
+  for (int ranges : {1, kRanges}) {
+    const std::string tail = "/ranges:" + std::to_string(ranges);
+    RegisterBenchmark(("BM_Table" + tail).c_str(), BM_Table, ranges)->MinTime(0.3);
+    RegisterBenchmark(("BM_DurableRegion" + tail).c_str(), BM_DurableRegion, ranges)->MinTime(0.3);
+    RegisterBenchmark(("BM_DurableFile" + tail).c_str(), BM_DurableFile, ranges)->MinTime(0.3);
+  }
+  RegisterBenchmark("BM_GetLockStats", BM_GetLockStats)->Unit(benchmark::kMicrosecond);
+  for (int ranges : {1, kRanges}) {
+    const std::string name = ranges == 1 ? "BM_LockUnlock" : "BM_LockUnlock16";
+    RegisterBenchmark(name.c_str(), BM_LockUnlock, ranges)
+        ->Threads(1)
+        ->Threads(16)
+        ->UseRealTime()
+        ->MinTime(1.0)
+        ->Unit(benchmark::kMicrosecond);
+  }
+  RegisterBenchmark("BM_Handoff", BM_Handoff)
+      ->Threads(16)
+      ->UseRealTime()
+      ->MinTime(2.0)
+      ->Unit(benchmark::kMicrosecond);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  spdlog::set_level(spdlog::level::warn);
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  register_all();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
