@@ -1,0 +1,817 @@
+// A randomized torture test of the Locks service against the real asnd (issue 9): client
+// threads, each with its own channel and session, lock, try, unlock (splitting), downgrade and
+// abandon sessions on a few small files, while asnd is killed with SIGKILL and started again
+// every few seconds on the same state directory and board. Every client records what it saw;
+// an independent checker (HistoryChecker: it knows nothing of asnd, only the records) replays
+// them and fails on the one thing users must never see: two conflicting grants alive at once,
+// or a fencing token that went backwards.
+//
+// Soundness (the checker never reports a violation that did not happen). All times are one
+// steady clock shared by the threads (asnd's leases run on the same CLOCK_MONOTONIC). For each
+// grant the checker builds a holding interval that lies INSIDE the interval during which asnd
+// really held the lock, so two overlapping checker intervals imply overlapping real ones:
+// - it starts when the client RECEIVED the grant (asnd granted it before it answered);
+// - it ends (for the bytes named) when the client SENT the first Unlock attempt naming them
+//   (asnd cannot have released them before it got the request; a retried Unlock still counts
+//   from its first attempt); a Downgrade sent at t ends the exclusive part at t, and the bytes
+//   stay held at least shared from the grant's receipt on (exclusive covers shared);
+// - every lock of a session ends at the latest at the earliest moment its lease could have
+//   run out: asnd renews the lease with every call it serves (KeepAlive, Lock, ...), at a time
+//   after the client sent it, so with T the send time of the last call answered OK the lease
+//   lasts at least until T + ttl; a restart of asnd (killed at K >= T, recovered after K) gives
+//   the sessions it recovers until recovery + grace, so the lease lasts at least until
+//   min(T + ttl, K1 + grace) with K1 the first kill after T (grace <= ttl, so a call that gRPC
+//   delivered to the restarted asnd only lengthens it). The lease may have lasted longer
+//   (later restarts, calls whose answer was lost): the checker takes the shortest, which only
+//   shortens intervals;
+// - a session the client learned was gone (FAILED_PRECONDITION) at L, or closed at L, ends
+//   at min(L, the lease bound above).
+// Grants whose outcome the client never learned (UNAVAILABLE across a kill, a deadline racing
+// the grant) are not recorded: they only make the checker see less. Two intervals conflict
+// when they are on the same file, of different sessions, overlap in bytes and time, and one of
+// them is exclusive.
+// Fencing tokens grow with every grant of a lock table. Grant A happened before the client
+// received it; grant B after its request was sent; so when A was received before B's request
+// was sent, A was granted first and B's token must be greater (a file lives in one table).
+// The checker reports a lower token (backwards) and an equal one (reused).
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "asn/v1/locks.grpc.pb.h"
+#include "asnd_harness.hpp"
+
+namespace asn::test {
+namespace {
+
+constexpr double kNever = std::numeric_limits<double>::infinity();
+
+// ---- the history and its checker (no asnd code) ---------------------------------------------
+
+struct Bytes {
+  uint64_t first = 0;  // [first, end)
+  uint64_t end = 0;
+};
+
+enum class Kind { kGrant, kRelease, kDowngrade, kSessionEnd };
+
+struct Record {
+  Kind kind = Kind::kGrant;
+  int client = 0;
+  uint64_t session = 0;
+  std::string file;
+  std::vector<Bytes> ranges;
+  bool exclusive = false;
+  uint64_t token = 0;
+  double sent = 0;        // grant: the request was sent; release, downgrade: the first attempt was
+  double at = 0;          // grant: received; session end: learned gone / closed (kNever: abandoned)
+  double last_touch = 0;  // session end: send time of the last call answered OK
+  double ttl = 0;         // session end: the lease granted
+};
+
+struct Restart {
+  double killed = 0;
+  double ready = 0;
+};
+
+class HistoryChecker {
+ public:
+  HistoryChecker(double grace) : grace_(grace) {}
+
+  // Every violation, described; empty when the history is consistent.
+  std::vector<std::string> check(const std::vector<std::vector<Record>>& clients,
+                                 const std::vector<Restart>& restarts) {
+    std::vector<std::string> out;
+    std::vector<Piece> pieces;
+    for (const auto& history : clients) replay(history, restarts, pieces);
+    std::map<std::string, std::vector<const Piece*>> by_file;
+    for (const Piece& p : pieces) {
+      if (p.end > p.start) by_file[p.file].push_back(&p);
+    }
+    for (auto& [file, list] : by_file) {
+      std::sort(list.begin(), list.end(),
+                [](const Piece* a, const Piece* b) { return a->start < b->start; });
+      for (size_t i = 0; i < list.size(); ++i) {
+        for (size_t j = i + 1; j < list.size() && list[j]->start < list[i]->end; ++j) {
+          const Piece& a = *list[i];
+          const Piece& b = *list[j];
+          if (a.session == b.session || (!a.exclusive && !b.exclusive)) continue;
+          if (a.first >= b.last_end || b.first >= a.last_end) continue;
+          std::ostringstream what;
+          what << "conflict on file " << file << ": " << describe(a) << " and " << describe(b)
+               << " overlap in bytes and time";
+          out.push_back(what.str());
+          if (out.size() > 50) return out;
+        }
+      }
+    }
+    std::map<std::string, std::vector<const Record*>> grants;
+    for (const auto& history : clients) {
+      for (const Record& r : history) {
+        if (r.kind == Kind::kGrant) grants[r.file].push_back(&r);
+      }
+    }
+    for (auto& [file, list] : grants) {
+      // A before B when A was received before B was sent.
+      std::sort(list.begin(), list.end(),
+                [](const Record* a, const Record* b) { return a->at < b->at; });
+      // Sweep B by send time; the highest token of the grants received before it.
+      std::vector<const Record*> by_sent = list;
+      std::sort(by_sent.begin(), by_sent.end(),
+                [](const Record* a, const Record* b) { return a->sent < b->sent; });
+      size_t next = 0;
+      const Record* highest = nullptr;
+      for (const Record* b : by_sent) {
+        while (next < list.size() && list[next]->at < b->sent) {
+          if (highest == nullptr || list[next]->token > highest->token) highest = list[next];
+          ++next;
+        }
+        if (highest != nullptr && b->token <= highest->token) {
+          std::ostringstream what;
+          what << "token " << (b->token < highest->token ? "went backwards" : "reused")
+               << " on file " << file << ": client " << b->client << " session " << b->session
+               << " was granted token " << b->token << " (request sent at " << b->sent
+               << ") after client " << highest->client << " session " << highest->session
+               << " had received token " << highest->token << " at " << highest->at;
+          out.push_back(what.str());
+          if (out.size() > 100) return out;
+        }
+      }
+    }
+    return out;
+  }
+
+  // The earliest moment a session's lease could have run out.
+  double lease_end(double last_touch, double ttl, const std::vector<Restart>& restarts) const {
+    double end = last_touch + ttl;
+    for (const Restart& r : restarts) {
+      if (r.killed >= last_touch && r.killed < end) {
+        end = std::min(end, r.killed + grace_);
+        break;
+      }
+    }
+    return end;
+  }
+
+ private:
+  struct Piece {
+    int client;
+    uint64_t session;
+    std::string file;
+    uint64_t first, last_end;
+    bool exclusive;
+    uint64_t token;
+    double start, end;
+  };
+
+  static std::string describe(const Piece& p) {
+    std::ostringstream out;
+    out << "client " << p.client << " session " << p.session << " "
+        << (p.exclusive ? "exclusive" : "shared") << " [" << p.first << ", " << p.last_end
+        << ") token " << p.token << " held [" << p.start << ", " << p.end << ")";
+    return out.str();
+  }
+
+  void replay(const std::vector<Record>& history, const std::vector<Restart>& restarts,
+              std::vector<Piece>& out) {
+    std::map<uint64_t, double> session_end;
+    for (const Record& r : history) {
+      if (r.kind == Kind::kSessionEnd) {
+        session_end[r.session] = std::min(r.at, lease_end(r.last_touch, r.ttl, restarts));
+      }
+    }
+    std::vector<Piece> open;
+    auto close_part = [&](const Record& r, bool downgrade) {
+      std::vector<Piece> still;
+      for (Piece& p : open) {
+        bool touched = false;
+        if (p.session == r.session && p.file == r.file && (!downgrade || p.exclusive)) {
+          for (const Bytes& b : r.ranges) {
+            if (b.first < p.last_end && p.first < b.end) touched = true;
+          }
+        }
+        if (!touched) {
+          still.push_back(p);
+          continue;
+        }
+        // Split p into the bytes r names (ended at r.sent) and the rest (still open).
+        std::vector<Bytes> rest{{p.first, p.last_end}};
+        for (const Bytes& b : r.ranges) {
+          std::vector<Bytes> next;
+          for (const Bytes& x : rest) {
+            if (b.end <= x.first || x.end <= b.first) {
+              next.push_back(x);
+              continue;
+            }
+            if (x.first < b.first) next.push_back({x.first, b.first});
+            if (b.end < x.end) next.push_back({b.end, x.end});
+            Piece ended = p;
+            ended.first = std::max(x.first, b.first);
+            ended.last_end = std::min(x.end, b.end);
+            ended.end = std::min(p.end, r.sent);
+            out.push_back(ended);
+            if (downgrade) {
+              Piece shared = ended;
+              shared.exclusive = false;
+              shared.end = p.end;  // held (at least shared) on
+              still.push_back(shared);
+            }
+          }
+          rest = std::move(next);
+        }
+        for (const Bytes& x : rest) {
+          Piece kept = p;
+          kept.first = x.first;
+          kept.last_end = x.end;
+          still.push_back(kept);
+        }
+      }
+      open = std::move(still);
+    };
+    for (const Record& r : history) {
+      switch (r.kind) {
+        case Kind::kGrant: {
+          auto it = session_end.find(r.session);
+          const double end = it == session_end.end() ? kNever : it->second;
+          for (const Bytes& b : r.ranges) {
+            open.push_back(
+                {r.client, r.session, r.file, b.first, b.end, r.exclusive, r.token, r.at, end});
+          }
+          break;
+        }
+        case Kind::kRelease:
+          close_part(r, false);
+          break;
+        case Kind::kDowngrade:
+          close_part(r, true);
+          break;
+        case Kind::kSessionEnd:
+          break;
+      }
+    }
+    out.insert(out.end(), open.begin(), open.end());
+  }
+
+  double grace_;
+};
+
+// ---- the checker can fail -------------------------------------------------------------------
+
+Record grant(int client, uint64_t session, const std::string& file, Bytes b, bool exclusive,
+             uint64_t token, double sent, double at) {
+  Record r;
+  r.kind = Kind::kGrant;
+  r.client = client;
+  r.session = session;
+  r.file = file;
+  r.ranges = {b};
+  r.exclusive = exclusive;
+  r.token = token;
+  r.sent = sent;
+  r.at = at;
+  return r;
+}
+
+Record release(int client, uint64_t session, const std::string& file, Bytes b, double sent,
+               Kind kind = Kind::kRelease) {
+  Record r;
+  r.kind = kind;
+  r.client = client;
+  r.session = session;
+  r.file = file;
+  r.ranges = {b};
+  r.sent = sent;
+  return r;
+}
+
+Record session_end(int client, uint64_t session, double at, double last_touch, double ttl) {
+  Record r;
+  r.kind = Kind::kSessionEnd;
+  r.client = client;
+  r.session = session;
+  r.at = at;
+  r.last_touch = last_touch;
+  r.ttl = ttl;
+  return r;
+}
+
+TEST(LocksTortureChecker, ReportsConflictingGrantsAliveAtOnce) {
+  HistoryChecker checker(2.0);
+  // Client 0 holds [0, 100) exclusive from 1.0; unlocks [0, 50) at 2.0, the rest at 4.0.
+  // Client 1 gets [60, 70) shared at 3.0: a conflict. Client 2 gets [10, 20) at 2.5: none.
+  std::vector<std::vector<Record>> history(3);
+  history[0] = {grant(0, 1, "f", {0, 100}, true, 1, 0.9, 1.0), release(0, 1, "f", {0, 50}, 2.0),
+                release(0, 1, "f", {50, 100}, 4.0), session_end(0, 1, 9, 8, 3)};
+  history[1] = {grant(1, 2, "f", {60, 70}, false, 3, 2.9, 3.0), session_end(1, 2, 9, 8, 3)};
+  history[2] = {grant(2, 3, "f", {10, 20}, true, 2, 2.4, 2.5), session_end(2, 3, 9, 8, 3)};
+  auto found = checker.check(history, {});
+  ASSERT_EQ(found.size(), 1u) << ::testing::PrintToString(found);
+  EXPECT_NE(found[0].find("conflict on file f"), std::string::npos) << found[0];
+  EXPECT_NE(found[0].find("client 1"), std::string::npos) << found[0];
+
+  // A downgrade at 2.8 makes client 1's shared grant fine; client 3's exclusive one at 3.5
+  // still conflicts with the (now shared) lock of client 0.
+  history[0].insert(history[0].begin() + 2, release(0, 1, "f", {50, 100}, 2.8, Kind::kDowngrade));
+  EXPECT_TRUE(checker.check(history, {}).empty())
+      << ::testing::PrintToString(checker.check(history, {}));
+  history.push_back({grant(3, 4, "f", {99, 120}, true, 4, 3.4, 3.5), session_end(3, 4, 9, 8, 3)});
+  found = checker.check(history, {});
+  ASSERT_EQ(found.size(), 1u) << ::testing::PrintToString(found);
+  EXPECT_NE(found[0].find("client 3"), std::string::npos) << found[0];
+}
+
+TEST(LocksTortureChecker, ALeaseEndsLocksOnlyWhenItCouldHaveRunOut) {
+  HistoryChecker checker(2.0);
+  // Client 0 abandons its session; its last call answered was sent at 1.0, ttl 3: its lock
+  // lasts until 4.0 at least. Client 1's grant at 3.5 conflicts; one at 4.1 does not.
+  std::vector<std::vector<Record>> history(2);
+  history[0] = {grant(0, 1, "f", {0, 10}, true, 1, 0.5, 0.6), session_end(0, 1, kNever, 1.0, 3)};
+  history[1] = {grant(1, 2, "f", {5, 6}, true, 2, 3.4, 3.5), session_end(1, 2, 9, 8, 3)};
+  EXPECT_EQ(checker.check(history, {}).size(), 1u);
+  history[1][0] = grant(1, 2, "f", {5, 6}, true, 2, 4.0, 4.1);
+  EXPECT_TRUE(checker.check(history, {}).empty());
+  // A kill at 1.2 (grace 2 s): the lease may have ended at 3.2; a grant at 3.5 is fine then.
+  history[1][0] = grant(1, 2, "f", {5, 6}, true, 2, 3.4, 3.5);
+  EXPECT_TRUE(checker.check(history, {{1.2, 1.5}}).empty());
+}
+
+TEST(LocksTortureChecker, ReportsATokenThatWentBackwards) {
+  HistoryChecker checker(2.0);
+  std::vector<std::vector<Record>> history(2);
+  history[0] = {grant(0, 1, "f", {0, 10}, false, 7, 1.0, 1.1), release(0, 1, "f", {0, 10}, 1.2),
+                session_end(0, 1, 9, 8, 3)};
+  // Sent after client 0 received token 7, granted token 5: backwards. The lower token on
+  // file g is no violation: tokens are compared per file.
+  history[1] = {grant(1, 2, "f", {0, 10}, true, 5, 1.3, 1.4),
+                grant(1, 2, "g", {0, 10}, true, 3, 1.5, 1.6), session_end(1, 2, 9, 8, 3)};
+  auto found = checker.check(history, {});
+  ASSERT_EQ(found.size(), 1u) << ::testing::PrintToString(found);
+  EXPECT_NE(found[0].find("token went backwards on file f"), std::string::npos) << found[0];
+  // Concurrent requests (B sent before A was received) may be granted in either order.
+  history[1][0] = grant(1, 2, "f", {20, 30}, true, 5, 1.05, 1.4);
+  EXPECT_TRUE(checker.check(history, {}).empty());
+}
+
+// ---- the torture ----------------------------------------------------------------------------
+
+using SteadyClock = std::chrono::steady_clock;
+
+class Timeline {
+ public:
+  double now() const { return std::chrono::duration<double>(SteadyClock::now() - origin_).count(); }
+
+ private:
+  SteadyClock::time_point origin_ = SteadyClock::now();
+};
+
+constexpr uint64_t kSpace = 256;
+constexpr int kFiles = 4;
+constexpr double kGrace = 2.0;
+
+struct Counters {
+  std::atomic<uint64_t> grants{0}, waited{0}, conflicts{0}, deadlines{0}, unavailable{0},
+      unlocks{0}, downgrades{0}, lost{0}, abandoned{0}, reattached{0}, sessions{0}, other{0};
+};
+
+class Client {
+ public:
+  Client(int id, const std::string& socket, const Timeline& clock, Counters& counters,
+         uint64_t seed)
+      : id_(id), clock_(clock), counters_(counters), random_(seed) {
+    grpc::ChannelArguments args;
+    args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 50);
+    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 50);
+    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 200);
+    args.SetInt(GRPC_ARG_ENABLE_RETRIES, 0);
+    stub_ = v1::Locks::NewStub(
+        grpc::CreateCustomChannel("unix:" + socket, grpc::InsecureChannelCredentials(), args));
+  }
+
+  void run(const std::atomic<bool>& stop) {
+    while (!stop) {
+      if (session_ == 0 && !open()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(30));
+        continue;
+      }
+      if (lost_) {
+        end_session(lost_at_);
+        counters_.lost++;
+        continue;
+      }
+      step();
+    }
+    if (session_ != 0) close();
+  }
+
+  std::vector<Record> history;
+
+ private:
+  enum class Outcome { kOk, kGone, kRefused, kUnknown };
+
+  void set_deadline(grpc::ClientContext& context, double seconds) {
+    context.set_deadline(std::chrono::system_clock::now() +
+                         std::chrono::microseconds(static_cast<int64_t>(seconds * 1e6)));
+  }
+
+  bool open() {
+    grpc::ClientContext context;
+    set_deadline(context, 1.0);
+    v1::OpenSessionRequest request;
+    request.set_ttl_seconds(std::uniform_int_distribution<uint32_t>(2, 3)(random_));
+    request.set_name("torture-" + std::to_string(id_));
+    v1::OpenSessionResponse response;
+    const double sent = clock_.now();
+    if (!stub_->OpenSession(&context, request, &response).ok()) return false;
+    session_ = response.session();
+    ttl_ = response.ttl_seconds();
+    last_touch_ = sent;
+    lost_ = false;
+    for (auto& f : held_) f.assign(kSpace, 0);
+    counters_.sessions++;
+    stop_keepalive_ = false;
+    keepalive_ = std::thread([this] { keepalive_loop(); });
+    return true;
+  }
+
+  // Stops keeping the session alive and writes its end (`at`: learned gone or closed).
+  void end_session(double at) {
+    stop_keepalive_ = true;
+    if (keepalive_.joinable()) keepalive_.join();
+    Record r;
+    r.kind = Kind::kSessionEnd;
+    r.client = id_;
+    r.session = session_;
+    r.at = at;
+    {
+      std::lock_guard lock(mu_);
+      r.last_touch = last_touch_;
+    }
+    r.ttl = ttl_;
+    history.push_back(r);
+    session_ = 0;
+  }
+
+  void close() {
+    const double sent = clock_.now();
+    stop_keepalive_ = true;
+    if (keepalive_.joinable()) keepalive_.join();
+    grpc::ClientContext context;
+    set_deadline(context, 1.0);
+    v1::CloseSessionRequest request;
+    request.set_session(session_);
+    v1::CloseSessionResponse response;
+    stub_->CloseSession(&context, request, &response);
+    end_session(sent);
+  }
+
+  void touched(double sent) {
+    std::lock_guard lock(mu_);
+    last_touch_ = std::max(last_touch_, sent);
+  }
+
+  void gone(double learned) {
+    std::lock_guard lock(mu_);
+    if (!lost_) lost_at_ = learned;
+    lost_ = true;
+  }
+
+  void keepalive_loop() {
+    const uint64_t session = session_;
+    const double period = ttl_ / 4.0;
+    double next = clock_.now();
+    while (!stop_keepalive_ && !lost_) {
+      if (clock_.now() < next) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        continue;
+      }
+      grpc::ClientContext context;
+      set_deadline(context, 0.5);
+      v1::KeepAliveRequest request;
+      request.set_session(session);
+      v1::KeepAliveResponse response;
+      const double sent = clock_.now();
+      const grpc::Status status = stub_->KeepAlive(&context, request, &response);
+      if (status.ok()) {
+        touched(sent);
+        if (response.reattached()) counters_.reattached++;
+        next = sent + period;
+      } else if (status.error_code() == grpc::StatusCode::FAILED_PRECONDITION) {
+        gone(clock_.now());
+      } else {
+        next = clock_.now() + 0.05;  // asnd is down or restarting: come back soon
+      }
+    }
+  }
+
+  // Is the session still open? (after a FAILED_PRECONDITION that may mean either)
+  void probe() {
+    for (int i = 0; i < 100 && !lost_; ++i) {
+      grpc::ClientContext context;
+      set_deadline(context, 0.5);
+      v1::KeepAliveRequest request;
+      request.set_session(session_);
+      v1::KeepAliveResponse response;
+      const double sent = clock_.now();
+      const grpc::Status status = stub_->KeepAlive(&context, request, &response);
+      if (status.ok()) {
+        touched(sent);
+        return;
+      }
+      if (status.error_code() == grpc::StatusCode::FAILED_PRECONDITION) {
+        gone(clock_.now());
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    }
+  }
+
+  uint64_t pick(uint64_t lo, uint64_t hi) {
+    return std::uniform_int_distribution<uint64_t>(lo, hi)(random_);
+  }
+  bool chance(double p) { return std::uniform_real_distribution<double>(0, 1)(random_) < p; }
+
+  void fill_request(v1::LockRequest& request) {
+    if (chance(0.2)) {
+      auto* s = request.mutable_strided();
+      const uint64_t block = pick(1, 12);
+      const uint64_t stride = block + pick(1, 40);
+      const uint64_t count = pick(2, 5);
+      const uint64_t span = stride * (count - 1) + block;
+      if (span >= kSpace) {
+        s->set_count(1);
+        s->set_offset(pick(0, kSpace - block));
+      } else {
+        s->set_count(count);
+        s->set_offset(pick(0, kSpace - span));
+      }
+      s->set_block_length(block);
+      s->set_stride(stride);
+      return;
+    }
+    const int n = chance(0.3) ? static_cast<int>(pick(2, 3)) : 1;
+    uint64_t at = pick(0, kSpace / 2);
+    for (int i = 0; i < n && at < kSpace; ++i) {
+      const uint64_t length = std::min<uint64_t>(pick(1, 48), kSpace - at);
+      auto* r = request.add_ranges();
+      r->set_offset(at);
+      r->set_length(length);
+      at += length + pick(1, 40);
+    }
+  }
+
+  void lock(bool wait) {
+    v1::LockRequest request;
+    request.set_session(session_);
+    const int f = static_cast<int>(pick(0, kFiles - 1));
+    request.set_file("file-" + std::to_string(f));
+    const bool exclusive = chance(0.6);
+    request.set_mode(exclusive ? v1::LOCK_MODE_EXCLUSIVE : v1::LOCK_MODE_SHARED);
+    fill_request(request);
+    grpc::ClientContext context;
+    set_deadline(context,
+                 wait ? 0.02 + 0.15 * std::uniform_real_distribution<>(0, 1)(random_) : 0.5);
+    v1::LockResponse response;
+    const double sent = clock_.now();
+    const grpc::Status status = wait ? stub_->Lock(&context, request, &response)
+                                     : stub_->TryLock(&context, request, &response);
+    const double received = clock_.now();
+    if (status.ok()) {
+      touched(sent);
+      Record r;
+      r.kind = Kind::kGrant;
+      r.client = id_;
+      r.session = session_;
+      r.file = request.file();
+      r.exclusive = exclusive;
+      r.token = response.token();
+      r.sent = sent;
+      r.at = received;
+      for (const auto& b : response.ranges()) {
+        r.ranges.push_back({b.offset(), b.offset() + b.length()});
+        for (uint64_t x = b.offset(); x < b.offset() + b.length() && x < kSpace; ++x) {
+          held_[f][x] = std::max<uint8_t>(held_[f][x], exclusive ? 2 : 1);
+        }
+      }
+      history.push_back(std::move(r));
+      counters_.grants++;
+      if (response.waited()) counters_.waited++;
+      return;
+    }
+    switch (status.error_code()) {
+      case grpc::StatusCode::FAILED_PRECONDITION:
+        if (!wait && status.error_message().find("conflicts with") != std::string::npos) {
+          touched(sent);
+          counters_.conflicts++;
+        } else {
+          probe();
+        }
+        break;
+      case grpc::StatusCode::DEADLINE_EXCEEDED:
+        counters_.deadlines++;
+        break;
+      case grpc::StatusCode::UNAVAILABLE:
+        counters_.unavailable++;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        break;
+      case grpc::StatusCode::ABORTED:
+        probe();
+        break;
+      default:
+        counters_.other++;
+        ADD_FAILURE() << "client " << id_ << ": " << (wait ? "Lock" : "TryLock") << " "
+                      << request.ShortDebugString() << ": " << status.error_code() << " "
+                      << status.error_message();
+    }
+  }
+
+  // A run of bytes of one file this client holds (at least `mode`), or none.
+  bool held_run(int& f, uint64_t& first, uint64_t& end, uint8_t mode) {
+    for (int tries = 0; tries < 8; ++tries) {
+      f = static_cast<int>(pick(0, kFiles - 1));
+      std::vector<uint64_t> held;
+      for (uint64_t x = 0; x < kSpace; ++x) {
+        if (held_[f][x] >= mode) held.push_back(x);
+      }
+      if (held.empty()) continue;
+      first = held[pick(0, held.size() - 1)];
+      end = first + 1;
+      while (end < kSpace && held_[f][end] >= mode) ++end;
+      // A part of the run: sometimes the middle of a lock (a split).
+      if (chance(0.5) && end - first > 2) {
+        first = pick(first, end - 2);
+        end = pick(first + 1, end);
+      }
+      return true;
+    }
+    return false;
+  }
+
+  // Unlock or Downgrade of bytes held; retried across restarts until asnd answers.
+  void release(bool downgrade) {
+    int f = 0;
+    uint64_t first = 0, end = 0;
+    if (!held_run(f, first, end, downgrade ? 2 : 1)) return;
+    v1::UnlockRequest request;
+    request.set_session(session_);
+    request.set_file("file-" + std::to_string(f));
+    auto* r = request.add_ranges();
+    r->set_offset(first);
+    r->set_length(end - first);
+    Record rec;
+    rec.kind = downgrade ? Kind::kDowngrade : Kind::kRelease;
+    rec.client = id_;
+    rec.session = session_;
+    rec.file = request.file();
+    rec.ranges = {{first, end}};
+    rec.sent = clock_.now();
+    history.push_back(rec);  // from its first attempt on, the bytes may be gone
+    for (uint64_t x = first; x < end; ++x) held_[f][x] = downgrade ? 1 : 0;
+    for (int attempt = 0; attempt < 200 && !lost_; ++attempt) {
+      grpc::ClientContext context;
+      set_deadline(context, 0.5);
+      v1::UnlockResponse response;
+      const double sent = clock_.now();
+      const grpc::Status status = downgrade ? stub_->Downgrade(&context, request, &response)
+                                            : stub_->Unlock(&context, request, &response);
+      if (status.ok()) {
+        touched(sent);
+        (downgrade ? counters_.downgrades : counters_.unlocks)++;
+        return;
+      }
+      if (status.error_code() == grpc::StatusCode::FAILED_PRECONDITION) {
+        // The session is gone, or an earlier attempt did it already (attempt > 0).
+        probe();
+        if (attempt == 0 && !lost_) {
+          ADD_FAILURE() << "client " << id_ << ": " << (downgrade ? "Downgrade" : "Unlock")
+                        << " of held bytes " << request.ShortDebugString()
+                        << " refused: " << status.error_message();
+        }
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+
+  void step() {
+    const double u = std::uniform_real_distribution<double>(0, 1)(random_);
+    if (u < 0.003) {
+      // A crash: no more calls nor keepalives; the lease runs out. A new session next.
+      end_session(kNever);
+      counters_.abandoned++;
+      return;
+    }
+    // Holding much of the small space would stall everyone: let go first.
+    size_t held = 0;
+    for (const auto& f : held_)
+      held +=
+          static_cast<size_t>(std::count_if(f.begin(), f.end(), [](uint8_t m) { return m != 0; }));
+    if (held > 96 && u < 0.80) return release(u < 0.70 ? false : true);
+    if (u < 0.30) return lock(true);
+    if (u < 0.60) return lock(false);
+    if (u < 0.90) return release(false);
+    release(true);
+  }
+
+  int id_;
+  const Timeline& clock_;
+  Counters& counters_;
+  std::mt19937_64 random_;
+  std::unique_ptr<v1::Locks::Stub> stub_;
+  uint64_t session_ = 0;
+  double ttl_ = 0;
+  std::mutex mu_;
+  double last_touch_ = 0;
+  double lost_at_ = 0;
+  std::atomic<bool> lost_{false};
+  std::atomic<bool> stop_keepalive_{false};
+  std::thread keepalive_;
+  std::vector<uint8_t> held_[kFiles];  // 0 none, 1 shared, 2 exclusive (as this client knows)
+};
+
+TEST(LocksTorture, NoConflictingGrantsNorBackwardTokensAcrossCrashesAndKillDashNine) {
+  const uint64_t seed = std::random_device{}();
+  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
+  TempDir dir;
+  AsndProcess asnd(dir, unique_name("torture"));
+  const std::string config = "locks:\n  grace_period: 2s\n  default_ttl: 3s\n";
+  ASSERT_TRUE(asnd.start({}, config)) << asnd.log();
+
+  Timeline clock;
+  Counters counters;
+  constexpr int kClients = 12;
+  std::vector<std::unique_ptr<Client>> clients;
+  for (int i = 0; i < kClients; ++i) {
+    clients.push_back(std::make_unique<Client>(i, asnd.socket(), clock, counters, seed + i));
+  }
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> threads;
+  for (auto& c : clients) threads.emplace_back([&c, &stop] { c->run(stop); });
+
+  std::mt19937_64 random(seed);
+  std::vector<Restart> restarts;
+  const double duration = 20.0;
+  bool started = true;
+  while (clock.now() < duration - 3.0) {
+    std::this_thread::sleep_for(
+        std::chrono::milliseconds(std::uniform_int_distribution<int>(2500, 3800)(random)));
+    Restart r;
+    r.killed = clock.now();
+    asnd.signal(SIGKILL);
+    while (asnd.running()) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    started = asnd.start({}, config);
+    r.ready = clock.now();
+    restarts.push_back(r);
+    if (!started) break;
+  }
+  while (started && clock.now() < duration) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  stop = true;
+  for (auto& t : threads) t.join();
+  const double ran = clock.now();
+  ASSERT_TRUE(started) << "asnd did not start again:\n" << asnd.log();
+
+  std::vector<std::vector<Record>> histories;
+  for (auto& c : clients) histories.push_back(std::move(c->history));
+  HistoryChecker checker(kGrace);
+  const auto violations = checker.check(histories, restarts);
+  std::printf(
+      "locks torture: %.1f s, %d clients, %zu kill -9 restarts, %llu sessions "
+      "(%llu abandoned, %llu reported gone, %llu re-attachments), %llu grants (%llu waited), "
+      "%llu TryLock conflicts, %llu Lock deadlines, %llu unlocks, %llu downgrades, %llu "
+      "UNAVAILABLE; violations %zu\n",
+      ran, kClients, restarts.size(), static_cast<unsigned long long>(counters.sessions.load()),
+      static_cast<unsigned long long>(counters.abandoned.load()),
+      static_cast<unsigned long long>(counters.lost.load()),
+      static_cast<unsigned long long>(counters.reattached.load()),
+      static_cast<unsigned long long>(counters.grants.load()),
+      static_cast<unsigned long long>(counters.waited.load()),
+      static_cast<unsigned long long>(counters.conflicts.load()),
+      static_cast<unsigned long long>(counters.deadlines.load()),
+      static_cast<unsigned long long>(counters.unlocks.load()),
+      static_cast<unsigned long long>(counters.downgrades.load()),
+      static_cast<unsigned long long>(counters.unavailable.load()), violations.size());
+  for (const auto& v : violations) std::printf("VIOLATION: %s\n", v.c_str());
+  EXPECT_TRUE(violations.empty()) << "seed " << seed;
+  EXPECT_GT(counters.grants.load(), 500u);
+  EXPECT_GE(restarts.size(), 3u);
+  EXPECT_GT(counters.conflicts.load(), 50u);
+}
+
+}  // namespace
+}  // namespace asn::test
