@@ -72,6 +72,22 @@ asnctl schedule show --slots 4
 asnctl board reset --yes
 asnctl schedule show --slots 0
 
+section "File locks: sessions with leases, byte ranges, fencing tokens, FIFO waits"
+echo "\$ asnctl lock acquire /data/run-7/out.h5 0:1M 2M:1M --hold 3 &"
+build/cli/asnctl --socket "$socket" lock acquire /data/run-7/out.h5 0:1M 2M:1M --hold 3 &
+holder=$!
+sleep 0.5
+echo
+asnctl locks list
+asnctl lock acquire /data/run-7/out.h5 512K:4K --try
+asnctl lock acquire /data/run-7/out.h5 1M:1M --shared --hold 0
+asnctl lock acquire /data/run-7/out.h5 0:4K --wait 10 --hold 0
+wait "$holder" || true
+echo
+asnctl lock acquire /data/run-7/out.h5 0:0 --try
+asnctl -o json lock acquire /data/matrix 0:64 128:64 --hold 0
+asnctl locks stats
+
 section "Registers, for bring-up"
 asnctl regs read id.scratch
 asnctl regs write id.scratch=0xc0ffee port[0].aldfb_threshold.packets=12

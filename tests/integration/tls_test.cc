@@ -3,14 +3,18 @@
 // without a good client certificate; and the TCP listener's role (lock client).
 #include <arpa/inet.h>
 #include <gmock/gmock.h>
+#include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "asn/v1/locks.grpc.pb.h"
 #include "asnd_harness.hpp"
 
 namespace asn::test {
@@ -58,6 +62,7 @@ class Pki {
                                              "keyUsage=critical,keyCertSign,cRLSign"})));
     sign("server", "/CN=asnd test server", "subjectAltName=IP:127.0.0.1,DNS:localhost\n");
     sign("client", "/O=asn test/CN=pfs-client-1", "extendedKeyUsage=clientAuth\n");
+    sign("client2", "/O=asn test/CN=pfs-client-2", "extendedKeyUsage=clientAuth\n");
     // Same subject, no CA's signature.
     openssl(
         with({"req", "-x509"}, with(ec, {"-keyout", file("rogue.key"), "-out", file("rogue.crt"),
@@ -203,6 +208,79 @@ TEST(PlainTcp, GrantsTheLockClientRole) {
   const std::string log = asnd.log();
   const size_t refused = log.find("refused writing registers to 127.0.0.1:");
   EXPECT_NE(refused, std::string::npos) << log;
+}
+
+// Lock sessions over mutual TLS belong to the certificate that opened them: the owner is its
+// subject, and another client (another certificate of the same CA) can neither unlock, renew
+// nor close them.
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST_F(TlsTest, ALockSessionBelongsToTheCertificateThatOpenedIt) {
+  auto channel_for = [&](const std::string& client) {
+    grpc::SslCredentialsOptions tls;
+    tls.pem_root_certs = slurp(pki_.file("ca.crt"));
+    tls.pem_cert_chain = slurp(pki_.file(client + ".crt"));
+    tls.pem_private_key = slurp(pki_.file(client + ".key"));
+    return v1::Locks::NewStub(grpc::CreateChannel(address_, grpc::SslCredentials(tls)));
+  };
+  auto one = channel_for("client");
+  auto two = channel_for("client2");
+  auto deadline = [](grpc::ClientContext& c) {
+    c.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  };
+
+  v1::OpenSessionResponse session;
+  {
+    grpc::ClientContext c;
+    deadline(c);
+    v1::OpenSessionRequest r;
+    r.set_name("writer");
+    ASSERT_TRUE(one->OpenSession(&c, r, &session).ok());
+  }
+  v1::LockRequest lock;
+  lock.set_session(session.session());
+  lock.set_file("/data/shared");
+  lock.set_mode(v1::LOCK_MODE_EXCLUSIVE);
+  lock.add_ranges()->set_length(4096);
+  {
+    grpc::ClientContext c;
+    deadline(c);
+    v1::LockResponse granted;
+    ASSERT_TRUE(one->TryLock(&c, lock, &granted).ok());
+  }
+  // The other certificate cannot use the session.
+  v1::UnlockRequest unlock;
+  unlock.set_session(session.session());
+  unlock.set_file("/data/shared");
+  unlock.add_ranges()->set_length(4096);
+  {
+    grpc::ClientContext c;
+    deadline(c);
+    v1::UnlockResponse response;
+    const grpc::Status status = two->Unlock(&c, unlock, &response);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+    EXPECT_THAT(status.error_message(), HasSubstr("CN=pfs-client-1"));
+  }
+  {
+    grpc::ClientContext c;
+    deadline(c);
+    v1::LockResponse granted;
+    EXPECT_EQ(two->TryLock(&c, lock, &granted).error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  }
+  // The owner is the subject, in the listing through the admin socket too.
+  const auto list = asnd_.asnctl({"locks", "list"});
+  EXPECT_THAT(list.out, HasSubstr("CN=pfs-client-1"));
+  EXPECT_THAT(list.out, HasSubstr("/data/shared"));
+  // Its owner unlocks.
+  grpc::ClientContext c;
+  deadline(c);
+  v1::UnlockResponse response;
+  EXPECT_TRUE(one->Unlock(&c, unlock, &response).ok());
 }
 
 }  // namespace

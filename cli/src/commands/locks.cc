@@ -6,6 +6,7 @@
 #include <csignal>
 #include <cstdio>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -229,7 +230,9 @@ class LockAcquire final : public Command {
       range->set_offset(parse_bytes("RANGE offset", text.substr(0, colon)));
       range->set_length(parse_bytes("RANGE length", text.substr(colon + 1)));
     }
-    if (hold_ < 0 || wait_ < 0) throw UsageError("--hold and --wait take seconds >= 0");
+    if ((hold_ && *hold_ < 0) || (wait_ && *wait_ < 0)) {
+      throw UsageError("--hold and --wait take seconds >= 0");
+    }
   }
   int run(Session& s) override {
     InterruptGuard interrupts;
@@ -264,8 +267,8 @@ class LockAcquire final : public Command {
                   ranges.c_str(), static_cast<unsigned long long>(granted.token()),
                   static_cast<unsigned long long>(opened.session()), granted.domain().c_str(),
                   granted.waited() ? ", after waiting" : "");
-      if (hold_ > 0) {
-        std::printf("holding for %.0f s\n", hold_);
+      if (hold_) {
+        std::printf("holding for %g s\n", *hold_);
       } else {
         std::printf("holding until Ctrl-C\n");
       }
@@ -281,10 +284,10 @@ class LockAcquire final : public Command {
   // Lock (or TryLock) as an asynchronous call, so that Ctrl-C can cancel the wait.
   grpc::Status acquire(Locks::Stub& stub, Session& s, asn::v1::LockResponse& granted) {
     grpc::ClientContext context;
-    if (wait_ > 0 || try_) {
+    if (wait_ || try_) {
       context.set_deadline(std::chrono::system_clock::now() +
                            std::chrono::milliseconds(static_cast<int64_t>(
-                               1000 * (try_ ? s.connection.timeout_seconds() : wait_))));
+                               1000 * (try_ ? s.connection.timeout_seconds() : *wait_))));
     }
     std::mutex mu;
     std::condition_variable cv;
@@ -320,7 +323,7 @@ class LockAcquire final : public Command {
     auto next_keepalive = start + period;
     while (!g_interrupted) {
       const auto now = std::chrono::steady_clock::now();
-      if (hold_ > 0 && now - start >= std::chrono::duration<double>(hold_)) break;
+      if (hold_ && now - start >= std::chrono::duration<double>(*hold_)) break;
       if (now >= next_keepalive) {
         grpc::ClientContext context;
         s.connection.prepare(context);
@@ -354,8 +357,8 @@ class LockAcquire final : public Command {
   std::vector<std::string> ranges_;
   bool shared_ = false;
   bool try_ = false;
-  double hold_ = 0;
-  double wait_ = 0;
+  std::optional<double> hold_;  // unset: until Ctrl-C
+  std::optional<double> wait_;  // unset: until granted or Ctrl-C
   uint32_t ttl_ = 0;
   asn::v1::LockRequest request_;
 };

@@ -150,8 +150,10 @@ void LockManager::stop() {
 
 void LockManager::recover() {
   const auto now = LockClock::now();
-  grace_until_ = now + std::chrono::seconds(config_.grace_period_s);
   LockDomain& software = *domains_[software_];
+  grace_until_ = now;
+  if (!software.sessions().empty())
+    grace_until_ = now + std::chrono::seconds(config_.grace_period_s);
   for (const DomainSession& s : software.sessions()) {
     state::v1::LockSessionLabel label;
     auto session = std::make_unique<Session>();
@@ -256,6 +258,16 @@ void LockManager::touch(Session& session, LockClock::time_point now) {
   leases_.erase({session.expires, session.id});
   session.expires = now + std::chrono::seconds(session.ttl);
   leases_.emplace(session.expires, session.id);
+}
+
+void LockManager::check_owner(uint64_t id, const std::string& principal) const {
+  std::lock_guard lock(mu_);
+  auto it = sessions_.find(id);
+  if (it == sessions_.end() || it->second->owner == principal) return;
+  throw Error(ErrorCode::kPermissionDenied,
+              fmt::format("session {} belongs to {}, not to {}: a client uses only the sessions "
+                          "it opened",
+                          id, text::quoted(it->second->owner, 128), text::quoted(principal, 128)));
 }
 
 std::pair<uint32_t, bool> LockManager::keep_alive(uint64_t id) {

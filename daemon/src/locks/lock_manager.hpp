@@ -133,6 +133,11 @@ class LockManager {
 
   OpenedSession open_session(const std::string& owner, const std::string& name,
                              uint32_t ttl_seconds);
+  // Throws kPermissionDenied unless `principal` opened the session (a session that is not
+  // open passes: the call itself then says so). For callers whose principal is verified (a
+  // client certificate): a lock client must not release, or renew, another's locks.
+  void check_owner(uint64_t session, const std::string& principal) const;
+
   // Renews the lease; returns the lease and whether this call re-attached the session after
   // a restart.
   std::pair<uint32_t, bool> keep_alive(uint64_t session);

@@ -99,6 +99,11 @@ std::string Authorizer::principal(const grpc::ServerContextBase& context) const 
   return describe_peer(context);
 }
 
+bool Authorizer::certified(const grpc::ServerContextBase& context) const {
+  const std::shared_ptr<const grpc::AuthContext> auth = context.auth_context();
+  return auth && auth->IsPeerAuthenticated();
+}
+
 std::string Authorizer::describe_peer(const grpc::ServerContextBase& context) const {
   const std::string peer = context.peer();
   if (policy_.describe_peer) return policy_.describe_peer(peer);

@@ -55,6 +55,9 @@ class Authorizer {
   // ("CN=pfs-client-7,O=Example"); otherwise describe_peer(): "uid 1000 (alice) pid 42 on
   // unix:/run/asn/asnd.sock", the address on plain TCP.
   std::string principal(const grpc::ServerContextBase& context) const;
+  // Whether principal() is a certificate subject the listener verified (mutual TLS), and so
+  // names the caller whatever connection it comes on.
+  bool certified(const grpc::ServerContextBase& context) const;
 
  private:
   ListenerPolicy policy_;

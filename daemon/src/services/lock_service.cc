@@ -58,6 +58,12 @@ void fill(const locks::ByteRange& range, v1::ByteRange* out) {
   out->set_length(range.length);
 }
 
+// A caller with a verified certificate uses only the sessions it opened.
+void check_owner(const Authorizer& authorizer, LockManager& locks,
+                 const grpc::CallbackServerContext& context, uint64_t session) {
+  if (authorizer.certified(context)) locks.check_owner(session, authorizer.principal(context));
+}
+
 // Runs `body` and finishes the call with its status.
 template <typename Body>
 grpc::ServerUnaryReactor* answer(grpc::CallbackServerContext* context, std::string_view rpc,
@@ -160,6 +166,7 @@ grpc::ServerUnaryReactor* LockService::KeepAlive(grpc::CallbackServerContext* co
                                                  v1::KeepAliveResponse* response) {
   return answer(context, "Locks.KeepAlive", [&] {
     authorizer_.require(Permission::kLock, "KeepAlive", *context);
+    check_owner(authorizer_, locks_, *context, request->session());
     const auto [ttl, reattached] = locks_.keep_alive(request->session());
     response->set_ttl_seconds(ttl);
     response->set_reattached(reattached);
@@ -171,6 +178,7 @@ grpc::ServerUnaryReactor* LockService::CloseSession(grpc::CallbackServerContext*
                                                     v1::CloseSessionResponse* response) {
   return answer(context, "Locks.CloseSession", [&] {
     authorizer_.require(Permission::kLock, "CloseSession", *context);
+    check_owner(authorizer_, locks_, *context, request->session());
     const auto closed = locks_.close_session(request->session());
     response->set_released(closed.released);
     response->set_cancelled(closed.cancelled);
@@ -185,6 +193,7 @@ grpc::ServerUnaryReactor* LockService::lock(grpc::CallbackServerContext* context
   const grpc::Status status = guarded("Locks.Lock", [&] {
     authorizer_.require(Permission::kLock, wait == locks::Wait::kTry ? "TryLock" : "Lock",
                         *context);
+    check_owner(authorizer_, locks_, *context, request->session());
     call.session = request->session();
     call.file = request->file();
     call.mode = mode_of(request->mode());
@@ -222,6 +231,7 @@ grpc::ServerUnaryReactor* LockService::Unlock(grpc::CallbackServerContext* conte
                                               v1::UnlockResponse* response) {
   return answer(context, "Locks.Unlock", [&] {
     authorizer_.require(Permission::kLock, "Unlock", *context);
+    check_owner(authorizer_, locks_, *context, request->session());
     const auto done = locks_.unlock(request->session(), request->file(), ranges_of(*request));
     response->set_released(done.released);
     response->set_granted(done.granted);
@@ -233,6 +243,7 @@ grpc::ServerUnaryReactor* LockService::Downgrade(grpc::CallbackServerContext* co
                                                  v1::UnlockResponse* response) {
   return answer(context, "Locks.Downgrade", [&] {
     authorizer_.require(Permission::kLock, "Downgrade", *context);
+    check_owner(authorizer_, locks_, *context, request->session());
     const auto done = locks_.downgrade(request->session(), request->file(), ranges_of(*request));
     response->set_released(done.released);
     response->set_granted(done.granted);
