@@ -1,0 +1,91 @@
+// libasnclient against the real asnd (issue 9, part 6): a session with a scoped lock and its
+// fencing token, a conflict seen by another session, a waiting lock granted when the guard
+// lets go, and a session that holds a lock while asnd is killed with SIGKILL: the library
+// reconnects, re-attaches the session within the grace period, and the lock is still held.
+// The test links the client library and no generated gRPC code of its own (one process must
+// not hold two copies of it).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <future>
+#include <string>
+#include <thread>
+
+#include "asn/client/locks.hpp"
+#include "asnd_harness.hpp"
+
+namespace asn::test {
+namespace {
+
+using ::testing::HasSubstr;
+using namespace std::chrono_literals;
+namespace client = asn::client;
+
+class ClientAsndTest : public ::testing::Test {
+ protected:
+  void SetUp() override { start(); }
+  void start() {
+    ASSERT_TRUE(asnd_.start({}, "locks:\n  grace_period: 5s\n"))
+        << "asnd did not start (exit " << asnd_.exit_code() << "):\n"
+        << asnd_.log();
+  }
+  client::LockClient connect() {
+    client::ClientOptions options;
+    options.initial_backoff = 50ms;
+    options.max_backoff = 200ms;
+    return client::LockClient("unix:" + asnd_.socket(), options);
+  }
+
+  TempDir dir_;
+  AsndProcess asnd_{dir_, unique_name("client")};
+};
+
+TEST_F(ClientAsndTest, AGuardHoldsTheLockAndAnotherSessionWaitsForIt) {
+  auto lib = connect();
+  auto writer = lib.open_session(10s, "writer");
+  auto reader = lib.open_session(10s, "reader");
+  std::future<client::Grant> waited;
+  uint64_t token = 0;
+  {
+    client::LockGuard guard(writer, "/data/x", {0, 4096}, client::Mode::kExclusive, 5s);
+    token = guard.token();
+    EXPECT_GT(token, 0u);
+    EXPECT_THROW(reader.try_lock("/data/x", {100, 10}, client::Mode::kShared), client::Conflict);
+    EXPECT_THAT(asnd_.asnctl({"locks", "list"}).out, HasSubstr("/data/x"));
+    waited = std::async(std::launch::async, [&] {
+      return reader.lock("/data/x", {100, 10}, client::Mode::kShared, 10s);
+    });
+    std::this_thread::sleep_for(200ms);
+    EXPECT_EQ(waited.wait_for(0s), std::future_status::timeout);
+  }  // the guard unlocks
+  const client::Grant grant = waited.get();
+  EXPECT_TRUE(grant.waited);
+  EXPECT_GT(grant.token, token);
+}
+
+TEST_F(ClientAsndTest, ASessionHoldingALockComesBackAfterAsndIsKilled) {
+  auto lib = connect();
+  auto holder = lib.open_session(3s, "holder");
+  auto other = lib.open_session(30s, "other");
+  client::LockGuard guard(holder, "/data/kept", {0, 100}, client::Mode::kExclusive, 5s);
+
+  asnd_.signal(SIGKILL);
+  while (asnd_.running()) std::this_thread::sleep_for(20ms);
+  start();
+  // Within the grace period the library re-attaches the session by itself.
+  for (int i = 0; i < 100 && holder.reattach_count() == 0; ++i) std::this_thread::sleep_for(50ms);
+  EXPECT_GE(holder.reattach_count(), 1u);
+  EXPECT_FALSE(holder.lost());
+  // Past the grace period the lock is still held, the other session still refused.
+  std::this_thread::sleep_for(5500ms);
+  EXPECT_FALSE(holder.lost());
+  EXPECT_THROW(other.try_lock("/data/kept", {0, 1}, client::Mode::kShared), client::Conflict);
+  guard.unlock();
+  const auto grant = other.try_lock("/data/kept", {0, 1}, client::Mode::kShared);
+  EXPECT_GT(grant.token, guard.token());
+}
+
+}  // namespace
+}  // namespace asn::test
