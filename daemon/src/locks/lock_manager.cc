@@ -167,8 +167,8 @@ void LockManager::recover() {
     session->reattached = false;
     // A client renews its lease every third of it or so, so one with a lease longer than
     // the grace period may not call within it: it has its lease, from now, to come back.
-    session->expires =
-        std::max(grace_until_, now + std::chrono::seconds(std::max<uint32_t>(session->ttl, 1)));
+    session->expires = std::max(now + std::chrono::seconds(config_.grace_period_s),
+                                now + std::chrono::seconds(std::max<uint32_t>(session->ttl, 1)));
     grace_until_ = std::max(grace_until_, session->expires);
     if (session->switch_session != 0) by_switch_session_[session->switch_session] = s.id;
     leases_.emplace(session->expires, s.id);
