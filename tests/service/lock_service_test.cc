@@ -32,9 +32,8 @@ class LockServiceTest : public ::testing::TestWithParam<LockStack::Kind> {
   void SetUp() override { start(); }
 
   void start(unsigned grace_s = 15) {
-    LocksConfig config;
-    config.grace_period_s = grace_s;
-    stack_ = std::make_unique<LockStack>(GetParam(), dir_.path(), config);
+    config_.grace_period_s = grace_s;
+    stack_ = std::make_unique<LockStack>(GetParam(), dir_.path(), config_);
     stub_ = v1::Locks::NewStub(stack_->channel());
   }
   void restart(unsigned grace_s) {
@@ -95,9 +94,10 @@ class LockServiceTest : public ::testing::TestWithParam<LockStack::Kind> {
     std::future<grpc::Status> done = promise.get_future();
   };
 
-  std::unique_ptr<Pending> lock_async(
+  std::shared_ptr<Pending> lock_async(
       const v1::LockRequest& r, std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
-    auto p = std::make_unique<Pending>();
+    auto p = std::make_shared<Pending>();
+    pending_.push_back(p);
     p->request = r;
     p->context.set_deadline(std::chrono::system_clock::now() + timeout);
     Pending* raw = p.get();
@@ -135,6 +135,8 @@ class LockServiceTest : public ::testing::TestWithParam<LockStack::Kind> {
   }
 
   test::TempDir dir_;
+  std::vector<std::shared_ptr<Pending>> pending_;  // destroyed after the stack
+  LocksConfig config_;
   std::unique_ptr<LockStack> stack_;
   std::unique_ptr<v1::Locks::Stub> stub_;
 };
@@ -385,7 +387,7 @@ TEST_P(LockServiceTest, TenThousandCallsWaitAtOnceWithoutHoldingThreads) {
   constexpr int kWaiters = 10000;
   const uint64_t writer = open(), readers = open();
   ASSERT_OK(try_lock(request(writer, "hot", 0, 1 << 20)));
-  std::vector<std::unique_ptr<Pending>> waiting;
+  std::vector<std::shared_ptr<Pending>> waiting;
   waiting.reserve(kWaiters);
   for (int i = 0; i < kWaiters; ++i) {
     waiting.push_back(lock_async(request(readers, "hot", uint64_t(i) * 64, 64, false),
@@ -400,6 +402,31 @@ TEST_P(LockServiceTest, TenThousandCallsWaitAtOnceWithoutHoldingThreads) {
     ASSERT_OK(p->done.get());
   }
   EXPECT_EQ(list("hot").held_size(), 1000);  // the listing's default limit
+}
+
+TEST_P(LockServiceTest, CallsBeyondTheWaitingLimitAreRefusedOnlyWhenTheyWouldWait) {
+  config_.max_waiting = 2;
+  restart(15);
+  const uint64_t a = open(), b = open();
+  ASSERT_OK(try_lock(request(a, "f", 0, 10)));
+  auto first = lock_async(request(b, "f", 0, 10));
+  auto second = lock_async(request(b, "f", 0, 10));
+  wait_for_waiting(2);
+  auto third = lock_async(request(b, "f", 0, 10));
+  ASSERT_TRUE(finishes(*third, std::chrono::seconds(5)));
+  const grpc::Status refused = third->done.get();
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(refused.error_message(), HasSubstr("locks.max_waiting"));
+  EXPECT_EQ(list("f").waiting_size(), 2);
+  // A Lock that need not wait is granted.
+  auto free = lock_async(request(b, "g", 0, 10));
+  ASSERT_TRUE(finishes(*free, std::chrono::seconds(5)));
+  ASSERT_OK(free->done.get());
+  ASSERT_OK(unlock(a, "f", 0, 10));
+  for (auto* p : {first.get(), second.get()}) {
+    ASSERT_TRUE(finishes(*p, std::chrono::seconds(5)));
+    ASSERT_OK(p->done.get());
+  }
 }
 
 TEST_P(LockServiceTest, LocksSurviveARestartAndSessionsReattachWithinTheGracePeriod) {

@@ -229,7 +229,13 @@ OpenedSession LockManager::open_session(const std::string& owner, const std::str
   label.set_name(name);
   label.set_ttl_seconds(ttl_seconds);
   if (switch_ >= 0) label.set_switch_session(domains_[switch_]->open_session(""));
-  const locks::SessionId id = domains_[software_]->open_session(label.SerializeAsString());
+  locks::SessionId id = 0;
+  try {
+    id = domains_[software_]->open_session(label.SerializeAsString());
+  } catch (const locks::LockError& e) {
+    if (label.switch_session() != 0) domains_[switch_]->expire(label.switch_session());
+    throw error_of(e);
+  }
   auto session = std::make_unique<Session>();
   session->id = id;
   session->owner = owner;
@@ -357,12 +363,6 @@ uint64_t LockManager::lock(const LockCall& call, locks::Wait wait,
     const auto now = LockClock::now();
     Session& session = session_or_throw(call.session, now);
     session.reattached = true;
-    if (wait == locks::Wait::kBlock && waiters_.size() >= config_.max_waiting) {
-      throw Error(ErrorCode::kResourceExhausted,
-                  fmt::format("{} Lock calls are waiting already, the most asnd keeps "
-                              "(locks.max_waiting); use TryLock or retry later",
-                              waiters_.size()));
-    }
     bool fresh = false;
     int d = place(call.file, fresh);
     locks::Request request{domain_session(session, d), call.file, call.mode, call.ranges, wait};
@@ -384,6 +384,13 @@ uint64_t LockManager::lock(const LockCall& call, locks::Wait wait,
         break;
       }
       case locks::Status::kQueued: {
+        if (waiters_.size() >= config_.max_waiting) {
+          apply(d, domains_[d]->cancel(outcome.request), finished);
+          throw Error(ErrorCode::kResourceExhausted,
+                      fmt::format("the lock is taken, and {} Lock calls are waiting already, the "
+                                  "most asnd keeps (locks.max_waiting); retry later",
+                                  waiters_.size()));
+        }
         placement_[call.file] = d;
         const WaitKey key{d, outcome.request};
         auto waiter = std::make_unique<Waiter>();
@@ -573,7 +580,13 @@ void LockManager::timer_loop() {
                       finished);
       }
     } catch (const std::exception& e) {
+      // A domain that fails (the board does not answer) is retried a second later.
       spdlog::error("locks: {}", e.what());
+      lock.unlock();
+      run(finished);
+      lock.lock();
+      wake_.wait_for(lock, std::chrono::seconds(1), [this] { return stopping_; });
+      continue;
     }
     lock.unlock();
     run(finished);

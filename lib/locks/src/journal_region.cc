@@ -127,7 +127,7 @@ RegionJournal::RegionJournal(std::span<std::byte> region) : region_(region) {
     store_word(at(kSlotSizeAt), slot_size_);
     store_word(at(kLogSizeAt), log_size_);
     store_word(at(kStateAt), uint64_t{1} << 1);
-    std::atomic_thread_fence(std::memory_order_release);
+    std::atomic_signal_fence(std::memory_order_seq_cst);
     store_word(at(kMagicAt), kMagic);
   } else if (magic != kMagic) {
     throw bad_region("the region holds something that is not a lock journal: refusing it");
@@ -223,7 +223,7 @@ void RegionJournal::append(std::span<const uint8_t> bytes) {
   store_word(record + 8, record_checksum(generation_, log_end_, bytes));
   // The log ends at the next record until it commits.
   if (next + 8 <= log_size_) store_word(at(log_offset_ + next), 0);
-  std::atomic_thread_fence(std::memory_order_release);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
   store_word(record, commit_word(generation_, length));
   log_end_ = next;
 }
@@ -243,7 +243,7 @@ void RegionJournal::write_checkpoint(std::span<const uint8_t> checkpoint) {
   store_word(at_slot, checkpoint.size());
   store_word(at_slot + 8, generation);
   store_word(at_slot + 16, slot_checksum(generation, checkpoint));
-  std::atomic_thread_fence(std::memory_order_release);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
   store_word(at(kStateAt), generation << 1 | slot);  // the switch
   generation_ = generation;
   slot_ = slot;

@@ -58,7 +58,9 @@ class JournalMedium {
 //   the log: records, each: a commit word (generation's low 32 bits << 32 | length), a
 //     checksum of (generation, offset, payload), the payload padded to 8 bytes.
 // append() writes the payload and checksum, zeroes the commit word of the record that will
-// follow, and only then (after a release fence) stores its own commit word: a record is
+// follow, and only then (after a compiler fence: the stores of a process that is killed
+// reach the mapping in program order up to where it stopped, so no CPU fence is needed, and
+// ThreadSanitizer refuses atomic_thread_fence) stores its own commit word: a record is
 // valid from that one store on, and the log ends at the first word that is not a valid
 // commit word of the current generation. write_checkpoint() fills the inactive slot and
 // then switches the state word to it with the next generation: from that store on the new
