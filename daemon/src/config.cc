@@ -112,6 +112,15 @@ struct Key {
   std::function<void(Config&, const std::string& where, const YAML::Node&)> read;
 };
 
+void validate_placement(const std::string& where, const std::string& placement) {
+  constexpr std::string_view kPrefix = "software-prefix:";
+  if (placement == "first-fit") return;
+  if (placement.rfind(kPrefix, 0) == 0 && placement.size() > kPrefix.size()) return;
+  bad(where, fmt::format("{} is not a placement: write first-fit, or software-prefix:P1,P2,... "
+                         "(files whose id starts with a prefix live in the software domain)",
+                         text::quoted(placement)));
+}
+
 std::string scalar(const std::string& where, const YAML::Node& node) {
   if (!node.IsScalar()) bad(where, "expected a single value");
   return node.Scalar();
@@ -221,6 +230,25 @@ const std::map<std::string, Key>& keys() {
       {"backend.emulated.shm_dir", {[](Config& c, const std::string& w, const YAML::Node& n) {
          c.backend.emulated.shm_dir = scalar(w, n);
          validate_absolute(w, c.backend.emulated.shm_dir);
+       }}},
+      {"locks.default_ttl", {[](Config& c, const std::string& w, const YAML::Node& n) {
+         c.locks.default_ttl_s = seconds(w, n, 1, 3600);
+       }}},
+      {"locks.max_ttl", {[](Config& c, const std::string& w, const YAML::Node& n) {
+         c.locks.max_ttl_s = seconds(w, n, 1, 86400);
+       }}},
+      {"locks.grace_period", {[](Config& c, const std::string& w, const YAML::Node& n) {
+         c.locks.grace_period_s = seconds(w, n, 0, 3600);
+       }}},
+      {"locks.placement", {[](Config& c, const std::string& w, const YAML::Node& n) {
+         c.locks.placement = scalar(w, n);
+         validate_placement(w, c.locks.placement);
+       }}},
+      {"locks.software_entries", {[](Config& c, const std::string& w, const YAML::Node& n) {
+         c.locks.software_entries = number(w, n, 1, 1u << 24);
+       }}},
+      {"locks.max_waiting", {[](Config& c, const std::string& w, const YAML::Node& n) {
+         c.locks.max_waiting = number(w, n, 1, 1000000);
        }}},
   };
   return table;

@@ -43,11 +43,25 @@ struct BackendConfig {
   bool reset_board = false;  // from the command line only: start from a fresh board
 };
 
+// The lock service (issue 9): leases, the restart grace period and where files are placed.
+struct LocksConfig {
+  unsigned default_ttl_s = 15;   // a session's lease when the client asks for none
+  unsigned max_ttl_s = 3600;     // the longest lease a client may ask for
+  unsigned grace_period_s = 15;  // after a restart, how long sessions have to re-attach
+  // "first-fit": a new file goes to the switch while its table has room, else to the
+  // software domain. "software-prefix:P1,P2,...": files whose id starts with one of the
+  // prefixes live in the software domain, the others on the switch.
+  std::string placement = "first-fit";
+  unsigned software_entries = 1u << 20;  // capacity of the software domain's table
+  unsigned max_waiting = 100000;         // Lock calls waiting at once
+};
+
 struct Config {
   std::string log_level = "info";
   std::string state_dir = "/var/lib/asn";
   ListenConfig listen;
   BackendConfig backend;
+  LocksConfig locks;
   // Keys that still work but have a new name: logged at start ("<file>:<line>: ...").
   std::vector<std::string> deprecations;
 };

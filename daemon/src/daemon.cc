@@ -12,6 +12,7 @@
 #include "device/device.hpp"
 #include "error.hpp"
 #include "listeners.hpp"
+#include "locks/lock_manager.hpp"
 #include "logging.hpp"
 #include "managers/board_manager.hpp"
 #include "managers/fabric_manager.hpp"
@@ -19,6 +20,7 @@
 #include "managers/tdm_manager.hpp"
 #include "services/device_service.hpp"
 #include "services/fabric_service.hpp"
+#include "services/lock_service.hpp"
 #include "services/port_service.hpp"
 #include "services/tdm_service.hpp"
 #include "state/reconciler.hpp"
@@ -58,7 +60,8 @@ class Daemon {
         board_(device_, reconciler_),
         ports_(device_, store_),
         fabric_(device_, store_),
-        tdm_(device_, store_) {
+        tdm_(device_, store_),
+        locks_(nullptr, (fs::path(config.state_dir) / "locks").string(), config.locks) {
     reconciler_.add(ports_);
     reconciler_.add(fabric_);
     reconciler_.add(tdm_);
@@ -94,6 +97,7 @@ class Daemon {
     out.push_back(std::make_unique<PortService>(device_, ports_, Authorizer(policy)));
     out.push_back(std::make_unique<FabricService>(fabric_, Authorizer(policy)));
     out.push_back(std::make_unique<TdmService>(tdm_, Authorizer(policy)));
+    out.push_back(std::make_unique<LockService>(locks_, Authorizer(policy)));
     for (auto& service : out) builder.RegisterService(service.get());
   }
 
@@ -116,6 +120,7 @@ class Daemon {
   PortManager ports_;
   FabricManager fabric_;
   TdmManager tdm_;
+  LockManager locks_;
   mutable std::mutex failure_mutex_;
   std::string failure_;
 };

@@ -25,6 +25,8 @@ namespace asn {
 struct DomainSession {
   locks::SessionId id = 0;
   std::string label;  // what the LockManager stored at open_session()
+  size_t held_entries = 0;
+  size_t waiting_requests = 0;
 };
 
 class LockDomain {

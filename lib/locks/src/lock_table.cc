@@ -172,29 +172,35 @@ Waiter LockTable::Impl::dequeue(RequestId id) {
 
 uint64_t LockTable::Impl::held_conflict(const FileState& file, SessionId session, Mode mode,
                                         uint64_t first, uint64_t last) const {
+  // Of the conflicting entries of the first segment that has one, the one granted first
+  // (the lowest token): the choice depends on the locks, not on the entry slots they took,
+  // so a table restored from a snapshot names the same lock.
   uint64_t found = 0;
   file.held.any(first, last, [&](uint64_t, uint64_t, const detail::IdSet& ids) {
-    return ids.any([&](uint64_t id) {
+    ids.any([&](uint64_t id) {
       const Entry& e = entries_[id - 1];
       if (e.session == session || compatible(mode, e.mode)) return false;
-      found = id;
-      return true;
+      if (found == 0 || e.token < entries_[found - 1].token) found = id;
+      return false;
     });
+    return found != 0;
   });
   return found;
 }
 
 RequestId LockTable::Impl::waiting_conflict(const FileState& file, SessionId session, Mode mode,
                                             uint64_t first, uint64_t last, RequestId before) const {
+  // Of the first segment's conflicting waiters, the earliest (as for held_conflict()).
   RequestId found = 0;
   file.waiting.any(first, last, [&](uint64_t, uint64_t, const detail::IdSet& ids) {
-    return ids.any([&](uint64_t id) {
-      if (id >= before) return false;
+    ids.any([&](uint64_t id) {
+      if (id >= before || (found != 0 && id > found)) return false;
       const Waiter& w = waiters_.at(id);
       if (w.session == session || compatible(mode, w.mode)) return false;
       found = id;
-      return true;
+      return false;
     });
+    return found != 0;
   });
   return found;
 }
@@ -236,18 +242,35 @@ LockError LockTable::Impl::conflict_error(const Blocker& blocker, const Request&
 
 // ---- requests and queries ----------------------------------------------------------------
 
-SessionId LockTable::Impl::open_session() {
+std::optional<LockError> LockTable::Impl::check_label(std::string_view label) {
+  if (label.size() <= kMaxSessionLabelBytes) return std::nullopt;
+  return LockError(ErrorKind::kInvalidArgument,
+                   cat("session label is ", label.size(), " bytes; at most ", kMaxSessionLabelBytes,
+                       " are accepted: no session was opened"));
+}
+
+std::optional<LockError> LockTable::Impl::precheck(const Request& r) const {
+  if (auto error = check_file(r.file)) return error;
+  if (auto error = check_session(r.session)) return error;
+  return validate(r.ranges, limits_.max_ranges);
+}
+
+std::optional<LockError> LockTable::Impl::precheck(SessionId session, std::string_view file,
+                                                   const RangeSpec& ranges) const {
+  if (auto error = check_file(file)) return error;
+  if (auto error = check_session(session)) return error;
+  return validate(ranges, limits_.max_ranges);
+}
+
+SessionId LockTable::Impl::open_session(std::string_view label) {
+  if (auto error = check_label(label)) throw *error;
   SessionId id = next_session_++;
-  sessions_.emplace(id, SessionState{});
+  sessions_.emplace(id, SessionState{std::string(label), {}, {}});
   return id;
 }
 
 Outcome LockTable::Impl::request(const Request& r) {
-  if (auto error = check_file(r.file)) return refused(Status::kInvalid, *error);
-  if (auto error = check_session(r.session)) return refused(Status::kInvalid, *error);
-  if (auto error = validate(r.ranges, limits_.max_ranges)) {
-    return refused(Status::kInvalid, *error);
-  }
+  if (auto error = precheck(r)) return refused(Status::kInvalid, *error);
   std::vector<ByteRange> ranges = sorted_ranges(r.ranges, limits_.max_ranges);
   std::optional<Blocker> blocker;
   if (const FileState* file = find_file(r.file)) {
@@ -318,6 +341,25 @@ Stats LockTable::Impl::stats() const {
   return out;
 }
 
+std::vector<SessionInfo> LockTable::Impl::sessions() const {
+  std::vector<SessionInfo> out;
+  out.reserve(sessions_.size());
+  for (const auto& [id, state] : sessions_) {
+    out.push_back({id, state.label, state.entries.size(), state.waiters.size()});
+  }
+  std::sort(out.begin(), out.end(),
+            [](const SessionInfo& a, const SessionInfo& b) { return a.id < b.id; });
+  return out;
+}
+
+std::vector<std::string> LockTable::Impl::files(std::string_view after, size_t limit) const {
+  std::vector<std::string> out;
+  for (auto it = files_.upper_bound(after); it != files_.end() && out.size() < limit; ++it) {
+    out.push_back(it->first);
+  }
+  return out;
+}
+
 // ---- the public face ---------------------------------------------------------------------
 
 LockTable::LockTable(TableLimits limits) : impl_(std::make_unique<Impl>(limits)) {}
@@ -325,7 +367,7 @@ LockTable::~LockTable() = default;
 LockTable::LockTable(LockTable&&) noexcept = default;
 LockTable& LockTable::operator=(LockTable&&) noexcept = default;
 
-SessionId LockTable::open_session() { return impl_->open_session(); }
+SessionId LockTable::open_session(std::string_view label) { return impl_->open_session(label); }
 Outcome LockTable::request(const Request& request) { return impl_->request(request); }
 Change LockTable::release(SessionId session, std::string_view file, const RangeSpec& ranges) {
   return impl_->release(session, file, ranges);
@@ -338,5 +380,15 @@ Change LockTable::expire(SessionId session) { return impl_->expire(session); }
 FileLocks LockTable::list(std::string_view file) const { return impl_->list(file); }
 Stats LockTable::stats() const { return impl_->stats(); }
 const TableLimits& LockTable::limits() const { return impl_->limits(); }
+std::vector<SessionInfo> LockTable::sessions() const { return impl_->sessions(); }
+std::vector<std::string> LockTable::files(std::string_view after, size_t limit) const {
+  return impl_->files(after, limit);
+}
+std::vector<uint8_t> LockTable::save() const { return impl_->save(); }
+LockTable LockTable::load(std::span<const uint8_t> bytes, TableLimits limits) {
+  LockTable table(limits);
+  table.impl_ = Impl::load(bytes, limits);
+  return table;
+}
 
 }  // namespace asn::locks

@@ -146,9 +146,7 @@ std::vector<uint64_t> LockTable::Impl::session_entries(const FileState& file, Se
 Change LockTable::Impl::carve(SessionId session, std::string_view name, const RangeSpec& spec,
                               bool downgrade) {
   Change out;
-  out.error = check_file(name);
-  if (!out.error) out.error = check_session(session);
-  if (!out.error) out.error = validate(spec, limits_.max_ranges);
+  out.error = precheck(session, name, spec);
   if (out.error) return out;
   std::vector<ByteRange> ranges = sorted_ranges(spec, limits_.max_ranges);
   const auto* list = std::get_if<std::vector<ByteRange>>(&spec);
@@ -192,20 +190,27 @@ Change LockTable::Impl::carve(SessionId session, std::string_view name, const Ra
 
 // ---- cancel and expire -------------------------------------------------------------------
 
+std::optional<LockError> LockTable::Impl::precheck_cancel(RequestId id) const {
+  if (waiters_.contains(id)) return std::nullopt;
+  if (id != 0 && id < next_request_) {
+    return LockError(ErrorKind::kFailedPrecondition,
+                     cat("request ", id,
+                         " is not waiting (granted, cancelled, or ended with its "
+                         "session): nothing to cancel; a granted lock is released "
+                         "with release()"));
+  }
+  return LockError(ErrorKind::kNotFound, cat("request ", id, " does not exist"));
+}
+
+std::optional<LockError> LockTable::Impl::precheck_expire(SessionId session) const {
+  if (sessions_.contains(session)) return std::nullopt;
+  return check_session(session);
+}
+
 Change LockTable::Impl::cancel(RequestId id) {
   Change out;
-  if (!waiters_.contains(id)) {
-    if (id != 0 && id < next_request_) {
-      out.error = LockError(ErrorKind::kFailedPrecondition,
-                            cat("request ", id,
-                                " is not waiting (granted, cancelled, or ended with its "
-                                "session): nothing to cancel; a granted lock is released "
-                                "with release()"));
-    } else {
-      out.error = LockError(ErrorKind::kNotFound, cat("request ", id, " does not exist"));
-    }
-    return out;
-  }
+  out.error = precheck_cancel(id);
+  if (out.error) return out;
   Waiter waiter = dequeue(id);
   ++counters_.cancelled;
   out.cancelled.push_back(id);

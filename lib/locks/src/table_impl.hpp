@@ -52,6 +52,7 @@ struct FileState {
 };
 
 struct SessionState {
+  std::string label;
   std::unordered_set<uint64_t> entries;
   std::set<RequestId> waiters;
 };
@@ -70,13 +71,18 @@ struct Blocker {
   RequestId waiter = 0;
 };
 
+namespace detail {
+// The limits a snapshot (LockTable::save()) was saved with; throws as LockTable::load().
+TableLimits snapshot_limits(std::span<const uint8_t> bytes);
+}  // namespace detail
+
 inline constexpr RequestId kAnyWaiter = ~RequestId{0};
 
 class LockTable::Impl {
  public:
   explicit Impl(TableLimits limits) : limits_(limits) {}
 
-  SessionId open_session();
+  SessionId open_session(std::string_view label);
   Outcome request(const Request& request);
   Change release(SessionId session, std::string_view file, const RangeSpec& ranges) {
     return carve(session, file, ranges, false);
@@ -89,6 +95,23 @@ class LockTable::Impl {
   FileLocks list(std::string_view file) const;
   Stats stats() const;
   const TableLimits& limits() const { return limits_; }
+  std::vector<SessionInfo> sessions() const;
+  std::vector<std::string> files(std::string_view after, size_t limit) const;
+
+  // snapshot.cc
+  std::vector<uint8_t> save() const;
+  static std::unique_ptr<Impl> load(std::span<const uint8_t> bytes, TableLimits limits);
+
+  // The errors that refuse an operation before it looks at any lock, so that it changes
+  // nothing, counters included (what DurableTable need not log): request()'s kInvalid,
+  // release() and downgrade()'s checks of the file, session and ranges, cancel() and
+  // expire()'s only errors.
+  static std::optional<LockError> check_label(std::string_view label);
+  std::optional<LockError> precheck(const Request& request) const;
+  std::optional<LockError> precheck(SessionId session, std::string_view file,
+                                    const RangeSpec& ranges) const;
+  std::optional<LockError> precheck_cancel(RequestId request) const;
+  std::optional<LockError> precheck_expire(SessionId session) const;
 
  private:
   // lock_table.cc

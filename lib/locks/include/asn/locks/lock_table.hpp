@@ -48,6 +48,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -63,6 +64,8 @@ using Token = uint64_t;
 
 // The longest file id a request may name.
 inline constexpr size_t kMaxFileIdBytes = 128;
+// The longest label a session may carry (open_session()).
+inline constexpr size_t kMaxSessionLabelBytes = 1024;
 // Entries of a table unless configured: the LOCK table of the largest board (lock_entries).
 inline constexpr size_t kDefaultCapacity = 16384;
 
@@ -164,6 +167,18 @@ struct Stats {
   uint64_t expired = 0;     // sessions ended by expire()
 };
 
+// An open session, as sessions() shows it.
+struct SessionInfo {
+  SessionId id = 0;
+  std::string label;        // as given to open_session()
+  size_t held_entries = 0;  // entries it holds
+  size_t waiting_requests = 0;
+
+  friend bool operator==(const SessionInfo&, const SessionInfo&) = default;
+};
+
+class DurableTable;
+
 class LockTable {
  public:
   explicit LockTable(TableLimits limits = {});
@@ -171,8 +186,10 @@ class LockTable {
   LockTable(LockTable&&) noexcept;
   LockTable& operator=(LockTable&&) noexcept;
 
-  // A new session, open until expire(); ids count up from 1 and are never reused.
-  SessionId open_session();
+  // A new session, open until expire(); ids count up from 1 and are never reused. The label
+  // (at most kMaxSessionLabelBytes: a longer one throws LockError kInvalidArgument and opens
+  // nothing) is kept with the session and in save()'s snapshot: the owner and its lease.
+  SessionId open_session(std::string_view label = {});
 
   // Grants the request, queues it, or refuses it (see Status).
   Outcome request(const Request& request);
@@ -202,7 +219,31 @@ class LockTable {
   Stats stats() const;
   const TableLimits& limits() const;
 
+  // The open sessions, by id.
+  std::vector<SessionInfo> sessions() const;
+
+  // The files with a held or waiting entry, in byte order of their ids, strictly after
+  // `after` (empty: from the first), at most `limit` of them: a page of a listing.
+  std::vector<std::string> files(std::string_view after, size_t limit) const;
+
+  // A snapshot of the whole state: the sessions with their labels, the held entries, the
+  // waiters in FIFO order, the next session, request and token ids and the counters of
+  // stats(), with the limits it had (for information). Versioned and checksummed. The
+  // same state gives the same bytes.
+  std::vector<uint8_t> save() const;
+
+  // The table of a snapshot, under `limits` (the capacity may differ from the saved one if
+  // the state fits it): it behaves as the saved table would for any sequence of operations
+  // that follows (the same ids, tokens, grants in the same order, errors and counters).
+  // Throws LockError kInvalidArgument naming what is wrong for bytes that are not a
+  // snapshot this build reads (magic, version, checksum, truncation) or that describe an
+  // impossible state (conflicting held entries, a lock of a session not open, more entries
+  // than `limits.capacity`, ...). Counts are checked against the bytes left before anything
+  // is allocated for them.
+  static LockTable load(std::span<const uint8_t> bytes, TableLimits limits);
+
  private:
+  friend class DurableTable;  // checks a request as request() would before logging it
   class Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -1,0 +1,381 @@
+// asnctl locks list|stats and asnctl lock acquire: the lock service (issue 9) for people. The
+// first two read what asnd grants; `lock acquire` takes a lock by hand as a PFS client would
+// (a session kept alive while it holds, the fencing token printed), to try the service out or
+// to hold a file still while something is checked.
+#include <condition_variable>
+#include <csignal>
+#include <cstdio>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "asn/text/text.hpp"
+#include "asn/v1/locks.grpc.pb.h"
+#include "command.hpp"
+#include "errors.hpp"
+
+namespace asnctl {
+
+namespace {
+
+using asn::v1::Locks;
+
+volatile std::sig_atomic_t g_interrupted = 0;
+
+void on_signal(int) { g_interrupted = 1; }
+
+// SIGINT and SIGTERM set a flag the command polls, so that it can unlock and close its
+// session before it exits.
+class InterruptGuard {
+ public:
+  InterruptGuard() {
+    struct sigaction action = {};
+    action.sa_handler = on_signal;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, &old_int_);
+    sigaction(SIGTERM, &action, &old_term_);
+  }
+  ~InterruptGuard() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+
+ private:
+  struct sigaction old_int_ = {};
+  struct sigaction old_term_ = {};
+};
+
+std::string range_text(const asn::v1::ByteRange& r) {
+  const unsigned __int128 end = static_cast<unsigned __int128>(r.offset()) + r.length();
+  const std::string end_text = end == (static_cast<unsigned __int128>(1) << 64)
+                                   ? "2^64"
+                                   : std::to_string(static_cast<uint64_t>(end));
+  return "[" + std::to_string(r.offset()) + ", " + end_text + ")";
+}
+
+std::string mode_text(asn::v1::LockMode mode) {
+  return mode == asn::v1::LOCK_MODE_SHARED ? "shared" : "exclusive";
+}
+
+std::string session_text(uint64_t session) { return session == 0 ? "-" : std::to_string(session); }
+
+// A byte count: decimal or 0x hex, with an optional K, M, G or T (powers of 1024).
+uint64_t parse_bytes(const std::string& what, const std::string& text) {
+  std::string digits = text;
+  uint64_t scale = 1;
+  if (!digits.empty()) {
+    switch (digits.back()) {
+      case 'K':
+      case 'k':
+        scale = uint64_t{1} << 10;
+        break;
+      case 'M':
+        scale = uint64_t{1} << 20;
+        break;
+      case 'G':
+        scale = uint64_t{1} << 30;
+        break;
+      case 'T':
+        scale = uint64_t{1} << 40;
+        break;
+      default:
+        break;
+    }
+    if (scale != 1) digits.pop_back();
+  }
+  size_t used = 0;
+  uint64_t value = 0;
+  try {
+    value = std::stoull(digits, &used, 0);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (digits.empty() || used != digits.size() || digits[0] == '-' ||
+      (scale != 1 && value > UINT64_MAX / scale)) {
+    throw UsageError(what + ": '" + text +
+                     "' is not a byte count (decimal or 0x hex, optionally with K, M, G or T)");
+  }
+  return value * scale;
+}
+
+class LocksList final : public Command {
+ public:
+  explicit LocksList(CLI::App* sub) {
+    sub->add_option("--file", file_, "Only this file (its id as text)");
+    sub->add_option("--limit", limit_, "Entries at most (default 1000)");
+  }
+  int run(Session& s) override {
+    auto stub = Locks::NewStub(s.connection.channel());
+    asn::v1::ListLocksRequest request;
+    request.set_file(file_);
+    request.set_limit(limit_);
+    grpc::ClientContext context;
+    s.connection.prepare(context);
+    asn::v1::ListLocksResponse response;
+    s.connection.check(stub->ListLocks(&context, request, &response));
+    if (s.format == OutputFormat::kJson) {
+      print_json(response);
+      return kExitOk;
+    }
+    Table held({"FILE", "RANGE", "MODE", "TOKEN", "SESSION", "OWNER", "DOMAIN"});
+    for (const auto& h : response.held()) {
+      held.add_row({asn::text::escaped(h.file(), 48), range_text(h.range()), mode_text(h.mode()),
+                    std::to_string(h.token()), session_text(h.session()), h.owner(), h.domain()});
+    }
+    if (held.empty() && response.waiting_size() == 0) {
+      std::printf(file_.empty() ? "no locks are held\n" : "no locks are held on this file\n");
+      return kExitOk;
+    }
+    held.print(stdout);
+    if (response.waiting_size() > 0) {
+      std::printf("\nwaiting:\n");
+      Table waiting({"FILE", "REQUEST", "MODE", "RANGES", "SESSION", "OWNER", "DOMAIN"});
+      for (const auto& w : response.waiting()) {
+        std::string ranges;
+        for (int i = 0; i < w.ranges_size() && i < 3; ++i) {
+          ranges += (i ? " " : "") + range_text(w.ranges(i));
+        }
+        if (w.ranges_size() > 3) ranges += " +" + std::to_string(w.ranges_size() - 3);
+        waiting.add_row({asn::text::escaped(w.file(), 48), std::to_string(w.request()),
+                         mode_text(w.mode()), ranges, session_text(w.session()), w.owner(),
+                         w.domain()});
+      }
+      waiting.print(stdout);
+    }
+    if (!response.next_after().empty()) {
+      std::printf("\n(more files follow; raise --limit to see them)\n");
+    }
+    return kExitOk;
+  }
+
+ private:
+  std::string file_;
+  uint32_t limit_ = 0;
+};
+
+class LocksStats final : public Command {
+ public:
+  int run(Session& s) override {
+    auto stub = Locks::NewStub(s.connection.channel());
+    grpc::ClientContext context;
+    s.connection.prepare(context);
+    asn::v1::GetLockStatsResponse response;
+    s.connection.check(stub->GetLockStats(&context, {}, &response));
+    if (s.format == OutputFormat::kJson) {
+      print_json(response);
+      return kExitOk;
+    }
+    KeyValues summary;
+    summary.add("placement", response.placement());
+    summary.add("sessions", std::to_string(response.sessions()));
+    summary.add("waiting calls", std::to_string(response.waiting_calls()));
+    if (response.grace_remaining_seconds() > 0) {
+      summary.add("grace period", strprintf("%.1f s left for sessions to re-attach",
+                                            response.grace_remaining_seconds()));
+    }
+    summary.print(stdout, 0);
+    std::printf("\n");
+    Table domains({"DOMAIN", "CAPACITY", "IN USE", "HELD", "WAITING", "FILES", "GRANTS", "QUEUED",
+                   "RELEASES", "CONFLICTS", "TABLE FULL", "CANCELLED", "EXPIRED"});
+    for (const auto& d : response.domains()) {
+      domains.add_row({d.name(), std::to_string(d.capacity()), std::to_string(d.entries_in_use()),
+                       std::to_string(d.held_entries()), std::to_string(d.waiting_requests()),
+                       std::to_string(d.files()), std::to_string(d.grants()),
+                       std::to_string(d.queued()), std::to_string(d.releases()),
+                       std::to_string(d.conflicts()), std::to_string(d.table_full()),
+                       std::to_string(d.cancelled()), std::to_string(d.expired())});
+    }
+    domains.print(stdout);
+    if (response.session_list_size() > 0) {
+      std::printf("\n");
+      Table sessions({"SESSION", "OWNER", "NAME", "LEASE", "EXPIRES IN", "HELD", "WAITING"});
+      for (const auto& x : response.session_list()) {
+        sessions.add_row({std::to_string(x.session()), x.owner(), x.name(),
+                          std::to_string(x.ttl_seconds()) + "s",
+                          x.reattached()
+                              ? strprintf("%.1fs", x.expires_in_seconds())
+                              : strprintf("%.1fs (not re-attached)", x.expires_in_seconds()),
+                          std::to_string(x.held_entries()), std::to_string(x.waiting_requests())});
+      }
+      sessions.print(stdout);
+    }
+    return kExitOk;
+  }
+};
+
+class LockAcquire final : public Command {
+ public:
+  explicit LockAcquire(CLI::App* sub) {
+    sub->add_option("FILE", file_, "The file's id")->required();
+    sub->add_option("RANGE", ranges_, "OFFSET:LENGTH in bytes (e.g. 0:4096, 1M:64K)")->required();
+    sub->add_flag("--shared", shared_, "A shared (read) lock; default exclusive");
+    sub->add_flag("--try", try_, "Fail at once if the lock is taken");
+    sub->add_option("--hold", hold_,
+                    "Seconds to hold the lock, then release it (default: "
+                    "until Ctrl-C)");
+    sub->add_option("--wait", wait_, "Seconds to wait for the lock (default: until Ctrl-C)");
+    sub->add_option("--ttl", ttl_, "The session's lease in seconds (kept alive while held)");
+  }
+  void check() override {
+    request_.set_file(file_);
+    request_.set_mode(shared_ ? asn::v1::LOCK_MODE_SHARED : asn::v1::LOCK_MODE_EXCLUSIVE);
+    for (const auto& text : ranges_) {
+      const auto colon = text.find(':');
+      if (colon == std::string::npos) {
+        throw UsageError("RANGE '" + text + "' is not OFFSET:LENGTH (e.g. 0:4096)");
+      }
+      auto* range = request_.add_ranges();
+      range->set_offset(parse_bytes("RANGE offset", text.substr(0, colon)));
+      range->set_length(parse_bytes("RANGE length", text.substr(colon + 1)));
+    }
+    if (hold_ < 0 || wait_ < 0) throw UsageError("--hold and --wait take seconds >= 0");
+  }
+  int run(Session& s) override {
+    InterruptGuard interrupts;
+    auto stub = Locks::NewStub(s.connection.channel());
+    asn::v1::OpenSessionRequest open;
+    open.set_ttl_seconds(ttl_);
+    open.set_name("asnctl lock acquire");
+    asn::v1::OpenSessionResponse opened;
+    {
+      grpc::ClientContext context;
+      s.connection.prepare(context);
+      s.connection.check(stub->OpenSession(&context, open, &opened));
+    }
+    request_.set_session(opened.session());
+    asn::v1::LockResponse granted;
+    grpc::Status status = acquire(*stub, s, granted);
+    if (!status.ok()) {
+      close(*stub, s, opened.session());
+      if (g_interrupted) {
+        std::fprintf(stderr, "asnctl: interrupted while waiting; nothing is held\n");
+        return kExitFailed;
+      }
+      s.connection.check(status);
+    }
+    if (s.format == OutputFormat::kJson) {
+      print_json(granted);
+    } else {
+      std::string ranges;
+      for (const auto& r : granted.ranges()) ranges += (ranges.empty() ? "" : " ") + range_text(r);
+      std::printf("granted %s lock on %s %s: fencing token %llu (session %llu, %s domain%s)\n",
+                  shared_ ? "shared" : "exclusive", asn::text::quoted(file_, 64).c_str(),
+                  ranges.c_str(), static_cast<unsigned long long>(granted.token()),
+                  static_cast<unsigned long long>(opened.session()), granted.domain().c_str(),
+                  granted.waited() ? ", after waiting" : "");
+      if (hold_ > 0) {
+        std::printf("holding for %.0f s\n", hold_);
+      } else {
+        std::printf("holding until Ctrl-C\n");
+      }
+    }
+    std::fflush(stdout);
+    const int rc = hold(*stub, s, opened);
+    close(*stub, s, opened.session());
+    if (rc == kExitOk && s.format != OutputFormat::kJson) std::printf("released\n");
+    return rc;
+  }
+
+ private:
+  // Lock (or TryLock) as an asynchronous call, so that Ctrl-C can cancel the wait.
+  grpc::Status acquire(Locks::Stub& stub, Session& s, asn::v1::LockResponse& granted) {
+    grpc::ClientContext context;
+    if (wait_ > 0 || try_) {
+      context.set_deadline(std::chrono::system_clock::now() +
+                           std::chrono::milliseconds(static_cast<int64_t>(
+                               1000 * (try_ ? s.connection.timeout_seconds() : wait_))));
+    }
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false;
+    grpc::Status status;
+    auto finish = [&](grpc::Status st) {
+      std::lock_guard lock(mu);
+      status = std::move(st);
+      done = true;
+      cv.notify_all();
+    };
+    if (try_) {
+      stub.async()->TryLock(&context, &request_, &granted, finish);
+    } else {
+      stub.async()->Lock(&context, &request_, &granted, finish);
+    }
+    std::unique_lock lock(mu);
+    bool cancelled = false;
+    while (!cv.wait_for(lock, std::chrono::milliseconds(100), [&] { return done; })) {
+      if (g_interrupted && !cancelled) {
+        context.TryCancel();
+        cancelled = true;
+      }
+    }
+    return status;
+  }
+
+  // Keeps the session alive until --hold passes or Ctrl-C.
+  int hold(Locks::Stub& stub, Session& s, const asn::v1::OpenSessionResponse& opened) {
+    const auto start = std::chrono::steady_clock::now();
+    const auto period =
+        std::chrono::milliseconds(std::max<int64_t>(opened.ttl_seconds() * 1000 / 3, 200));
+    auto next_keepalive = start + period;
+    while (!g_interrupted) {
+      const auto now = std::chrono::steady_clock::now();
+      if (hold_ > 0 && now - start >= std::chrono::duration<double>(hold_)) break;
+      if (now >= next_keepalive) {
+        grpc::ClientContext context;
+        s.connection.prepare(context);
+        asn::v1::KeepAliveRequest request;
+        request.set_session(opened.session());
+        asn::v1::KeepAliveResponse response;
+        grpc::Status status = stub.KeepAlive(&context, request, &response);
+        if (!status.ok() && status.error_code() == grpc::StatusCode::FAILED_PRECONDITION) {
+          std::fprintf(stderr, "asnctl: the session was lost: %s\n",
+                       status.error_message().c_str());
+          return kExitFailed;
+        }
+        next_keepalive = now + period;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return kExitOk;
+  }
+
+  // Closing the session releases the lock (and cancels nothing else: it waits for nothing).
+  void close(Locks::Stub& stub, Session& s, uint64_t session) {
+    grpc::ClientContext context;
+    s.connection.prepare(context);
+    asn::v1::CloseSessionRequest request;
+    request.set_session(session);
+    asn::v1::CloseSessionResponse response;
+    (void)stub.CloseSession(&context, request, &response);
+  }
+
+  std::string file_;
+  std::vector<std::string> ranges_;
+  bool shared_ = false;
+  bool try_ = false;
+  double hold_ = 0;
+  double wait_ = 0;
+  uint32_t ttl_ = 0;
+  asn::v1::LockRequest request_;
+};
+
+const Registrar kLocks(60, [](CLI::App& app, CommandSet& commands) {
+  auto* locks = app.add_subcommand("locks", "File locks the switch grants: list them, statistics");
+  locks->require_subcommand(1);
+  auto* list = locks->add_subcommand("list", "Held locks and waiting requests");
+  commands.add<LocksList>(list, list);
+  auto* stats =
+      locks->add_subcommand("stats", "Lock domains, their capacity and counters, sessions");
+  commands.add<LocksStats>(stats);
+
+  auto* lock = app.add_subcommand("lock", "Take a file lock by hand, as a PFS client would");
+  lock->require_subcommand(1);
+  auto* acquire = lock->add_subcommand(
+      "acquire", "Lock byte ranges of a file, print the fencing token, hold until Ctrl-C");
+  commands.add<LockAcquire>(acquire, acquire);
+});
+
+}  // namespace
+
+}  // namespace asnctl

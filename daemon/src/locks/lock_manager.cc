@@ -1,0 +1,655 @@
+#include "locks/lock_manager.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "asn/state/v1/state.pb.h"
+#include "asn/text/text.hpp"
+#include "locks/software_domain.hpp"
+
+namespace asn {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::string_view kSoftwarePrefix = "software-prefix:";
+// Files in the placement map before it is first pruned of files that no longer have entries.
+constexpr size_t kPlacementPruneFloor = 4096;
+
+ErrorCode code_of(locks::ErrorKind kind) {
+  switch (kind) {
+    case locks::ErrorKind::kInvalidArgument:
+      return ErrorCode::kInvalidArgument;
+    case locks::ErrorKind::kResourceExhausted:
+      return ErrorCode::kResourceExhausted;
+    case locks::ErrorKind::kNotFound:
+      return ErrorCode::kNotFound;
+    case locks::ErrorKind::kFailedPrecondition:
+      return ErrorCode::kFailedPrecondition;
+  }
+  return ErrorCode::kInternal;
+}
+
+Error error_of(const locks::LockError& e) { return Error(code_of(e.kind()), e.what()); }
+
+std::string printable(std::string_view file) { return text::escaped(file, 64); }
+
+double seconds_until(LockClock::time_point when, LockClock::time_point now) {
+  return std::chrono::duration<double>(when - now).count();
+}
+
+// The boot this machine is in: lock state of another boot is void (lock_manager.hpp).
+std::string boot_id() {
+  std::ifstream in("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  std::getline(in, id);
+  return id;
+}
+
+std::vector<std::string> software_prefixes(const std::string& placement) {
+  std::vector<std::string> out;
+  if (placement.rfind(kSoftwarePrefix, 0) != 0) return out;
+  std::string rest = placement.substr(kSoftwarePrefix.size());
+  size_t start = 0;
+  while (start <= rest.size()) {
+    size_t comma = rest.find(',', start);
+    if (comma == std::string::npos) comma = rest.size();
+    if (comma > start) out.push_back(rest.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+struct LockManager::Session {
+  uint64_t id = 0;
+  std::string owner;
+  std::string name;
+  uint32_t ttl = 0;
+  locks::SessionId switch_session = 0;
+  LockClock::time_point expires{};
+  bool reattached = true;
+  std::set<WaitKey> waiters;
+};
+
+struct LockManager::Waiter {
+  uint64_t session = 0;
+  uint64_t call = 0;
+  std::string file;
+  std::optional<LockClock::time_point> deadline;
+  LockDone done;
+};
+
+LockManager::LockManager(std::unique_ptr<LockDomain> switch_domain, const std::string& software_dir,
+                         const LocksConfig& config)
+    : config_(config) {
+  std::error_code ec;
+  fs::create_directories(software_dir, ec);
+  // Lock state from another boot of the host is void: the board memory of an emulated
+  // switch is gone, and the tail of the software domain's log may be (it is not fsynced).
+  const fs::path boot_file = fs::path(software_dir) / "boot_id";
+  const std::string boot = boot_id();
+  std::string recorded;
+  {
+    std::ifstream in(boot_file);
+    std::getline(in, recorded);
+  }
+  const bool other_boot = !recorded.empty() && recorded != boot;
+  if (other_boot) {
+    spdlog::warn("locks: the lock state in {} is from another boot of this host: starting empty",
+                 software_dir);
+    fs::remove_all(fs::path(software_dir) / "software", ec);
+  }
+  if (switch_domain) {
+    switch_ = static_cast<int>(domains_.size());
+    domains_.push_back(std::move(switch_domain));
+  }
+  software_ = static_cast<int>(domains_.size());
+  domains_.push_back(std::make_unique<SoftwareDomain>(
+      (fs::path(software_dir) / "software").string(), config.software_entries));
+  {
+    std::ofstream out(boot_file, std::ios::trunc);
+    out << boot << "\n";
+  }
+  recover();
+  timer_ = std::thread([this] { timer_loop(); });
+}
+
+LockManager::~LockManager() {
+  Finished finished;
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+    for (auto& [key, waiter] : waiters_) {
+      finished.emplace_back(std::move(waiter->done),
+                            Error(ErrorCode::kUnavailable, "asnd is stopping; retry the lock"));
+    }
+    waiters_.clear();
+  }
+  wake_.notify_all();
+  if (timer_.joinable()) timer_.join();
+  run(finished);
+}
+
+// ---- start --------------------------------------------------------------------------------
+
+void LockManager::recover() {
+  const auto now = LockClock::now();
+  grace_until_ = now + std::chrono::seconds(config_.grace_period_s);
+  LockDomain& software = *domains_[software_];
+  for (const DomainSession& s : software.sessions()) {
+    state::v1::LockSessionLabel label;
+    auto session = std::make_unique<Session>();
+    session->id = s.id;
+    if (label.ParseFromString(s.label)) {
+      session->owner = label.owner();
+      session->name = label.name();
+      session->ttl = label.ttl_seconds();
+      session->switch_session = label.switch_session();
+    }
+    session->reattached = false;
+    session->expires = grace_until_;
+    if (session->switch_session != 0) by_switch_session_[session->switch_session] = s.id;
+    leases_.emplace(session->expires, s.id);
+    sessions_.emplace(s.id, std::move(session));
+  }
+  // A switch session no manager session names was opened by an asnd that died before it
+  // recorded it: nobody can reach its locks.
+  if (switch_ >= 0) {
+    for (const DomainSession& s : domains_[switch_]->sessions()) {
+      if (!by_switch_session_.contains(s.id)) domains_[switch_]->expire(s.id);
+    }
+  }
+  size_t withdrawn = 0;
+  for (int d = 0; d < static_cast<int>(domains_.size()); ++d) {
+    std::vector<locks::RequestId> waiting;
+    std::string after;
+    for (;;) {
+      auto files = domains_[d]->files(after, 1024);
+      for (const auto& file : files) {
+        placement_[file] = d;
+        for (const auto& w : domains_[d]->list(file).waiting) waiting.push_back(w.request);
+      }
+      if (files.size() < 1024) break;
+      after = files.back();
+    }
+    std::sort(waiting.rbegin(), waiting.rend());
+    for (locks::RequestId id : waiting) domains_[d]->cancel(id);
+    withdrawn += waiting.size();
+  }
+  placement_pruned_at_ = placement_.size();
+  if (!sessions_.empty() || withdrawn != 0) {
+    spdlog::info(
+        "locks: {} sessions may re-attach within {} s; {} waiting requests of the "
+        "previous asnd withdrawn",
+        sessions_.size(), config_.grace_period_s, withdrawn);
+  }
+}
+
+// ---- sessions -----------------------------------------------------------------------------
+
+OpenedSession LockManager::open_session(const std::string& owner, const std::string& name,
+                                        uint32_t ttl_seconds) {
+  if (ttl_seconds == 0) ttl_seconds = config_.default_ttl_s;
+  if (ttl_seconds > config_.max_ttl_s) {
+    throw Error(ErrorCode::kInvalidArgument,
+                fmt::format("ttl_seconds: {} is longer than the longest lease, {} s "
+                            "(locks.max_ttl); keep the session alive instead",
+                            ttl_seconds, config_.max_ttl_s));
+  }
+  if (name.size() > 256) {
+    throw Error(ErrorCode::kInvalidArgument,
+                fmt::format("name: {} bytes; at most 256 are accepted", name.size()));
+  }
+  std::lock_guard lock(mu_);
+  state::v1::LockSessionLabel label;
+  label.set_owner(owner);
+  label.set_name(name);
+  label.set_ttl_seconds(ttl_seconds);
+  if (switch_ >= 0) label.set_switch_session(domains_[switch_]->open_session(""));
+  const locks::SessionId id = domains_[software_]->open_session(label.SerializeAsString());
+  auto session = std::make_unique<Session>();
+  session->id = id;
+  session->owner = owner;
+  session->name = name;
+  session->ttl = ttl_seconds;
+  session->switch_session = label.switch_session();
+  session->expires = LockClock::now() + std::chrono::seconds(ttl_seconds);
+  if (session->switch_session != 0) by_switch_session_[session->switch_session] = id;
+  leases_.emplace(session->expires, id);
+  sessions_.emplace(id, std::move(session));
+  spdlog::debug("locks: session {} opened by {} ({}), lease {} s", id, owner, name, ttl_seconds);
+  wake_.notify_all();
+  return {id, ttl_seconds};
+}
+
+LockManager::Session& LockManager::session_or_throw(uint64_t id, LockClock::time_point now) {
+  auto it = sessions_.find(id);
+  if (it == sessions_.end()) {
+    throw Error(ErrorCode::kFailedPrecondition,
+                fmt::format("session {} is not open: it expired, was closed or never existed, "
+                            "and its locks are released; open a new session",
+                            id));
+  }
+  touch(*it->second, now);
+  return *it->second;
+}
+
+void LockManager::touch(Session& session, LockClock::time_point now) {
+  leases_.erase({session.expires, session.id});
+  session.expires = now + std::chrono::seconds(session.ttl);
+  leases_.emplace(session.expires, session.id);
+}
+
+std::pair<uint32_t, bool> LockManager::keep_alive(uint64_t id) {
+  std::lock_guard lock(mu_);
+  Session& session = session_or_throw(id, LockClock::now());
+  const bool reattached = !session.reattached;
+  if (reattached) spdlog::info("locks: session {} of {} re-attached", id, session.owner);
+  session.reattached = true;
+  return {session.ttl, reattached};
+}
+
+SessionClosed LockManager::close_session(uint64_t id) {
+  Finished finished;
+  SessionClosed out;
+  {
+    std::lock_guard lock(mu_);
+    Session& session = session_or_throw(id, LockClock::now());
+    out.cancelled = session.waiters.size();
+    Error why(ErrorCode::kAborted,
+              fmt::format("the wait was cancelled: session {} was closed", id));
+    out.released = expire_locked(id, why, finished);
+  }
+  run(finished);
+  return out;
+}
+
+// Ends a session in every domain; its waiters finish with `why`. Returns the entries released.
+uint64_t LockManager::expire_locked(uint64_t id, const Error& why, Finished& finished) {
+  auto it = sessions_.find(id);
+  if (it == sessions_.end()) return 0;
+  uint64_t released = 0;
+  Session& session = *it->second;
+  for (const WaitKey& key : std::set<WaitKey>(session.waiters)) {
+    finish_waiter(key, why, finished);
+  }
+  for (int d = 0; d < static_cast<int>(domains_.size()); ++d) {
+    const locks::SessionId sid = domain_session(session, d);
+    if (sid == 0) continue;
+    locks::Change change = domains_[d]->expire(sid);
+    released += change.released;
+    apply(d, change, finished);
+  }
+  leases_.erase({session.expires, id});
+  if (session.switch_session != 0) by_switch_session_.erase(session.switch_session);
+  sessions_.erase(it);
+  return released;
+}
+
+locks::SessionId LockManager::domain_session(const Session& session, int domain) const {
+  return domain == software_ ? session.id : session.switch_session;
+}
+
+// ---- locks --------------------------------------------------------------------------------
+
+int LockManager::place(const std::string& file, bool& fresh) {
+  fresh = false;
+  if (auto it = placement_.find(file); it != placement_.end()) return it->second;
+  fresh = true;
+  if (switch_ < 0) return software_;
+  const auto prefixes = software_prefixes(config_.placement);
+  if (!prefixes.empty()) {
+    const bool software = std::any_of(prefixes.begin(), prefixes.end(), [&](const auto& p) {
+      return file.compare(0, p.size(), p) == 0;
+    });
+    return software ? software_ : switch_;
+  }
+  return switch_;  // first fit: the switch, unless its table turns out full (lock())
+}
+
+int LockManager::domain_index(std::string_view name) const {
+  for (int d = 0; d < static_cast<int>(domains_.size()); ++d) {
+    if (domains_[d]->name() == name) return d;
+  }
+  return -1;
+}
+
+uint64_t LockManager::lock(const LockCall& call, locks::Wait wait,
+                           std::optional<LockClock::time_point> deadline, LockDone done) {
+  Finished finished;
+  uint64_t handle = 0;
+  {
+    std::unique_lock lock(mu_);
+    const auto now = LockClock::now();
+    Session& session = session_or_throw(call.session, now);
+    session.reattached = true;
+    if (wait == locks::Wait::kBlock && waiters_.size() >= config_.max_waiting) {
+      throw Error(ErrorCode::kResourceExhausted,
+                  fmt::format("{} Lock calls are waiting already, the most asnd keeps "
+                              "(locks.max_waiting); use TryLock or retry later",
+                              waiters_.size()));
+    }
+    bool fresh = false;
+    int d = place(call.file, fresh);
+    locks::Request request{domain_session(session, d), call.file, call.mode, call.ranges, wait};
+    locks::Outcome outcome = domains_[d]->request(request);
+    // First fit: a new file that does not fit in the switch's table goes to the software
+    // domain instead.
+    if (outcome.status == locks::Status::kTableFull && fresh && d == switch_ &&
+        software_prefixes(config_.placement).empty()) {
+      d = software_;
+      request.session = session.id;
+      outcome = domains_[d]->request(request);
+    }
+    switch (outcome.status) {
+      case locks::Status::kGranted: {
+        placement_[call.file] = d;
+        LockGranted granted{std::move(*outcome.grant), std::string(domains_[d]->name()), false};
+        granted.grant.session = session.id;
+        finished.emplace_back(std::move(done), std::move(granted));
+        break;
+      }
+      case locks::Status::kQueued: {
+        placement_[call.file] = d;
+        const WaitKey key{d, outcome.request};
+        auto waiter = std::make_unique<Waiter>();
+        waiter->session = session.id;
+        waiter->call = handle = next_call_++;
+        waiter->file = call.file;
+        waiter->deadline = deadline;
+        waiter->done = std::move(done);
+        if (deadline) wait_deadlines_.emplace(*deadline, key);
+        calls_.emplace(handle, key);
+        session.waiters.insert(key);
+        waiters_.emplace(key, std::move(waiter));
+        wake_.notify_all();
+        break;
+      }
+      case locks::Status::kTableFull:
+        if (outcome.error) {
+          throw Error(ErrorCode::kResourceExhausted,
+                      fmt::format("{} ({} domain{})", outcome.error->what(), domains_[d]->name(),
+                                  fresh ? "" : ", where this file lives"));
+        }
+        throw Error(ErrorCode::kResourceExhausted, "the lock table is full");
+      case locks::Status::kConflict:
+      case locks::Status::kInvalid:
+        if (outcome.error) throw error_of(*outcome.error);
+        throw Error(ErrorCode::kInternal, "a lock domain refused a request without saying why");
+    }
+    if (placement_.size() > std::max(kPlacementPruneFloor, 2 * placement_pruned_at_)) {
+      prune_placement();
+    }
+  }
+  run(finished);
+  return handle;
+}
+
+void LockManager::cancel_call(uint64_t handle, const Error& why) {
+  Finished finished;
+  {
+    std::lock_guard lock(mu_);
+    auto it = calls_.find(handle);
+    if (it == calls_.end()) return;
+    const WaitKey key = it->second;
+    finish_waiter(key, why, finished);
+    apply(key.domain, domains_[key.domain]->cancel(key.request), finished);
+  }
+  run(finished);
+}
+
+UnlockDone LockManager::unlock(uint64_t id, const std::string& file,
+                               const locks::RangeSpec& ranges) {
+  Finished finished;
+  UnlockDone out;
+  {
+    std::lock_guard lock(mu_);
+    Session& session = session_or_throw(id, LockClock::now());
+    session.reattached = true;
+    auto it = placement_.find(file);
+    const int d = it == placement_.end() ? software_ : it->second;
+    locks::Change change = domains_[d]->release(domain_session(session, d), file, ranges);
+    if (change.error) throw error_of(*change.error);
+    out.released = change.released;
+    out.granted = change.granted.size();
+    apply(d, change, finished);
+  }
+  run(finished);
+  return out;
+}
+
+UnlockDone LockManager::downgrade(uint64_t id, const std::string& file,
+                                  const locks::RangeSpec& ranges) {
+  Finished finished;
+  UnlockDone out;
+  {
+    std::lock_guard lock(mu_);
+    Session& session = session_or_throw(id, LockClock::now());
+    session.reattached = true;
+    auto it = placement_.find(file);
+    const int d = it == placement_.end() ? software_ : it->second;
+    locks::Change change = domains_[d]->downgrade(domain_session(session, d), file, ranges);
+    if (change.error) throw error_of(*change.error);
+    out.released = change.released;
+    out.granted = change.granted.size();
+    apply(d, change, finished);
+  }
+  run(finished);
+  return out;
+}
+
+// Grants of waiting requests finish their calls; a grant whose call is gone (an asnd
+// restart) stays held by its session until unlocked or the session ends.
+void LockManager::apply(int domain, const locks::Change& change, Finished& finished) {
+  for (const locks::Grant& grant : change.granted) {
+    const WaitKey key{domain, grant.request};
+    auto it = waiters_.find(key);
+    if (it == waiters_.end()) {
+      spdlog::warn("locks: request {} of {} was granted with no call waiting for it", grant.request,
+                   printable(grant.file));
+      continue;
+    }
+    LockGranted granted{grant, std::string(domains_[domain]->name()), true};
+    granted.grant.session = it->second->session;
+    finish_waiter(key, std::move(granted), finished);
+  }
+  for (locks::RequestId id : change.cancelled) {
+    const WaitKey key{domain, id};
+    if (waiters_.contains(key)) {
+      finish_waiter(key, Error(ErrorCode::kAborted, "the wait was cancelled: its session ended"),
+                    finished);
+    }
+  }
+}
+
+void LockManager::finish_waiter(const WaitKey& key, LockResult result, Finished& finished) {
+  auto it = waiters_.find(key);
+  if (it == waiters_.end()) return;
+  Waiter& waiter = *it->second;
+  if (waiter.deadline) wait_deadlines_.erase({*waiter.deadline, key});
+  calls_.erase(waiter.call);
+  if (auto s = sessions_.find(waiter.session); s != sessions_.end()) s->second->waiters.erase(key);
+  finished.emplace_back(std::move(waiter.done), std::move(result));
+  waiters_.erase(it);
+}
+
+void LockManager::run(Finished& finished) {
+  for (auto& [done, result] : finished) {
+    if (done) done(std::move(result));
+  }
+  finished.clear();
+}
+
+void LockManager::prune_placement() {
+  std::set<std::string, std::less<>> live;
+  for (const auto& domain : domains_) {
+    std::string after;
+    for (;;) {
+      auto files = domain->files(after, 4096);
+      live.insert(files.begin(), files.end());
+      if (files.size() < 4096) break;
+      after = files.back();
+    }
+  }
+  std::erase_if(placement_, [&](const auto& kv) { return !live.contains(kv.first); });
+  placement_pruned_at_ = placement_.size();
+}
+
+// ---- time ---------------------------------------------------------------------------------
+
+void LockManager::timer_loop() {
+  std::unique_lock lock(mu_);
+  while (!stopping_) {
+    auto next = LockClock::time_point::max();
+    if (!leases_.empty()) next = std::min(next, leases_.begin()->first);
+    if (!wait_deadlines_.empty()) next = std::min(next, wait_deadlines_.begin()->first);
+    if (next == LockClock::time_point::max()) {
+      wake_.wait(lock);
+    } else {
+      wake_.wait_until(lock, next);
+    }
+    if (stopping_) break;
+    const auto now = LockClock::now();
+    Finished finished;
+    try {
+      while (!wait_deadlines_.empty() && wait_deadlines_.begin()->first <= now) {
+        const WaitKey key = wait_deadlines_.begin()->second;
+        auto it = waiters_.find(key);
+        const std::string file = it == waiters_.end() ? "" : it->second->file;
+        finish_waiter(key,
+                      Error(ErrorCode::kDeadlineExceeded,
+                            fmt::format("the lock on {} was not granted before the deadline: "
+                                        "it is held or waited for by another session",
+                                        printable(file))),
+                      finished);
+        apply(key.domain, domains_[key.domain]->cancel(key.request), finished);
+      }
+      while (!leases_.empty() && leases_.begin()->first <= now) {
+        const uint64_t id = leases_.begin()->second;
+        auto s = sessions_.find(id);
+        if (s == sessions_.end()) {
+          leases_.erase(leases_.begin());
+          continue;
+        }
+        spdlog::info("locks: session {} of {} {}: its locks are released", id, s->second->owner,
+                     s->second->reattached ? "expired" : "did not re-attach after the restart");
+        expire_locked(id,
+                      Error(ErrorCode::kAborted,
+                            fmt::format("the wait was cancelled: session {} expired", id)),
+                      finished);
+      }
+    } catch (const std::exception& e) {
+      spdlog::error("locks: {}", e.what());
+    }
+    lock.unlock();
+    run(finished);
+    lock.lock();
+  }
+}
+
+// ---- reads --------------------------------------------------------------------------------
+
+LockListView LockManager::list(const std::string& file, const std::string& after, size_t limit) {
+  std::lock_guard lock(mu_);
+  LockListView out;
+  auto owner_of = [&](int d, locks::SessionId sid, uint64_t& id) -> const Session* {
+    id = sid;
+    if (d == switch_) {
+      auto it = by_switch_session_.find(sid);
+      id = it == by_switch_session_.end() ? 0 : it->second;
+    }
+    auto it = sessions_.find(id);
+    return it == sessions_.end() ? nullptr : it->second.get();
+  };
+  auto add_file = [&](int d, const std::string& name) {
+    locks::FileLocks locks = domains_[d]->list(name);
+    for (const auto& held : locks.held) {
+      if (out.held.size() + out.waiting.size() >= limit) {
+        out.next_after = name;  // this file has more than the limit
+        return;
+      }
+      HeldView v{name, std::string(domains_[d]->name()), 0, "", "", held};
+      if (const Session* s = owner_of(d, held.session, v.session)) {
+        v.owner = s->owner;
+        v.session_name = s->name;
+      }
+      out.held.push_back(std::move(v));
+    }
+    for (const auto& w : locks.waiting) {
+      if (out.held.size() + out.waiting.size() >= limit) {
+        out.next_after = name;
+        return;
+      }
+      WaitingView v{name, std::string(domains_[d]->name()), 0, "", w};
+      if (const Session* s = owner_of(d, w.session, v.session)) v.owner = s->owner;
+      out.waiting.push_back(std::move(v));
+    }
+  };
+  if (!file.empty()) {
+    auto it = placement_.find(file);
+    if (it != placement_.end()) add_file(it->second, file);
+    return out;
+  }
+  // All files, merged across the domains in byte order, whole files up to `limit` entries.
+  std::vector<std::pair<std::string, int>> files;
+  for (int d = 0; d < static_cast<int>(domains_.size()); ++d) {
+    for (auto& name : domains_[d]->files(after, limit + 1)) files.emplace_back(std::move(name), d);
+  }
+  std::sort(files.begin(), files.end());
+  for (const auto& [name, d] : files) {
+    if (out.held.size() + out.waiting.size() >= limit) {
+      out.next_after = out.held.empty() ? "" : out.held.back().file;
+      if (!out.waiting.empty() && out.waiting.back().file > out.next_after) {
+        out.next_after = out.waiting.back().file;
+      }
+      break;
+    }
+    add_file(d, name);
+  }
+  return out;
+}
+
+LockStatsView LockManager::stats() {
+  std::lock_guard lock(mu_);
+  LockStatsView out;
+  const auto now = LockClock::now();
+  for (const auto& domain : domains_)
+    out.domains.push_back({std::string(domain->name()), domain->stats()});
+  out.placement = config_.placement;
+  out.waiting_calls = waiters_.size();
+  out.grace_remaining_seconds = std::max(0.0, seconds_until(grace_until_, now));
+  std::map<uint64_t, uint64_t> held;  // entries per manager session
+  for (int d = 0; d < static_cast<int>(domains_.size()); ++d) {
+    for (const DomainSession& s : domains_[d]->sessions()) {
+      uint64_t id = s.id;
+      if (d == switch_) {
+        auto it = by_switch_session_.find(s.id);
+        if (it == by_switch_session_.end()) continue;
+        id = it->second;
+      }
+      held[id] += s.held_entries;
+    }
+  }
+  for (const auto& [id, session] : sessions_) {
+    SessionView v;
+    v.session = id;
+    v.owner = session->owner;
+    v.name = session->name;
+    v.ttl_seconds = session->ttl;
+    v.expires_in_seconds = seconds_until(session->expires, now);
+    v.held_entries = held[id];
+    v.waiting_requests = session->waiters.size();
+    v.reattached = session->reattached;
+    out.sessions.push_back(std::move(v));
+  }
+  return out;
+}
+
+}  // namespace asn

@@ -1,0 +1,197 @@
+// The lock manager (issue 9): sessions with leases, the two lock domains and which file lives
+// in which, and the Lock calls that wait. The Locks service (services/lock_service.cc) is a
+// thin layer over it.
+//
+// - Sessions are opened in both domains; the software domain's journal keeps the session's
+//   owner, name, lease and switch session (state.proto LockSessionLabel), so sessions come
+//   back after an asnd restart. They then have the grace period to re-attach (any call of
+//   the session does); one that does not is expired, and its locks released.
+// - A file lives wholly in one domain: the placement policy (config locks.placement) picks
+//   it when the file has no entry anywhere, and it stays there while it has entries.
+// - A waiting Lock call holds no thread: it is a record here, finished by a later grant, its
+//   deadline, its cancellation or the end of its session, from whichever thread sees it.
+//   Every waiter's callback is called exactly once, never under the manager's mutex.
+// - Lock calls of an earlier asnd died with it, so the waiting requests found in the domains
+//   at start are withdrawn, latest first (so that no withdrawal grants another of them).
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <variant>
+#include <vector>
+
+#include "asn/locks/lock_table.hpp"
+#include "config.hpp"
+#include "error.hpp"
+#include "locks/lock_domain.hpp"
+
+namespace asn {
+
+using LockClock = std::chrono::steady_clock;
+
+struct LockCall {
+  uint64_t session = 0;
+  std::string file;
+  locks::Mode mode = locks::Mode::kExclusive;
+  locks::RangeSpec ranges;
+};
+
+struct LockGranted {
+  locks::Grant grant;  // grant.session is the manager's session id
+  std::string domain;
+  bool waited = false;
+};
+
+using LockResult = std::variant<LockGranted, Error>;
+using LockDone = std::function<void(LockResult)>;
+
+struct OpenedSession {
+  uint64_t session = 0;
+  uint32_t ttl_seconds = 0;
+};
+
+struct SessionClosed {
+  uint64_t released = 0;
+  uint64_t cancelled = 0;
+};
+
+struct UnlockDone {
+  uint64_t released = 0;
+  uint64_t granted = 0;
+};
+
+struct SessionView {
+  uint64_t session = 0;
+  std::string owner;
+  std::string name;
+  uint32_t ttl_seconds = 0;
+  double expires_in_seconds = 0;
+  uint64_t held_entries = 0;
+  uint64_t waiting_requests = 0;
+  bool reattached = true;
+};
+
+struct DomainView {
+  std::string name;
+  locks::Stats stats;
+};
+
+struct LockStatsView {
+  std::vector<DomainView> domains;
+  std::string placement;
+  std::vector<SessionView> sessions;
+  uint64_t waiting_calls = 0;
+  double grace_remaining_seconds = 0;
+};
+
+struct HeldView {
+  std::string file;
+  std::string domain;
+  uint64_t session = 0;  // the manager's id (0: a session of no manager record)
+  std::string owner;
+  std::string session_name;
+  locks::HeldLock lock;
+};
+
+struct WaitingView {
+  std::string file;
+  std::string domain;
+  uint64_t session = 0;
+  std::string owner;
+  locks::WaitingRequest request;
+};
+
+struct LockListView {
+  std::vector<HeldView> held;
+  std::vector<WaitingView> waiting;
+  std::string next_after;  // not empty: more files
+};
+
+class LockManager {
+ public:
+  // `switch_domain` may be null (a board without a lock engine): every file then lives in
+  // the software domain. `software_dir` holds the software domain's journal.
+  LockManager(std::unique_ptr<LockDomain> switch_domain, const std::string& software_dir,
+              const LocksConfig& config);
+  ~LockManager();
+  LockManager(const LockManager&) = delete;
+  LockManager& operator=(const LockManager&) = delete;
+
+  OpenedSession open_session(const std::string& owner, const std::string& name,
+                             uint32_t ttl_seconds);
+  // Renews the lease; returns the lease and whether this call re-attached the session after
+  // a restart.
+  std::pair<uint32_t, bool> keep_alive(uint64_t session);
+  SessionClosed close_session(uint64_t session);
+
+  // Grants the lock, or refuses it, or queues it: `done` is then called later, from another
+  // thread, with the grant or why it failed (deadline, cancel_call(), the session's end).
+  // `done` may be called before lock() returns. Returns a handle for cancel_call().
+  uint64_t lock(const LockCall& call, locks::Wait wait,
+                std::optional<LockClock::time_point> deadline, LockDone done);
+  // The client gave up (the RPC was cancelled): withdraws the waiting request and finishes
+  // it with `why`. Nothing happens for a call that already finished.
+  void cancel_call(uint64_t handle, const Error& why);
+
+  UnlockDone unlock(uint64_t session, const std::string& file, const locks::RangeSpec& ranges);
+  UnlockDone downgrade(uint64_t session, const std::string& file, const locks::RangeSpec& ranges);
+
+  // Held and waiting locks of one file, or of all files (after `after`, at most `limit`
+  // entries, whole files).
+  LockListView list(const std::string& file, const std::string& after, size_t limit);
+  LockStatsView stats();
+
+ private:
+  struct Session;
+  struct Waiter;
+  struct WaitKey {
+    int domain = 0;  // index into domains_
+    locks::RequestId request = 0;
+    auto operator<=>(const WaitKey&) const = default;
+  };
+  using Finished = std::vector<std::pair<LockDone, LockResult>>;
+
+  void recover();
+  Session& session_or_throw(uint64_t session, LockClock::time_point now);
+  void touch(Session& session, LockClock::time_point now);
+  int place(const std::string& file, bool& fresh);
+  int domain_index(std::string_view name) const;
+  void apply(int domain, const locks::Change& change, Finished& finished);
+  void finish_waiter(const WaitKey& key, LockResult result, Finished& finished);
+  uint64_t expire_locked(uint64_t session, const Error& why, Finished& finished);
+  locks::SessionId domain_session(const Session& session, int domain) const;
+  void prune_placement();
+  void timer_loop();
+  static void run(Finished& finished);
+
+  LocksConfig config_;
+  std::vector<std::unique_ptr<LockDomain>> domains_;  // [switch,] software
+  int software_ = 0;                                  // index of the software domain
+  int switch_ = -1;                                   // index of the switch domain or -1
+
+  mutable std::mutex mu_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::map<uint64_t, std::unique_ptr<Session>> sessions_;
+  std::map<locks::SessionId, uint64_t> by_switch_session_;
+  std::set<std::pair<LockClock::time_point, uint64_t>> leases_;  // expiry, session
+  std::map<WaitKey, std::unique_ptr<Waiter>> waiters_;
+  std::set<std::pair<LockClock::time_point, WaitKey>> wait_deadlines_;
+  std::map<uint64_t, WaitKey> calls_;  // handle -> waiting request
+  uint64_t next_call_ = 1;
+  std::map<std::string, int, std::less<>> placement_;  // file -> domain
+  size_t placement_pruned_at_ = 0;
+  LockClock::time_point grace_until_{};
+  std::thread timer_;
+};
+
+}  // namespace asn

@@ -1,0 +1,66 @@
+#include "locks/software_domain.hpp"
+
+#include <fmt/format.h>
+
+#include <system_error>
+
+#include "error.hpp"
+
+namespace asn {
+
+SoftwareDomain::SoftwareDomain(const std::string& directory, size_t capacity) {
+  try {
+    journal_ = std::make_unique<locks::FileJournal>(directory);
+    table_ =
+        std::make_unique<locks::DurableTable>(*journal_, locks::TableLimits{.capacity = capacity});
+  } catch (const locks::LockError& e) {
+    throw Error(ErrorCode::kFailedPrecondition,
+                fmt::format("the software lock domain's journal in {} cannot be read: {}",
+                            directory, e.what()));
+  } catch (const std::system_error& e) {
+    throw Error(ErrorCode::kUnavailable,
+                fmt::format("the software lock domain's journal in {}: {}", directory, e.what()));
+  }
+}
+
+SoftwareDomain::~SoftwareDomain() = default;
+
+locks::SessionId SoftwareDomain::open_session(std::string_view label) {
+  return table_->open_session(label);
+}
+
+locks::Outcome SoftwareDomain::request(const locks::Request& request) {
+  return table_->request(request);
+}
+
+locks::Change SoftwareDomain::release(locks::SessionId session, std::string_view file,
+                                      const locks::RangeSpec& ranges) {
+  return table_->release(session, file, ranges);
+}
+
+locks::Change SoftwareDomain::downgrade(locks::SessionId session, std::string_view file,
+                                        const locks::RangeSpec& ranges) {
+  return table_->downgrade(session, file, ranges);
+}
+
+locks::Change SoftwareDomain::cancel(locks::RequestId request) { return table_->cancel(request); }
+
+locks::Change SoftwareDomain::expire(locks::SessionId session) { return table_->expire(session); }
+
+std::vector<DomainSession> SoftwareDomain::sessions() {
+  std::vector<DomainSession> out;
+  for (const auto& s : table_->table().sessions()) {
+    out.push_back({s.id, s.label, s.held_entries, s.waiting_requests});
+  }
+  return out;
+}
+
+std::vector<std::string> SoftwareDomain::files(std::string_view after, size_t limit) {
+  return table_->table().files(after, limit);
+}
+
+locks::FileLocks SoftwareDomain::list(std::string_view file) { return table_->table().list(file); }
+
+locks::Stats SoftwareDomain::stats() { return table_->table().stats(); }
+
+}  // namespace asn

@@ -1,0 +1,464 @@
+// The Locks gRPC service through a real gRPC server on a Unix socket, over a LockManager with
+// the lock domains asnd gives it (issue 9): sessions and leases, waiting Lock calls finished by
+// a grant, their deadline, a cancel or the end of their session; FIFO per conflict; bad input
+// refused with nothing granted; 10,000 calls waiting at once; a restart within and past the
+// grace period. Run against each domain configuration (LockStack::Kind).
+#include "services/lock_service.hpp"
+
+#include <gmock/gmock.h>
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "lock_stack.hpp"
+#include "status_assert.hpp"
+#include "support.hpp"
+
+namespace asn {
+namespace {
+
+using ::testing::HasSubstr;
+using test::LockStack;
+
+class LockServiceTest : public ::testing::TestWithParam<LockStack::Kind> {
+ protected:
+  void SetUp() override { start(); }
+
+  void start(unsigned grace_s = 15) {
+    LocksConfig config;
+    config.grace_period_s = grace_s;
+    stack_ = std::make_unique<LockStack>(GetParam(), dir_.path(), config);
+    stub_ = v1::Locks::NewStub(stack_->channel());
+  }
+  void restart(unsigned grace_s) {
+    stub_.reset();
+    stack_.reset();
+    start(grace_s);
+  }
+
+  uint64_t open(uint32_t ttl = 30, const std::string& name = "test") {
+    grpc::ClientContext context;
+    v1::OpenSessionRequest request;
+    request.set_ttl_seconds(ttl);
+    request.set_name(name);
+    v1::OpenSessionResponse response;
+    const grpc::Status status = stub_->OpenSession(&context, request, &response);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    return response.session();
+  }
+
+  static v1::LockRequest request(uint64_t session, const std::string& file, uint64_t offset,
+                                 uint64_t length, bool exclusive = true) {
+    v1::LockRequest r;
+    r.set_session(session);
+    r.set_file(file);
+    r.set_mode(exclusive ? v1::LOCK_MODE_EXCLUSIVE : v1::LOCK_MODE_SHARED);
+    auto* range = r.add_ranges();
+    range->set_offset(offset);
+    range->set_length(length);
+    return r;
+  }
+
+  grpc::Status try_lock(const v1::LockRequest& r, v1::LockResponse* out = nullptr) {
+    grpc::ClientContext context;
+    v1::LockResponse response;
+    const grpc::Status status = stub_->TryLock(&context, r, &response);
+    if (out) *out = response;
+    return status;
+  }
+
+  grpc::Status unlock(uint64_t session, const std::string& file, uint64_t offset, uint64_t length) {
+    grpc::ClientContext context;
+    v1::UnlockRequest r;
+    r.set_session(session);
+    r.set_file(file);
+    auto* range = r.add_ranges();
+    range->set_offset(offset);
+    range->set_length(length);
+    v1::UnlockResponse response;
+    return stub_->Unlock(&context, r, &response);
+  }
+
+  // A Lock call in flight.
+  struct Pending {
+    grpc::ClientContext context;
+    v1::LockRequest request;
+    v1::LockResponse response;
+    std::promise<grpc::Status> promise;
+    std::future<grpc::Status> done = promise.get_future();
+  };
+
+  std::unique_ptr<Pending> lock_async(const v1::LockRequest& r,
+                                      std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
+    auto p = std::make_unique<Pending>();
+    p->request = r;
+    p->context.set_deadline(std::chrono::system_clock::now() + timeout);
+    Pending* raw = p.get();
+    stub_->async()->Lock(&p->context, &p->request, &p->response,
+                         [raw](grpc::Status s) { raw->promise.set_value(std::move(s)); });
+    return p;
+  }
+
+  static bool finishes(Pending& p, std::chrono::milliseconds within) {
+    return p.done.wait_for(within) == std::future_status::ready;
+  }
+
+  v1::GetLockStatsResponse stats() {
+    grpc::ClientContext context;
+    v1::GetLockStatsResponse response;
+    EXPECT_TRUE(stub_->GetLockStats(&context, {}, &response).ok());
+    return response;
+  }
+
+  v1::ListLocksResponse list(const std::string& file = "") {
+    grpc::ClientContext context;
+    v1::ListLocksRequest r;
+    r.set_file(file);
+    v1::ListLocksResponse response;
+    EXPECT_TRUE(stub_->ListLocks(&context, r, &response).ok());
+    return response;
+  }
+
+  // Waits until asnd has `n` Lock calls waiting.
+  void wait_for_waiting(uint64_t n) {
+    for (int i = 0; i < 2000 && stats().waiting_calls() != n; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    ASSERT_EQ(stats().waiting_calls(), n);
+  }
+
+  test::TempDir dir_;
+  std::unique_ptr<LockStack> stack_;
+  std::unique_ptr<v1::Locks::Stub> stub_;
+};
+
+TEST_P(LockServiceTest, ASessionLocksUnlocksAndCloses) {
+  const uint64_t s = open();
+  v1::LockResponse granted;
+  ASSERT_OK(try_lock(request(s, "/data/a", 0, 4096), &granted));
+  EXPECT_GT(granted.token(), 0u);
+  ASSERT_EQ(granted.ranges_size(), 1);
+  EXPECT_EQ(granted.ranges(0).length(), 4096u);
+  auto held = list("/data/a");
+  ASSERT_EQ(held.held_size(), 1);
+  EXPECT_EQ(held.held(0).session(), s);
+  EXPECT_EQ(held.held(0).token(), granted.token());
+  EXPECT_FALSE(held.held(0).owner().empty());
+  EXPECT_EQ(held.held(0).session_name(), "test");
+  ASSERT_OK(unlock(s, "/data/a", 0, 4096));
+  EXPECT_EQ(list("/data/a").held_size(), 0);
+
+  // A double unlock names the bytes not held.
+  const grpc::Status again = unlock(s, "/data/a", 0, 4096);
+  EXPECT_EQ(again.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(again.error_message(), HasSubstr("[0, 4096)"));
+
+  grpc::ClientContext context;
+  v1::CloseSessionRequest close;
+  close.set_session(s);
+  v1::CloseSessionResponse closed;
+  ASSERT_OK(stub_->CloseSession(&context, close, &closed));
+  const grpc::Status after = try_lock(request(s, "/data/a", 0, 1));
+  EXPECT_EQ(after.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(after.error_message(), HasSubstr("open a new session"));
+  EXPECT_EQ(try_lock(request(987654, "/data/a", 0, 1)).error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION);
+}
+
+TEST_P(LockServiceTest, ConflictsAreRefusedInTryModeAndSharedLocksCoexist) {
+  const uint64_t a = open(), b = open();
+  ASSERT_OK(try_lock(request(a, "f", 0, 100)));
+  const grpc::Status conflict = try_lock(request(b, "f", 50, 100));
+  EXPECT_EQ(conflict.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(conflict.error_message(), HasSubstr("[0, 100)"));
+  ASSERT_OK(try_lock(request(b, "f", 100, 100, false)));
+  ASSERT_OK(try_lock(request(a, "f", 150, 100, false)));
+  EXPECT_EQ(list("f").held_size(), 3);
+}
+
+TEST_P(LockServiceTest, AWaiterIsGrantedWhenTheHolderUnlocksWithALargerToken) {
+  const uint64_t a = open(), b = open();
+  v1::LockResponse first;
+  ASSERT_OK(try_lock(request(a, "f", 0, 10), &first));
+  auto waiting = lock_async(request(b, "f", 5, 10));
+  wait_for_waiting(1);
+  EXPECT_FALSE(finishes(*waiting, std::chrono::milliseconds(50)));
+  ASSERT_OK(unlock(a, "f", 0, 10));
+  ASSERT_TRUE(finishes(*waiting, std::chrono::seconds(5)));
+  ASSERT_OK(waiting->done.get());
+  EXPECT_TRUE(waiting->response.waited());
+  EXPECT_GT(waiting->response.token(), first.token());
+}
+
+TEST_P(LockServiceTest, AWaitEndsAtItsDeadlineAndIsWithdrawn) {
+  const uint64_t a = open(), b = open(), c = open();
+  ASSERT_OK(try_lock(request(a, "f", 0, 10)));
+  auto waiting = lock_async(request(b, "f", 0, 10), std::chrono::milliseconds(300));
+  ASSERT_TRUE(finishes(*waiting, std::chrono::seconds(5)));
+  EXPECT_EQ(waiting->done.get().error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  EXPECT_EQ(stats().waiting_calls(), 0u);
+  EXPECT_EQ(list("f").waiting_size(), 0);
+  // The withdrawn request no longer stands in line: c gets the bytes at once.
+  ASSERT_OK(unlock(a, "f", 0, 10));
+  ASSERT_OK(try_lock(request(c, "f", 0, 10)));
+}
+
+TEST_P(LockServiceTest, ACancelledWaitIsWithdrawn) {
+  const uint64_t a = open(), b = open();
+  ASSERT_OK(try_lock(request(a, "f", 0, 10)));
+  auto waiting = lock_async(request(b, "f", 0, 10));
+  wait_for_waiting(1);
+  waiting->context.TryCancel();
+  ASSERT_TRUE(finishes(*waiting, std::chrono::seconds(5)));
+  EXPECT_EQ(waiting->done.get().error_code(), grpc::StatusCode::CANCELLED);
+  wait_for_waiting(0);
+  EXPECT_EQ(list("f").waiting_size(), 0);
+}
+
+TEST_P(LockServiceTest, ClosingTheSessionAbortsItsWaits) {
+  const uint64_t a = open(), b = open();
+  ASSERT_OK(try_lock(request(a, "f", 0, 10)));
+  auto waiting = lock_async(request(b, "f", 0, 10));
+  wait_for_waiting(1);
+  grpc::ClientContext context;
+  v1::CloseSessionRequest close;
+  close.set_session(b);
+  v1::CloseSessionResponse closed;
+  ASSERT_OK(stub_->CloseSession(&context, close, &closed));
+  EXPECT_EQ(closed.cancelled(), 1u);
+  ASSERT_TRUE(finishes(*waiting, std::chrono::seconds(5)));
+  const grpc::Status status = waiting->done.get();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::ABORTED);
+  EXPECT_THAT(status.error_message(), HasSubstr("closed"));
+}
+
+TEST_P(LockServiceTest, AnExpiredLeaseReleasesTheLocksAndAbortsTheWaits) {
+  const uint64_t holder = open(1), waiter = open(1), other = open(30);
+  ASSERT_OK(try_lock(request(other, "g", 0, 10)));
+  ASSERT_OK(try_lock(request(holder, "f", 0, 10)));
+  // waiter waits on g (held by other) and lets its lease run out.
+  auto waiting = lock_async(request(waiter, "g", 0, 10));
+  ASSERT_TRUE(finishes(*waiting, std::chrono::seconds(5)));
+  const grpc::Status aborted = waiting->done.get();
+  EXPECT_EQ(aborted.error_code(), grpc::StatusCode::ABORTED);
+  EXPECT_THAT(aborted.error_message(), HasSubstr("expired"));
+  // holder's lock on f went with its lease; its session is gone.
+  ASSERT_OK(try_lock(request(other, "f", 0, 10)));
+  EXPECT_EQ(try_lock(request(holder, "f", 20, 1)).error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION);
+  // A lease kept alive outlives its TTL.
+  const uint64_t kept = open(1);
+  ASSERT_OK(try_lock(request(kept, "h", 0, 10)));
+  for (int i = 0; i < 6; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    grpc::ClientContext context;
+    v1::KeepAliveRequest r;
+    r.set_session(kept);
+    v1::KeepAliveResponse response;
+    ASSERT_OK(stub_->KeepAlive(&context, r, &response));
+  }
+  EXPECT_EQ(list("h").held_size(), 1);
+}
+
+TEST_P(LockServiceTest, ARequestNeverOvertakesAnEarlierConflictingWaiter) {
+  const uint64_t a = open(), b = open(), c = open();
+  ASSERT_OK(try_lock(request(a, "f", 0, 10, false)));
+  auto writer = lock_async(request(b, "f", 0, 10));
+  wait_for_waiting(1);
+  // c's shared request is compatible with a's lock but conflicts with b, who came first.
+  const grpc::Status refused = try_lock(request(c, "f", 5, 1, false));
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  auto reader = lock_async(request(c, "f", 5, 1, false));
+  wait_for_waiting(2);
+  ASSERT_OK(unlock(a, "f", 0, 10));
+  ASSERT_TRUE(finishes(*writer, std::chrono::seconds(5)));
+  ASSERT_OK(writer->done.get());
+  EXPECT_FALSE(finishes(*reader, std::chrono::milliseconds(50)));
+  ASSERT_OK(unlock(b, "f", 0, 10));
+  ASSERT_TRUE(finishes(*reader, std::chrono::seconds(5)));
+  ASSERT_OK(reader->done.get());
+  EXPECT_GT(reader->response.token(), writer->response.token());
+}
+
+TEST_P(LockServiceTest, DowngradeKeepsTheTokenAndLetsReadersIn) {
+  const uint64_t a = open(), b = open();
+  v1::LockResponse first;
+  ASSERT_OK(try_lock(request(a, "f", 0, 100), &first));
+  auto reader = lock_async(request(b, "f", 10, 10, false));
+  wait_for_waiting(1);
+  grpc::ClientContext context;
+  v1::UnlockRequest r;
+  r.set_session(a);
+  r.set_file("f");
+  auto* range = r.add_ranges();
+  range->set_offset(0);
+  range->set_length(100);
+  v1::UnlockResponse response;
+  ASSERT_OK(stub_->Downgrade(&context, r, &response));
+  EXPECT_EQ(response.granted(), 1u);
+  ASSERT_TRUE(finishes(*reader, std::chrono::seconds(5)));
+  ASSERT_OK(reader->done.get());
+  const auto held = list("f");
+  ASSERT_EQ(held.held_size(), 2);
+  for (const auto& h : held.held()) {
+    EXPECT_EQ(h.mode(), v1::LOCK_MODE_SHARED);
+    if (h.session() == a) EXPECT_EQ(h.token(), first.token());
+  }
+}
+
+TEST_P(LockServiceTest, AStridedRequestIsGrantedWhole) {
+  const uint64_t a = open(), b = open();
+  v1::LockRequest r;
+  r.set_session(a);
+  r.set_file("matrix");
+  r.set_mode(v1::LOCK_MODE_EXCLUSIVE);
+  r.mutable_strided()->set_offset(0);
+  r.mutable_strided()->set_block_length(16);
+  r.mutable_strided()->set_stride(64);
+  r.mutable_strided()->set_count(16);
+  v1::LockResponse granted;
+  ASSERT_OK(try_lock(r, &granted));
+  EXPECT_EQ(granted.ranges_size(), 16);
+  // Between the blocks is free; on a block is not.
+  ASSERT_OK(try_lock(request(b, "matrix", 16, 48)));
+  EXPECT_EQ(try_lock(request(b, "matrix", 64 * 15, 1)).error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION);
+}
+
+TEST_P(LockServiceTest, BadRequestsAreRefusedWithNothingGranted) {
+  const uint64_t s = open();
+  ASSERT_OK(try_lock(request(s, "keep", 0, 1)));
+  const auto before = list();
+  auto expect_invalid = [&](v1::LockRequest r, const std::string& says) {
+    const grpc::Status status = try_lock(r);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << says;
+    EXPECT_THAT(status.error_message(), HasSubstr(says));
+  };
+  auto r = request(s, "f", 0, 10);
+  r.set_mode(v1::LOCK_MODE_UNSPECIFIED);
+  expect_invalid(r, "mode");
+  expect_invalid(request(s, "f", 0, 0), "empty");
+  expect_invalid(request(s, "f", ~uint64_t{0}, 2), "2^64");
+  expect_invalid(request(s, std::string(129, 'x'), 0, 1), "129 bytes");
+  expect_invalid(request(s, "", 0, 1), "empty");
+  auto overlapping = request(s, "f", 0, 10);
+  auto* second = overlapping.add_ranges();
+  second->set_offset(5);
+  second->set_length(10);
+  expect_invalid(overlapping, "overlap");
+  auto both = request(s, "f", 0, 10);
+  both.mutable_strided()->set_count(1);
+  expect_invalid(both, "not both");
+  v1::LockRequest strided;
+  strided.set_session(s);
+  strided.set_file("f");
+  strided.set_mode(v1::LOCK_MODE_SHARED);
+  strided.mutable_strided()->set_block_length(64);
+  strided.mutable_strided()->set_stride(32);
+  strided.mutable_strided()->set_count(4);
+  expect_invalid(strided, "stride");
+  // A million ranges in one request.
+  v1::LockRequest million;
+  million.set_session(s);
+  million.set_file("f");
+  million.set_mode(v1::LOCK_MODE_SHARED);
+  for (uint64_t i = 0; i < 1000000; ++i) {
+    auto* range = million.add_ranges();
+    range->set_offset(2 * i);
+    range->set_length(1);
+  }
+  expect_invalid(million, "65536");
+  const auto after = list();
+  EXPECT_EQ(after.SerializeAsString(), before.SerializeAsString());
+}
+
+TEST_P(LockServiceTest, TenThousandCallsWaitAtOnceWithoutHoldingThreads) {
+  constexpr int kWaiters = 10000;
+  const uint64_t writer = open(), readers = open();
+  ASSERT_OK(try_lock(request(writer, "hot", 0, 1 << 20)));
+  std::vector<std::unique_ptr<Pending>> waiting;
+  waiting.reserve(kWaiters);
+  for (int i = 0; i < kWaiters; ++i) {
+    waiting.push_back(lock_async(request(readers, "hot", uint64_t(i) * 64, 64, false),
+                                 std::chrono::seconds(120)));
+  }
+  wait_for_waiting(kWaiters);
+  // The server still answers other calls.
+  ASSERT_OK(try_lock(request(writer, "cold", 0, 1)));
+  ASSERT_OK(unlock(writer, "hot", 0, 1 << 20));
+  for (auto& p : waiting) {
+    ASSERT_TRUE(finishes(*p, std::chrono::seconds(60)));
+    ASSERT_OK(p->done.get());
+  }
+  EXPECT_EQ(list("hot").held_size(), 1000);  // the listing's default limit
+}
+
+TEST_P(LockServiceTest, LocksSurviveARestartAndSessionsReattachWithinTheGracePeriod) {
+  const uint64_t back = open(30, "comes back"), gone = open(30, "does not"), other = open();
+  v1::LockResponse before;
+  ASSERT_OK(try_lock(request(back, "f", 0, 10), &before));
+  ASSERT_OK(try_lock(request(gone, "g", 0, 10)));
+  ASSERT_OK(try_lock(request(other, "h", 0, 10)));
+  auto waiting = lock_async(request(other, "f", 0, 10));
+  wait_for_waiting(1);
+
+  restart(/*grace_s=*/2);
+  // The call that waited died with the server; its request is withdrawn.
+  ASSERT_TRUE(finishes(*waiting, std::chrono::seconds(5)));
+  EXPECT_FALSE(waiting->done.get().ok());
+  EXPECT_EQ(list("f").waiting_size(), 0);
+  // Nothing conflicting is granted while the sessions may still come back.
+  EXPECT_EQ(try_lock(request(other, "f", 0, 10)).error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(try_lock(request(other, "g", 0, 10)).error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_GT(stats().grace_remaining_seconds(), 0);
+  {
+    grpc::ClientContext context;
+    v1::KeepAliveRequest r;
+    r.set_session(back);
+    v1::KeepAliveResponse response;
+    ASSERT_OK(stub_->KeepAlive(&context, r, &response));
+    EXPECT_TRUE(response.reattached());
+  }
+  // `other` re-attaches by using its session.
+  ASSERT_OK(try_lock(request(other, "i", 0, 10)));
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  // `gone` did not come back: its lock is released, its session ended.
+  ASSERT_OK(try_lock(request(other, "g", 0, 10)));
+  EXPECT_EQ(try_lock(request(gone, "x", 0, 1)).error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION);
+  // `back` still holds f, and tokens keep growing across the restart.
+  EXPECT_EQ(try_lock(request(other, "f", 0, 10)).error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION);
+  v1::LockResponse after;
+  ASSERT_OK(try_lock(request(back, "j", 0, 10), &after));
+  EXPECT_GT(after.token(), before.token());
+}
+
+TEST_P(LockServiceTest, StatsNameTheDomainsAndTheSessions) {
+  const uint64_t s = open(30, "stats client");
+  ASSERT_OK(try_lock(request(s, "f", 0, 10)));
+  const auto st = stats();
+  EXPECT_EQ(st.sessions(), 1u);
+  ASSERT_EQ(st.session_list_size(), 1);
+  EXPECT_EQ(st.session_list(0).name(), "stats client");
+  EXPECT_EQ(st.session_list(0).held_entries(), 1u);
+  uint64_t held = 0;
+  for (const auto& d : st.domains()) held += d.held_entries();
+  EXPECT_EQ(held, 1u);
+  EXPECT_EQ(st.placement(), "first-fit");
+}
+
+INSTANTIATE_TEST_SUITE_P(Domains, LockServiceTest, ::testing::ValuesIn(LockStack::kinds()),
+                         [](const auto& info) { return std::string(LockStack::name(info.param)); });
+
+}  // namespace
+}  // namespace asn
