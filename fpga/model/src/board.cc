@@ -112,6 +112,7 @@ class EmulatedBoard::Impl final : public detail::BoardContext {
   void board_reset() override;
   std::span<uint64_t> private_state(const BlockInstance& block) override;
   std::span<std::byte> dram(const BlockInstance& block) override;
+  size_t dram_total() const { return dram_total_; }
 
   mutable std::mutex mu;
   const std::string name;
@@ -573,6 +574,8 @@ uint32_t EmulatedBoard::generation() const {
 }
 
 uint32_t EmulatedBoard::address_space_bytes() const { return impl_->layout.address_space_bytes; }
+
+uint64_t EmulatedBoard::dram_bytes() const { return impl_->dram_total(); }
 
 std::span<const BlockInstance> EmulatedBoard::blocks() const { return impl_->layout.blocks; }
 
