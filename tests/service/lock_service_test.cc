@@ -24,8 +24,8 @@
 namespace asn {
 namespace {
 
-using ::testing::HasSubstr;
 using test::LockStack;
+using ::testing::HasSubstr;
 
 class LockServiceTest : public ::testing::TestWithParam<LockStack::Kind> {
  protected:
@@ -95,8 +95,8 @@ class LockServiceTest : public ::testing::TestWithParam<LockStack::Kind> {
     std::future<grpc::Status> done = promise.get_future();
   };
 
-  std::unique_ptr<Pending> lock_async(const v1::LockRequest& r,
-                                      std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
+  std::unique_ptr<Pending> lock_async(
+      const v1::LockRequest& r, std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
     auto p = std::make_unique<Pending>();
     p->request = r;
     p->context.set_deadline(std::chrono::system_clock::now() + timeout);
@@ -309,7 +309,9 @@ TEST_P(LockServiceTest, DowngradeKeepsTheTokenAndLetsReadersIn) {
   ASSERT_EQ(held.held_size(), 2);
   for (const auto& h : held.held()) {
     EXPECT_EQ(h.mode(), v1::LOCK_MODE_SHARED);
-    if (h.session() == a) EXPECT_EQ(h.token(), first.token());
+    if (h.session() == a) {
+      EXPECT_EQ(h.token(), first.token());
+    }
   }
 }
 
@@ -433,8 +435,7 @@ TEST_P(LockServiceTest, LocksSurviveARestartAndSessionsReattachWithinTheGracePer
   std::this_thread::sleep_for(std::chrono::milliseconds(2500));
   // `gone` did not come back: its lock is released, its session ended.
   ASSERT_OK(try_lock(request(other, "g", 0, 10)));
-  EXPECT_EQ(try_lock(request(gone, "x", 0, 1)).error_code(),
-            grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(try_lock(request(gone, "x", 0, 1)).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   // `back` still holds f, and tokens keep growing across the restart.
   EXPECT_EQ(try_lock(request(other, "f", 0, 10)).error_code(),
             grpc::StatusCode::FAILED_PRECONDITION);
