@@ -95,6 +95,16 @@ TEST_F(LockEngineTest, GrantsQueuesAndRefusesThroughTheRings) {
   auto full = domain_->request(req(a, "g", Mode::kShared, many));  // 4096 entries
   EXPECT_EQ(full.status, Status::kTableFull);
 
+  // A session's held entries and waiting requests come with the list of sessions.
+  auto before = domain_->sessions();
+  ASSERT_EQ(before.size(), 2u);
+  EXPECT_EQ(before[0].id, a);
+  EXPECT_EQ(before[0].label, "client-a");
+  EXPECT_EQ(before[0].held_entries, 2u);
+  EXPECT_EQ(before[0].waiting_requests, 0u);
+  EXPECT_EQ(before[1].held_entries, 0u);
+  EXPECT_EQ(before[1].waiting_requests, 1u);
+
   // The release lets the waiter through: a "granted later" record of the release.
   auto change = domain_->release(a, "f", std::vector<ByteRange>{{0, 100}});
   ASSERT_TRUE(change.ok());
@@ -107,6 +117,9 @@ TEST_F(LockEngineTest, GrantsQueuesAndRefusesThroughTheRings) {
   auto sessions = domain_->sessions();
   ASSERT_EQ(sessions.size(), 2u);
   EXPECT_EQ(sessions[1].label, "client-b");
+  EXPECT_EQ(sessions[0].held_entries, 1u);
+  EXPECT_EQ(sessions[1].held_entries, 1u);
+  EXPECT_EQ(sessions[1].waiting_requests, 0u);
   EXPECT_EQ(domain_->files("", 10), (std::vector<std::string>{"f"}));
   const auto stats = domain_->stats();
   EXPECT_EQ(stats.capacity, 4096u);
@@ -271,6 +284,14 @@ TEST_F(LockEngineTest, TheSwitchDomainGivesLockTableResults) {
         EXPECT_EQ(x.waiting[i].ranges, y.waiting[i].ranges);
       }
     }
+  }
+  const auto xs = domain_->sessions();
+  const auto ys = plain.sessions();
+  ASSERT_EQ(xs.size(), ys.size());
+  for (size_t i = 0; i < xs.size(); ++i) {
+    EXPECT_EQ(xs[i].id, ys[i].id);
+    EXPECT_EQ(xs[i].held_entries, ys[i].held_entries);
+    EXPECT_EQ(xs[i].waiting_requests, ys[i].waiting_requests);
   }
   const auto x = domain_->stats();
   const auto y = plain.stats();

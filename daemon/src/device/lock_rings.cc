@@ -139,6 +139,7 @@ std::vector<LockCompletion> LockRings::drain(size_t max) {
       c.token = pair(w[4], w[5]);
       c.session = pair(w[6], w[7]);
       c.value = pair(w[8], w[9]);
+      c.waiting = w[15];
       const uint32_t data_index = w[10];
       const uint32_t data_words = w[11];
       const uint32_t file_bytes = w[12] & 0xffff;

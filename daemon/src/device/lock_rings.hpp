@@ -70,7 +70,8 @@ struct LockCompletion {
   uint64_t request = 0;
   uint64_t token = 0;
   uint64_t session = 0;
-  uint64_t value = 0;
+  uint64_t value = 0;    // list sessions: the session's held entries
+  uint32_t waiting = 0;  // list sessions: the session's waiting requests
   std::string file;
   std::vector<locks::ByteRange> ranges;
   std::string message;

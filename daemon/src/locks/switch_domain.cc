@@ -192,7 +192,9 @@ std::vector<DomainSession> SwitchDomain::sessions() {
   LockDescriptor d;
   d.op = LockOpCode::kListSessions;
   for (const auto& c : call(d)) {
-    if (c.kind == Kind::kSession) out.push_back({c.session, c.file});
+    if (c.kind == Kind::kSession) {
+      out.push_back({c.session, c.file, static_cast<size_t>(c.value), c.waiting});
+    }
     if (c.kind == Kind::kEnd && c.error != 0) engine_failed(c, "list its sessions");
   }
   return out;

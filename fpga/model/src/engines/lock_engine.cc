@@ -348,6 +348,8 @@ void LockEngine::execute(RegisterView& view, std::span<const uint32_t> d) {
           if (left-- == 0) break;
           Record r{header(LockRecord::kSession, tag), {}};
           set64(r.words, 6, s.id);
+          set64(r.words, 8, s.held_entries);
+          r.words[15] = static_cast<uint32_t>(s.waiting_requests);
           set_data(r.words, r.data, s.label, {}, {});
           emit(std::move(r));
         }

@@ -60,7 +60,8 @@ enum class LockRecord : uint8_t {
   kRefused = 7,  // ... refused: error, message, index
   kGrantedLater = 8,
   kCancelled = 9,
-  kSession = 10,  // open: the new session; list sessions: one session, its label as file
+  kSession = 10,  // open: the new session; list sessions: one session, its label as file,
+                  // value its held entries, word 15 its waiting requests
   kFile = 11,     // list files: one file id
   kHeld = 12,     // list file: one held entry (its range)
   kEnd = 13,      // ends a list
