@@ -66,12 +66,25 @@ SwitchDomain::SwitchDomain(Device& device, Options options)
   }
 }
 
-void SwitchDomain::set_ranges(LockDescriptor& d, const locks::RangeSpec& ranges) {
+std::optional<SwitchDomain::Trimmed> SwitchDomain::set_ranges(LockDescriptor& d,
+                                                              const locks::RangeSpec& ranges) {
   if (const auto* strided = std::get_if<locks::Strided>(&ranges)) {
     d.strided = *strided;
-  } else {
-    d.ranges = std::get<std::vector<locks::ByteRange>>(ranges);
+    return std::nullopt;
   }
+  const auto& list = std::get<std::vector<locks::ByteRange>>(ranges);
+  d.ranges = list;
+  if (list.size() <= locks::kDefaultMaxRanges) return std::nullopt;
+  d.ranges = d.ranges.first(locks::kDefaultMaxRanges + 1);
+  auto trimmed = locks::validate(d.ranges);
+  auto whole = locks::validate(list);
+  if (!trimmed || !whole) return std::nullopt;  // cannot be: both are too long
+  return Trimmed{trimmed->what(), *whole};
+}
+
+void SwitchDomain::untrim(const std::optional<Trimmed>& trimmed,
+                          std::optional<locks::LockError>& error) {
+  if (trimmed && error && trimmed->error == error->what()) error = trimmed->whole;
 }
 
 std::vector<LockCompletion> SwitchDomain::call(LockDescriptor d) {
@@ -119,7 +132,7 @@ locks::Outcome SwitchDomain::request(const locks::Request& request) {
   d.file = request.file;
   d.exclusive = request.mode == locks::Mode::kExclusive;
   d.try_mode = request.wait == locks::Wait::kTry;
-  set_ranges(d, request.ranges);
+  const auto trimmed = set_ranges(d, request.ranges);
   const auto records = call(d);
   const LockCompletion& c = records.back();
   locks::Outcome o;
@@ -127,10 +140,11 @@ locks::Outcome SwitchDomain::request(const locks::Request& request) {
   o.request = c.request;
   if (c.kind == Kind::kGranted) o.grant = grant_of(c);
   o.error = error_of(c);
+  untrim(trimmed, o.error);
   return o;
 }
 
-locks::Change SwitchDomain::change(LockDescriptor d) {
+locks::Change SwitchDomain::change(LockDescriptor d, const std::optional<Trimmed>& trimmed) {
   locks::Change change;
   for (const auto& c : call(d)) {
     switch (c.kind) {
@@ -150,6 +164,7 @@ locks::Change SwitchDomain::change(LockDescriptor d) {
         break;
     }
   }
+  untrim(trimmed, change.error);
   return change;
 }
 
@@ -159,8 +174,8 @@ locks::Change SwitchDomain::release(locks::SessionId session, std::string_view f
   d.op = LockOpCode::kRelease;
   d.session = session;
   d.file = file;
-  set_ranges(d, ranges);
-  return change(d);
+  const auto trimmed = set_ranges(d, ranges);
+  return change(d, trimmed);
 }
 
 locks::Change SwitchDomain::downgrade(locks::SessionId session, std::string_view file,
@@ -169,8 +184,8 @@ locks::Change SwitchDomain::downgrade(locks::SessionId session, std::string_view
   d.op = LockOpCode::kDowngrade;
   d.session = session;
   d.file = file;
-  set_ranges(d, ranges);
-  return change(d);
+  const auto trimmed = set_ranges(d, ranges);
+  return change(d, trimmed);
 }
 
 locks::Change SwitchDomain::cancel(locks::RequestId request) {

@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,8 +55,18 @@ class SwitchDomain final : public LockDomain {
   // Posts `d` (its tag set here), rings the doorbell, returns the records of the operation,
   // the terminal one last.
   std::vector<LockCompletion> call(LockDescriptor d);
-  locks::Change change(LockDescriptor d);
-  static void set_ranges(LockDescriptor& d, const locks::RangeSpec& ranges);
+  // A list of more ranges than a request may have (kDefaultMaxRanges) does not fit in
+  // request_data, which holds one request of that many: the engine is sent its first
+  // kDefaultMaxRanges + 1 ranges, which it refuses as LockTable refuses the whole list,
+  // after the same file and session checks, and `Trimmed` turns that refusal into the
+  // whole list's (which names its real length).
+  struct Trimmed {
+    std::string error;       // what the engine says of the trimmed list
+    locks::LockError whole;  // what LockTable says of the whole list
+  };
+  static std::optional<Trimmed> set_ranges(LockDescriptor& d, const locks::RangeSpec& ranges);
+  static void untrim(const std::optional<Trimmed>& trimmed, std::optional<locks::LockError>& error);
+  locks::Change change(LockDescriptor d, const std::optional<Trimmed>& trimmed = std::nullopt);
 
   Device& device_;
   LockRings rings_;
