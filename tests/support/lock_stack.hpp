@@ -13,6 +13,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <chrono>
 #include <cstdio>
 #include <functional>
 #include <memory>
@@ -77,7 +78,9 @@ class LockStack {
   }
 
   ~LockStack() {
-    server_->Shutdown();
+    // As asnd's listeners stop: calls still in flight (Lock calls waiting) are cancelled
+    // after a grace period rather than waited for until their deadlines.
+    server_->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(200));
     server_.reset();
     service_.reset();
     manager_.reset();
