@@ -13,6 +13,7 @@
 #include "error.hpp"
 #include "listeners.hpp"
 #include "locks/lock_manager.hpp"
+#include "locks/switch_domain.hpp"
 #include "logging.hpp"
 #include "managers/board_manager.hpp"
 #include "managers/fabric_manager.hpp"
@@ -36,6 +37,29 @@ namespace fs = std::filesystem;
 // How often the reconciler reads the generation when no event came: a backstop for a reset
 // whose event was lost.
 constexpr auto kGenerationPoll = std::chrono::seconds(1);
+
+// The switch lock domain when the board's LOCK block has the lock engine (version 2 or
+// later), else null: every file is then kept in the software domain.
+std::unique_ptr<LockDomain> make_switch_domain(Device& device) {
+  const auto layout = device.layout();
+  const DeviceBlock* block = layout->find(regs::lock::kType);
+  const uint16_t engine = regs::lock::kRequest.window.since;
+  if (block == nullptr || block->version < engine) {
+    spdlog::info(
+        "locks: the board's LOCK block is {} and has no lock engine (version {} has one): "
+        "every lock file is kept in the software domain",
+        block == nullptr ? std::string("absent") : fmt::format("version {}", block->version),
+        engine);
+    return nullptr;
+  }
+  auto domain = std::make_unique<SwitchDomain>(device);
+  spdlog::info(
+      "locks: LOCK block version {}: the switch's lock engine ({} entries, status "
+      "{}) is the switch lock domain",
+      block->version, layout->caps.get(regmap::Cap::kLockEntries),
+      device.read(regs::lock::kStatusRestored) != 0 ? "restored from board DRAM" : "empty");
+  return domain;
+}
 
 void prepare_state_dir(const std::string& dir) {
   std::error_code ec;
@@ -61,7 +85,8 @@ class Daemon {
         ports_(device_, store_),
         fabric_(device_, store_),
         tdm_(device_, store_),
-        locks_(nullptr, (fs::path(config.state_dir) / "locks").string(), config.locks) {
+        locks_(make_switch_domain(device_), (fs::path(config.state_dir) / "locks").string(),
+               config.locks) {
     reconciler_.add(ports_);
     reconciler_.add(fabric_);
     reconciler_.add(tdm_);

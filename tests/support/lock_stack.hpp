@@ -3,16 +3,28 @@
 // clients get). Destroying the stack is asnd stopping; a new stack on the same directory is
 // asnd starting again: the software domain's journal and the board memory outlive it.
 // Header-only: the tests that use it link asnd_core.
+//
+// kSwitch adds the switch domain on an emulated board (emulated-64port: a lock engine of
+// 16,384 entries, room for the 10,000 waiters of one file that a test queues; netfpga-1g's
+// 4096 would refuse the 4096th as table full, the file being placed in the switch) whose
+// memory file is in the stack's directory, under a name derived from that directory: a new
+// stack on the same directory opens the same board, as asnd would.
 #pragma once
 
 #include <grpcpp/grpcpp.h>
 
+#include <chrono>
+#include <cstdio>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "bus/emulated_bus.hpp"
+#include "device/device.hpp"
 #include "locks/lock_manager.hpp"
+#include "locks/switch_domain.hpp"
 #include "services/lock_service.hpp"
 #include "services/support.hpp"
 
@@ -22,19 +34,34 @@ class LockStack {
  public:
   enum class Kind {
     kSoftware,  // no lock engine on the board: every file in the software domain
+    kSwitch,    // the board's lock engine (SwitchDomain), and the software domain
   };
-  static std::vector<Kind> kinds() { return {Kind::kSoftware}; }
+  static std::vector<Kind> kinds() { return {Kind::kSoftware, Kind::kSwitch}; }
   static std::string_view name(Kind kind) {
     switch (kind) {
       case Kind::kSoftware:
         return "Software";
+      case Kind::kSwitch:
+        return "Switch";
     }
     return "?";
   }
 
   LockStack(Kind kind, const std::string& dir, const LocksConfig& config) {
-    (void)kind;
-    manager_ = std::make_unique<LockManager>(nullptr, dir + "/locks", config);
+    std::unique_ptr<LockDomain> switch_domain;
+    if (kind == Kind::kSwitch) {
+      EmulatedBusOptions options;
+      char name[32];
+      std::snprintf(name, sizeof name, "locks-%016zx", std::hash<std::string>{}(dir));
+      options.board_name = name;
+      options.profile = "emulated-64port";
+      options.shm_dir = dir;
+      options.run_clock = false;
+      bus_ = std::make_unique<EmulatedBus>(options);
+      device_ = std::make_unique<Device>(*bus_);
+      switch_domain = std::make_unique<SwitchDomain>(*device_);
+    }
+    manager_ = std::make_unique<LockManager>(std::move(switch_domain), dir + "/locks", config);
     ListenerPolicy policy{"test socket", Role::kLockClient, "use the admin socket",
                           [](const std::string&) { return std::string("uid 0 (test)"); }};
     service_ = std::make_unique<LockService>(*manager_, Authorizer(policy));
@@ -51,11 +78,15 @@ class LockStack {
   }
 
   ~LockStack() {
+    // As asnd stops: waiting Lock calls end first (LockManager::stop()), and calls still in
+    // flight are cancelled after a grace period rather than waited for.
     manager_->stop();
-    server_->Shutdown();
+    server_->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(200));
     server_.reset();
     service_.reset();
     manager_.reset();
+    device_.reset();
+    bus_.reset();
   }
 
   LockStack(const LockStack&) = delete;
@@ -63,8 +94,11 @@ class LockStack {
 
   const std::shared_ptr<grpc::Channel>& channel() const { return channel_; }
   LockManager& manager() { return *manager_; }
+  Device* device() { return device_.get(); }  // kSwitch: the board's device, else null
 
  private:
+  std::unique_ptr<EmulatedBus> bus_;
+  std::unique_ptr<Device> device_;
   std::unique_ptr<LockManager> manager_;
   std::unique_ptr<LockService> service_;
   std::unique_ptr<grpc::Server> server_;

@@ -284,7 +284,7 @@ TEST_F(DeviceTest, BadWritesWriteNothing) {
   expect_refused("id.irq_mask", 0x100, ErrorCode::kInvalidArgument, "sets reserved bits");
   expect_refused("route.dest_table_active[0].valid", 1, ErrorCode::kFailedPrecondition,
                  "write route.dest_table[0] (the shadow bank)");
-  expect_refused("lock.lock_table[0].valid", 1, ErrorCode::kFailedPrecondition, "read-only");
+  expect_refused("lock.result_data[0].value", 1, ErrorCode::kFailedPrecondition, "read-only");
   expect_refused("port[0].rx_packets", 1, ErrorCode::kFailedPrecondition, "read-only");
   EXPECT_EQ(patched_->writes.load(), 0u);
   EXPECT_EQ(device.read(regs::id::kScratch), 0u);

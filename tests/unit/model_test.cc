@@ -166,21 +166,21 @@ TEST_P(LayoutTest, LayoutIsTheSameForEveryBoardOfTheProfile) {
 
 INSTANTIATE_TEST_SUITE_P(Profiles, LayoutTest, ::testing::Values(k1g, k64, "emulated-255port"),
                          [](const auto& info) {
-  std::string name = info.param;
-  for (char& c : name) {
-    if (c == '-') c = '_';
-  }
-  return name;
-});
+                           std::string name = info.param;
+                           for (char& c : name) {
+                             if (c == '-') c = '_';
+                           }
+                           return name;
+                         });
 
 TEST_F(ModelTest, Netfpga1gLayoutOffsets) {
   auto board = open(k1g);
   std::vector<uint32_t> bases;
   for (const BlockInstance& block : board->blocks()) bases.push_back(block.base);
   EXPECT_EQ(bases, (std::vector<uint32_t>{0x0, 0x1000, 0x1100, 0x1200, 0x1300, 0x1400, 0x1500,
-                                          0x40000, 0x80000, 0xc0000, 0x100000}));
-  EXPECT_EQ(board->address_space_bytes(), 0x200000u);
-  EXPECT_EQ(rd_at(*board, 0x100000 + regs::lock::kBlockNext.offset), 0u);
+                                          0x40000, 0x80000, 0xc0000, 0x400000}));
+  EXPECT_EQ(board->address_space_bytes(), 0x800000u);
+  EXPECT_EQ(rd_at(*board, 0x400000 + regs::lock::kBlockNext.offset), 0u);
 }
 
 TEST_F(ModelTest, FindProfile) {
@@ -227,7 +227,8 @@ TEST_F(ModelTest, ResetValues) {
   }
   EXPECT_EQ(rd(*board, regs::tdm::kStatus), 0u);
   EXPECT_EQ(rd_at(*board, entry(*board, regs::route::kDestTable, 15, 3)), 0u);
-  EXPECT_EQ(rd_at(*board, entry(*board, regs::lock::kLockTable, 4095, 7)), 0u);
+  EXPECT_EQ(rd_at(*board, entry(*board, regs::lock::kCompletion.window, 255, 15)), 0u);
+  EXPECT_EQ(rd_at(*board, entry(*board, regs::lock::kResultData, 393215)), 0u);
 }
 
 TEST_F(ModelTest, ReadOnlyWritesAreIgnoredAndCounted) {
@@ -248,8 +249,8 @@ TEST_F(ModelTest, ReadOnlyWritesAreIgnoredAndCounted) {
   EXPECT_EQ(rd(*board, regs::id::kRoWriteCount), 5u);
 
   // RO tables and the active window of a double-buffered one.
-  EXPECT_TRUE(board->write32(entry(*board, regs::lock::kLockTable, 1, 1), 0x1234));
-  EXPECT_EQ(rd_at(*board, entry(*board, regs::lock::kLockTable, 1, 1)), 0u);
+  EXPECT_TRUE(board->write32(entry(*board, regs::lock::kResultData, 1), 0x1234));
+  EXPECT_EQ(rd_at(*board, entry(*board, regs::lock::kResultData, 1)), 0u);
   EXPECT_TRUE(board->write32(entry(*board, regs::stripe::kMemberCounters, 0), 5));
   EXPECT_EQ(rd_at(*board, entry(*board, regs::stripe::kMemberCounters, 0)), 0u);
   EXPECT_TRUE(board->write32(entry(*board, regs::route::kDestTable, 0, 0, true), 1));
@@ -315,7 +316,7 @@ TEST_F(ModelTest, ReservedBitsReadZeroAndIgnoreWrites) {
   EXPECT_TRUE(wr(*board, regs::port::kAldfbThreshold, 0xffffffff));
   EXPECT_EQ(rd(*board, regs::port::kAldfbThreshold), 0xffffu);  // packets 15:0
   EXPECT_TRUE(wr(*board, regs::id::kIrqMask, 0xffffffff));
-  EXPECT_EQ(rd(*board, regs::id::kIrqMask), 0x1fu);
+  EXPECT_EQ(rd(*board, regs::id::kIrqMask), 0x3fu);  // six interrupts: lock_completion is bit 5
   EXPECT_TRUE(wr(*board, regs::tdm::kConfig, 0xfffffffe));  // all but enable
   EXPECT_EQ(rd(*board, regs::tdm::kConfig), 0u);
   EXPECT_TRUE(wr(*board, regs::port::kControl, 0xfffffffe, 1));
@@ -330,23 +331,23 @@ TEST_F(ModelTest, BusErrors) {
   const uint32_t port0 = base_of(*board, regs::port::kType, 0);
   const uint32_t route = base_of(*board, regs::route::kType);
   const std::vector<uint32_t> bad = {
-      0x2e,                                              // unaligned
-      0x1001,                                            // unaligned in a port block
-      regs::id::kRoWriteCount.offset + 4,                // past the id registers
-      regs::id::kCapDramMib.offset + 4,                  // past the capabilities
-      0xffc,                                             // end of the id block
-      port0 + 0x70,                                      // past vc_occupancy[7]
-      0x1600,                                            // gap after the last port
-      0x3fffc,                                           // gap before route
-      route + 0x400,                                     // between registers and tables
-      entry(*board, regs::route::kPortMap, 6),           // 6 ports
-      entry(*board, regs::route::kPortMap, 6, 0, true),  // in the active window too
-      entry(*board, regs::route::kDestTable, 16, 2),     // 16 route entries
-      entry(*board, regs::tdm::kSlotTable, 64),          // 64 slots
-      entry(*board, regs::stripe::kGroupTable, 16),      // 16 groups
-      entry(*board, regs::stripe::kMemberCounters, 6),   // 6 ports
-      entry(*board, regs::lock::kLockTable, 4096),       // 4096 lock entries
-      board->address_space_bytes(),                      // past the end
+      0x2e,                                                // unaligned
+      0x1001,                                              // unaligned in a port block
+      regs::id::kRoWriteCount.offset + 4,                  // past the id registers
+      regs::id::kCapLockRingEntries.offset + 4,            // past the capabilities
+      0xffc,                                               // end of the id block
+      port0 + 0x70,                                        // past vc_occupancy[7]
+      0x1600,                                              // gap after the last port
+      0x3fffc,                                             // gap before route
+      route + 0x400,                                       // between registers and tables
+      entry(*board, regs::route::kPortMap, 6),             // 6 ports
+      entry(*board, regs::route::kPortMap, 6, 0, true),    // in the active window too
+      entry(*board, regs::route::kDestTable, 16, 2),       // 16 route entries
+      entry(*board, regs::tdm::kSlotTable, 64),            // 64 slots
+      entry(*board, regs::stripe::kGroupTable, 16),        // 16 groups
+      entry(*board, regs::stripe::kMemberCounters, 6),     // 6 ports
+      entry(*board, regs::lock::kCompletion.window, 256),  // 256 lock ring entries
+      board->address_space_bytes(),                        // past the end
       0xfffffffc,
   };
   uint32_t count = 0;
@@ -366,7 +367,7 @@ TEST_F(ModelTest, BusErrors) {
   for (uint32_t offset :
        {entry(*board, regs::route::kPortMap, 5), entry(*board, regs::route::kDestTable, 15, 3),
         entry(*board, regs::tdm::kSlotTable, 63, 15),
-        entry(*board, regs::lock::kLockTable, 4095, 7)}) {
+        entry(*board, regs::lock::kCompletion.window, 255, 15)}) {
     uint32_t value = 1;
     EXPECT_TRUE(board->read32(offset, value)) << std::hex << offset;
     EXPECT_EQ(value, 0u);
@@ -380,7 +381,7 @@ TEST_F(ModelTest, EntryCountFollowsTheProfile) {
   EXPECT_TRUE(board->read32(entry(*board, regs::route::kDestTable, 4095, 3), value));
   EXPECT_TRUE(board->read32(entry(*board, regs::route::kPortMap, 63), value));
   EXPECT_TRUE(board->read32(entry(*board, regs::tdm::kSlotTable, 1023, 15, true), value));
-  EXPECT_TRUE(board->read32(entry(*board, regs::lock::kLockTable, 16383, 7), value));
+  EXPECT_TRUE(board->read32(entry(*board, regs::lock::kCompletion.window, 1023, 15), value));
   EXPECT_EQ(rd(*board, regs::id::kBusErrorCount), 0u);
 }
 
@@ -588,7 +589,8 @@ TEST_F(ModelTest, NewBoardReportsCreated) {
   EXPECT_EQ(board->profile().name, k1g);
   EXPECT_EQ(board->path(), dir_.path() + "/asn-board-board0");
   EXPECT_TRUE(fs::exists(board->path()));
-  EXPECT_EQ(fs::file_size(board->path()), kMemoryHeaderBytes + board->address_space_bytes());
+  EXPECT_EQ(fs::file_size(board->path()),
+            kMemoryHeaderBytes + board->address_space_bytes() + board->dram_bytes());
 }
 
 TEST_F(ModelTest, MemoryOutlivesTheObject) {
@@ -734,9 +736,10 @@ TEST_F(ModelTest, WrongFileSizeReinitialises) {
     EXPECT_TRUE(board->open_report().reinitialised);
     EXPECT_THAT(board->open_report().reason,
                 HasSubstr("board memory file is " + std::to_string(kMemoryHeaderBytes + 4096) +
-                          " bytes; header and register space take"));
+                          " bytes; header, register space and DRAM take"));
     EXPECT_EQ(board->generation(), 2u);
-    EXPECT_EQ(fs::file_size(file()), kMemoryHeaderBytes + board->address_space_bytes());
+    EXPECT_EQ(fs::file_size(file()),
+              kMemoryHeaderBytes + board->address_space_bytes() + board->dram_bytes());
     EXPECT_EQ(rd(*board, regs::id::kMagic), regs::kMagic);
   }
   fs::resize_file(file(), 100);  // not even a header
@@ -961,10 +964,10 @@ TEST_F(ModelTest, ADamagedHeaderIsNamedExactly) {
   const uint32_t bad = header.address_space_bytes + 4096;
   poke_file(offsetof(MemoryHeader, address_space_bytes), &bad, sizeof bad);
   auto board = open(k1g);
-  EXPECT_THAT(board->open_report().reason,
-              HasSubstr("header gives an address space of " + std::to_string(bad) +
-                        " bytes; a netfpga-1g board has " +
-                        std::to_string(header.address_space_bytes)));
+  EXPECT_THAT(
+      board->open_report().reason,
+      HasSubstr("header gives an address space of " + std::to_string(bad) +
+                " bytes; a netfpga-1g board has " + std::to_string(header.address_space_bytes)));
   board.reset();
   const uint32_t bad_header = 8192;
   poke_file(offsetof(MemoryHeader, header_bytes), &bad_header, sizeof bad_header);
@@ -977,7 +980,7 @@ TEST_F(ModelTest, ADamagedHeaderIsNamedExactly) {
 TEST_F(ModelTest, AFileTruncatedWhileInUseIsReportedNotACrash) {
   auto board = open(k1g);
   EXPECT_EQ(board->problem(), "");
-  const uint32_t lock_entry = entry(*board, regs::lock::kLockTable, 100);
+  const uint32_t lock_entry = entry(*board, regs::lock::kResultData, 100);
   ASSERT_EQ(::truncate(file().c_str(), kMemoryHeaderBytes + 4096), 0);
   uint32_t value = 1;
   board->read32(lock_entry, value);  // past the file's new end: would be SIGBUS

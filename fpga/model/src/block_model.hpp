@@ -6,6 +6,7 @@
 // given. See fpga/model/README.md.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -76,6 +77,10 @@ class BoardContext {
   // Words of persistent private state of a block instance (sized by private_words()),
   // kept in the board memory file outside the BAR image.
   virtual std::span<uint64_t> private_state(const BlockInstance& block) = 0;
+  // The board memory (DRAM) of a block instance (sized by dram_bytes()), in the board
+  // memory file after the BAR image: it outlives the process, as private_state does, and
+  // a board reset (or a new board) zeroes it.
+  virtual std::span<std::byte> dram(const BlockInstance& block) = 0;
 };
 
 // One block type's behaviour. One instance per block instance on the board.
@@ -90,9 +95,15 @@ class BlockModel {
   virtual std::vector<regmap::FieldRef> swaps() const { return {}; }
   // Words of private_state() the model needs.
   virtual size_t private_words() const { return 0; }
+  // Bytes of board DRAM the model needs on a board of this profile (rounded up to pages).
+  virtual size_t dram_bytes(const regmap::BoardProfile&) const { return 0; }
 
   // After the registers took their reset values (new board, power-on, board reset).
   virtual void reset(BoardContext&, RegisterView&) {}
+  // Once the board is open, after reset() if the memory was (re)initialised, or on memory
+  // kept from an earlier open: an engine rebuilds what it keeps outside the memory file
+  // (the lock engine restores its table from DRAM).
+  virtual void attach(BoardContext&, RegisterView&) {}
   // After a write to one of the block's registers was applied to storage. `written` is the
   // value on the bus (WO bits are only here), `old` the stored word before.
   virtual void on_write(BoardContext&, RegisterView&, const regmap::RegisterDesc&,

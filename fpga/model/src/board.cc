@@ -111,6 +111,8 @@ class EmulatedBoard::Impl final : public detail::BoardContext {
   }
   void board_reset() override;
   std::span<uint64_t> private_state(const BlockInstance& block) override;
+  std::span<std::byte> dram(const BlockInstance& block) override;
+  size_t dram_total() const { return dram_total_; }
 
   mutable std::mutex mu;
   const std::string name;
@@ -144,6 +146,11 @@ class EmulatedBoard::Impl final : public detail::BoardContext {
   // One model per block instance, in layout order, and where its private state starts.
   std::vector<std::unique_ptr<detail::BlockModel>> models_;
   std::vector<size_t> private_offset_;
+  // Where each model's DRAM starts, after the BAR image, and how much there is in all.
+  std::vector<size_t> dram_offset_;
+  std::vector<size_t> dram_size_;
+  size_t dram_total_ = 0;
+  std::byte* dram_ = nullptr;
 };
 
 namespace {
@@ -214,7 +221,8 @@ EmulatedBoard::Impl::Impl(std::string_view board_name, const BoardProfile& board
 
   const BoardProfile& profile = owned_profile.get();
   const uint64_t digest = map.digest;
-  const size_t bytes = kMemoryHeaderBytes + layout.address_space_bytes;
+  const size_t bar_bytes = kMemoryHeaderBytes + layout.address_space_bytes;
+  const size_t bytes = bar_bytes + dram_total_;
   file = detail::MemoryFile::open_locked(path, name, /*create=*/true);
 
   const uint64_t old_size = file.size();
@@ -257,15 +265,17 @@ EmulatedBoard::Impl::Impl(std::string_view board_name, const BoardProfile& board
              " board has " + std::to_string(layout.address_space_bytes) +
              " (the header is damaged)";
   } else if (old_size != bytes) {
-    reason = "board memory file is " + std::to_string(old_size) + " bytes; header and register " +
-             "space take " + std::to_string(bytes) + " (the file was truncated or extended)";
+    reason = "board memory file is " + std::to_string(old_size) + " bytes; header, register " +
+             "space and DRAM take " + std::to_string(bytes) +
+             " (the file was truncated or extended)";
   } else {
     init = false;
   }
 
-  std::byte* memory = file.map(bytes);
+  std::byte* memory = file.map(bytes, bar_bytes);
   header = reinterpret_cast<MemoryHeader*>(memory);
   image = reinterpret_cast<uint32_t*>(memory + kMemoryHeaderBytes);
+  dram_ = memory + bar_bytes;
   if (!init) {
     // Words that are fixed by the profile must read as the profile says, or the memory is
     // damaged and none of it is trusted (a capability read from it would size tables).
@@ -291,6 +301,10 @@ EmulatedBoard::Impl::Impl(std::string_view board_name, const BoardProfile& board
     report.reinitialised = !report.created;
     report.reason = reason;
   }
+  for (size_t i = 0; i < models_.size(); ++i) {
+    detail::RegisterView v = view(i);
+    models_[i]->attach(*this, v);
+  }
 }
 
 void EmulatedBoard::Impl::create_models() {
@@ -300,6 +314,11 @@ void EmulatedBoard::Impl::create_models() {
     check_contract(*model, block);
     private_offset_.push_back(next);
     next += model->private_words();
+    constexpr size_t kPage = 4096;
+    const size_t dram = (model->dram_bytes(owned_profile.get()) + kPage - 1) / kPage * kPage;
+    dram_offset_.push_back(dram_total_);
+    dram_size_.push_back(dram);
+    dram_total_ += dram;
     models_.push_back(std::move(model));
   }
   if (next > kModelStateWords) {
@@ -314,6 +333,11 @@ std::span<uint64_t> EmulatedBoard::Impl::private_state(const BlockInstance& bloc
   return {header->model_state + private_offset_[i], models_[i]->private_words()};
 }
 
+std::span<std::byte> EmulatedBoard::Impl::dram(const BlockInstance& block) {
+  const size_t i = static_cast<size_t>(&block - layout.blocks.data());
+  return {dram_ + dram_offset_[i], dram_size_[i]};
+}
+
 void EmulatedBoard::Impl::init_image() {
   header->state = kMemoryStateInitialising;
   // Keep the compiler from moving the stores below across the state changes: a process
@@ -321,6 +345,8 @@ void EmulatedBoard::Impl::init_image() {
   std::atomic_signal_fence(std::memory_order_seq_cst);
   std::memset(image, 0, layout.address_space_bytes);
   std::memset(header->model_state, 0, sizeof header->model_state);
+  // DRAM is reinitialised too (the lock table is emptied), as a hole: no page is touched.
+  file.zero(kMemoryHeaderBytes + layout.address_space_bytes, dram_total_);
   for (const auto& [word, value] : layout.reset_words) image[word] = value;
   for (size_t i = 0; i < models_.size(); ++i) {
     detail::RegisterView v = view(i);
@@ -548,6 +574,8 @@ uint32_t EmulatedBoard::generation() const {
 }
 
 uint32_t EmulatedBoard::address_space_bytes() const { return impl_->layout.address_space_bytes; }
+
+uint64_t EmulatedBoard::dram_bytes() const { return impl_->dram_total(); }
 
 std::span<const BlockInstance> EmulatedBoard::blocks() const { return impl_->layout.blocks; }
 

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -172,13 +173,13 @@ bool MemoryFile::read_header(MemoryHeader& header) const {
   return true;
 }
 
-std::byte* MemoryFile::map(size_t bytes) {
+std::byte* MemoryFile::map(size_t bytes, size_t reserve) {
   if (size() != bytes && ::ftruncate(fd_, static_cast<off_t>(bytes)) != 0) {
     fail("cannot resize", errno);
   }
   // Reserve the pages now: on a full tmpfs a store into a sparse mapping is a SIGBUS, an
   // error here is a message.
-  const int err = ::posix_fallocate(fd_, 0, static_cast<off_t>(bytes));
+  const int err = ::posix_fallocate(fd_, 0, static_cast<off_t>(std::min(bytes, reserve)));
   if (err != 0 && err != EOPNOTSUPP && err != EINVAL) fail("cannot allocate", err);
   void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
   if (p == MAP_FAILED) fail("cannot map", errno);
@@ -186,6 +187,15 @@ std::byte* MemoryFile::map(size_t bytes) {
   map_bytes_ = bytes;
   guard_ = guard_mapping(p, bytes);
   return static_cast<std::byte*>(p);
+}
+
+void MemoryFile::zero(size_t offset, size_t bytes) {
+  if (bytes == 0) return;
+  if (::fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(offset),
+                  static_cast<off_t>(bytes)) == 0) {
+    return;
+  }
+  std::memset(static_cast<std::byte*>(map_) + offset, 0, bytes);
 }
 
 std::string MemoryFile::problem() const {

@@ -29,8 +29,13 @@ class MemoryFile {
   // Copies the header out of the file; false when the file is shorter than a header.
   bool read_header(MemoryHeader& header) const;
   // Sets the file to `bytes` (when it differs) and maps it read-write, shared, guarded
-  // against SIGBUS (sigbus_guard.hpp).
-  std::byte* map(size_t bytes);
+  // against SIGBUS (sigbus_guard.hpp). The first `reserve` bytes (all when larger) get their
+  // pages now; the rest stays sparse until written (board DRAM: hundreds of MB on a large
+  // profile, mostly never touched), where a full tmpfs shows as a caught SIGBUS (problem()).
+  std::byte* map(size_t bytes, size_t reserve = SIZE_MAX);
+  // Zeroes [offset, offset + bytes) of the file and gives its pages back (a hole), or
+  // writes zeros where the file system cannot punch holes.
+  void zero(size_t offset, size_t bytes);
   // What is wrong with the mapped file now, or "": it shrank or grew (someone truncated
   // it), a SIGBUS was caught in its mapping, or the path no longer names it (removed or
   // replaced: another process could open a new board under the same name).

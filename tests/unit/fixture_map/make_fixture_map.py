@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Writes a variant of asn_regmap.yaml that uses what the real map does not use yet: block
-versions (route one version past the real map's, lock at version 2, each still driving the
-version before), items `since` the new version, a ring from the board, and a profile that
-pins the older versions. Tests build it with the real
+versions (route and stripe one version past the real map's, each still driving the version
+before), items `since` the new version, a ring from the board (in stripe), and a profile
+that pins the older versions. Tests build it with the real
 generator (as fixture_register_map()) and open emulated boards and Devices on it.
 
     make_fixture_map.py asn_regmap.yaml fixture.yaml
@@ -18,11 +18,12 @@ def main(source: str, target: str) -> int:
         doc = yaml.safe_load(f)
     blocks = {b["name"]: b for b in doc["blocks"]}
 
-    # A new interrupt cause for the ring.
+    # A new interrupt cause for the ring, after the real map's causes.
     irq = next(r for r in blocks["id"]["registers"] if r["name"] == "irq_status")
-    irq["fields"].append({"name": "lock_completion", "bits": "5", "reset": 0})
     mask = next(r for r in blocks["id"]["registers"] if r["name"] == "irq_mask")
-    mask["fields"].append({"name": "lock_completion", "bits": "5", "reset": 0})
+    bit = max(int(str(f["bits"]).split(":")[0]) for f in irq["fields"]) + 1
+    irq["fields"].append({"name": "stripe_completion", "bits": str(bit), "reset": 0})
+    mask["fields"].append({"name": "stripe_completion", "bits": str(bit), "reset": 0})
 
     # route one version on: one more register.
     route = blocks["route"]
@@ -34,31 +35,39 @@ def main(source: str, target: str) -> int:
         "description": "Hops a packet may take before it is dropped.",
         "fields": [{"name": "hops", "bits": "7:0", "reset": 8}]})
 
-    # lock v2: a completion ring the board fills, with its indices.
-    lock = blocks["lock"]
-    lock["version"], lock["min_version"] = 2, 1
-    lock["registers"] += [
-        {"name": "completion_producer", "offset": 0x38, "access": "RO", "since": 2,
+    # stripe one version on: a completion ring the board fills, with its indices, after
+    # the block's last register and its last window.
+    stripe = blocks["stripe"]
+    sv = stripe["version"]
+    stripe["version"], stripe["min_version"] = sv + 1, sv
+    last = max(r["offset"] + (8 if r.get("width") == 64 else 4) for r in stripe["registers"])
+    stripe["registers"] += [
+        {"name": "completion_producer", "offset": last, "access": "RO", "since": sv + 1,
          "fields": [{"name": "index", "bits": "15:0", "reset": 0}]},
-        {"name": "completion_consumer", "offset": 0x3c, "access": "RW", "since": 2,
+        {"name": "completion_consumer", "offset": last + 4, "access": "RW", "since": sv + 1,
          "fields": [{"name": "index", "bits": "15:0", "reset": 0}]},
     ]
-    lock["rings"] = [{
-        "name": "completion", "direction": "from_board", "offset": 0xc0000, "entry_bytes": 16,
-        "max_entries": 1024, "entries_from": "lock_ring_entries", "since": 2,
+    end = max(t["offset"] + t["entry_bytes"] * t["max_entries"] for t in stripe.get("tables", []))
+    ring_bytes = 16 * 1024
+    offset = (end + ring_bytes - 1) // ring_bytes * ring_bytes
+    while offset + ring_bytes > stripe["size"]:
+        stripe["size"] *= 2
+    stripe["rings"] = stripe.get("rings", []) + [{
+        "name": "completion", "direction": "from_board", "offset": offset, "entry_bytes": 16,
+        "max_entries": 1024, "entries_from": "stripe_ring_entries", "since": sv + 1,
         "producer": "completion_producer.index", "consumer": "completion_consumer.index",
-        "irq": "lock_completion", "description": "Lock grants the engine reports.",
+        "irq": "stripe_completion", "description": "Stripe units the engine reports.",
         "fields": [{"name": "request", "word": 0, "bits": "31:0"},
                    {"name": "status", "word": 1, "bits": "3:0"},
                    {"name": "token_lo", "word": 2, "bits": "31:0"},
                    {"name": "token_hi", "word": 3, "bits": "31:0"}]}]
-    doc["capabilities"].append({"name": "lock_ring_entries", "bits": 16, "default": 256,
-                                "description": "Entries of each lock ring."})
+    doc["capabilities"].append({"name": "stripe_ring_entries", "bits": 16, "default": 256,
+                                "description": "Entries of the stripe completion ring."})
 
     # The same board with the older firmware.
     old = dict(next(b for b in doc["boards"] if b["name"] == "netfpga-1g"))
     old["name"] = "netfpga-1g-v1"
-    old["block_versions"] = {"route": current, "lock": 1}
+    old["block_versions"] = {"route": current, "stripe": sv}
     doc["boards"].append(old)
 
     with open(target, "w", encoding="utf-8") as f:

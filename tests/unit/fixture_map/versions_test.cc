@@ -63,15 +63,15 @@ TEST_F(VersionsTest, TheGeneratorDescribesVersionsAndRings) {
   EXPECT_TRUE(route->supports(kOld));
   EXPECT_FALSE(route->supports(kNew + 1));
   EXPECT_EQ(register_of(regs::route::kType, "hop_limit").since, kNew);
-  const auto* lock = fixture().block(regs::lock::kType);
-  ASSERT_EQ(lock->rings.size(), 1u);
-  const auto& ring = lock->rings[0];
+  const auto* stripe = fixture().block(regs::stripe::kType);
+  ASSERT_EQ(stripe->rings.size(), 1u);
+  const auto& ring = stripe->rings[0];
   EXPECT_EQ(ring.name, "completion");
   EXPECT_EQ(ring.direction, regmap::RingDirection::kFromBoard);
   EXPECT_EQ(ring.producer_register, "completion_producer");
   EXPECT_EQ(ring.consumer_register, "completion_consumer");
-  EXPECT_EQ(ring.irq_field, "lock_completion");
-  EXPECT_EQ(ring.since, 2);
+  EXPECT_EQ(ring.irq_field, "stripe_completion");
+  EXPECT_EQ(ring.since, regs::stripe::kVersion + 1);
   const auto* old = fixture().board("netfpga-1g-v1");
   ASSERT_NE(old, nullptr);
   EXPECT_EQ(old->version_of(*route), kOld);
@@ -80,24 +80,31 @@ TEST_F(VersionsTest, TheGeneratorDescribesVersionsAndRings) {
   test::TempDir dir;
   test::write_file(dir.file("c.c"), "#include \"" FIXTURE_C_HEADER
                                     "\"\nint main(void) { return "
-                                    "ASN_LOCK_COMPLETION_ENTRY_BYTES == 16U ? 0 : 1; }\n");
+                                    "ASN_STRIPE_COMPLETION_ENTRY_BYTES == 16U ? 0 : 1; }\n");
   auto r = test::run_command(
       {"cc", "-std=c99", "-pedantic", "-Wall", "-Werror", "-o", dir.file("c"), dir.file("c.c")});
   ASSERT_EQ(r.exit_code, 0) << r.all();
   EXPECT_EQ(test::run_command({dir.file("c")}).exit_code, 0);
   // Its typed references, rings included, compile and say what the YAML says (checked in a
   // program of their own: they share names with the real map's references).
-  test::write_file(dir.file("r.cc"), "#include \"" FIXTURE_CPP_HEADER
-                                     "\"\nnamespace r = asn::regs::lock;\n"
-                                     "static_assert(r::kCompletion.direction == "
-                                     "asn::regmap::RingDirection::kFromBoard);\n"
-                                     "static_assert(r::kCompletion.window.entry_bytes == 16);\n"
-                                     "static_assert(r::kCompletion.window.since == 2);\n"
-                                     "static_assert(r::kCompletion.producer.reg.offset == 0x38);\n"
-                                     "static_assert(r::kCompletionTokenHi.word == 3);\n"
-                                     "static_assert(asn::regs::route::kHopLimit.since == " +
-                       std::to_string(kNew) + ");\n"
-                                     "int main() { return 0; }\n");
+  test::write_file(
+      dir.file("r.cc"),
+      "#include \"" FIXTURE_CPP_HEADER
+      "\"\nnamespace r = asn::regs::stripe;\n"
+      "static_assert(r::kCompletion.direction == "
+      "asn::regmap::RingDirection::kFromBoard);\n"
+      "static_assert(r::kCompletion.window.entry_bytes == 16);\n"
+      "static_assert(r::kCompletion.window.since == " +
+          std::to_string(regs::stripe::kVersion + 1) +
+          ");\n"
+          "static_assert(r::kCompletion.producer.reg.offset == " +
+          std::to_string(register_of(regs::stripe::kType, "completion_producer").offset) +
+          ");\n"
+          "static_assert(r::kCompletionTokenHi.word == 3);\n"
+          "static_assert(asn::regs::route::kHopLimit.since == " +
+          std::to_string(kNew) +
+          ");\n"
+          "int main() { return 0; }\n");
   auto cpp = test::run_command({"c++", "-std=c++20", "-Wall", "-Werror", "-fsyntax-only",
                                 "-I" REGMAP_INCLUDE_DIR, dir.file("r.cc")});
   EXPECT_EQ(cpp.exit_code, 0) << cpp.all();
@@ -117,15 +124,15 @@ TEST_F(VersionsTest, TheBoardImplementsItsVersion) {
   EXPECT_EQ(v2->read32(route2->base + hop), 8u);
   EXPECT_THROW(v1->read32(route1->base + hop), Error);
 
-  const auto& ring = fixture().block(regs::lock::kType)->rings[0];
-  const uint32_t entry = v2->board().find_block(regs::lock::kType)->base + ring.offset + 16 * 3;
+  const auto& ring = fixture().block(regs::stripe::kType)->rings[0];
+  const uint32_t entry = v2->board().find_block(regs::stripe::kType)->base + ring.offset + 16 * 3;
   EXPECT_EQ(v2->read32(entry), 0u);
   v2->write32(entry, 0x1234);  // the board fills this ring: software's write is ignored
   EXPECT_EQ(v2->read32(entry), 0u);
   EXPECT_EQ(v2->read32(regs::id::kRoWriteCount.offset), 1u);
-  const uint32_t past = v2->board().find_block(regs::lock::kType)->base + ring.offset + 16 * 256;
-  EXPECT_THROW(v2->read32(past), Error);  // lock_ring_entries: 256
-  EXPECT_THROW(v1->read32(v1->board().find_block(regs::lock::kType)->base + ring.offset), Error);
+  const uint32_t past = v2->board().find_block(regs::stripe::kType)->base + ring.offset + 16 * 256;
+  EXPECT_THROW(v2->read32(past), Error);  // stripe_ring_entries: 256
+  EXPECT_THROW(v1->read32(v1->board().find_block(regs::stripe::kType)->base + ring.offset), Error);
 }
 
 TEST_F(VersionsTest, TheDeviceDrivesEveryVersionItSupports) {
@@ -157,18 +164,18 @@ TEST_F(VersionsTest, TheDeviceDrivesEveryVersionItSupports) {
   }
 
   // Ring entries by name, read-only to software, in the dump of the v2 board only.
-  Target token = v2.resolve("lock.completion[7].token_hi");
+  Target token = v2.resolve("stripe.completion[7].token_hi");
   EXPECT_EQ(token.access, regmap::Access::kRO);
   EXPECT_THAT(token.read_only_hint, HasSubstr("a ring the board fills"));
   EXPECT_EQ(v2.read(token), 0u);
-  EXPECT_THROW(v2.resolve("lock.completion[256].status"), Error);
-  EXPECT_THROW(v1.resolve("lock.completion[0].status"), Error);
+  EXPECT_THROW(v2.resolve("stripe.completion[256].status"), Error);
+  EXPECT_THROW(v1.resolve("stripe.completion[0].status"), Error);
   auto count_ring = [](const std::vector<Target>& targets) {
     return std::count_if(targets.begin(), targets.end(),
-                         [](const Target& t) { return t.name.starts_with("lock.completion["); });
+                         [](const Target& t) { return t.name.starts_with("stripe.completion["); });
   };
-  EXPECT_EQ(count_ring(v2.enumerate("lock", true)), 256 * 4);
-  EXPECT_EQ(count_ring(v1.enumerate("lock", true)), 0);
+  EXPECT_EQ(count_ring(v2.enumerate("stripe", true)), 256 * 4);
+  EXPECT_EQ(count_ring(v1.enumerate("stripe", true)), 0);
 
   // A version outside what this map supports is refused by the walk, naming the range.
   test::PatchedBus patched(*v2_bus);

@@ -12,5 +12,6 @@ std::unique_ptr<BlockModel> make_port_model();
 std::unique_ptr<BlockModel> make_route_model();
 std::unique_ptr<BlockModel> make_tdm_model();
 std::unique_ptr<BlockModel> make_storage_model();
+std::unique_ptr<BlockModel> make_lock_model();
 
 }  // namespace asn::model::detail

@@ -20,8 +20,9 @@ std::unique_ptr<BlockModel> make_block_model(const regmap::BlockDesc& block) {
     case regs::tdm::kType:
       return make_tdm_model();
     case regs::stripe::kType:
-    case regs::lock::kType:
       return make_storage_model();
+    case regs::lock::kType:
+      return make_lock_model();
     default:
       throw std::logic_error("the model has no behaviour for block " + std::string(block.name));
   }

@@ -1,5 +1,5 @@
 // Blocks whose registers and tables are, so far, plain storage: the STRIPE block until the
-// parity data path arrives, and the LOCK block until the lock engine does. The board still
+// parity data path arrives (the LOCK block has its engine: lock_block.cc). The board still
 // refuses a map that gives them a write-only field or a bank swap, since this model would
 // not act on it.
 #include "blocks.hpp"

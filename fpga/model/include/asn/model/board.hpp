@@ -147,6 +147,9 @@ class EmulatedBoard {
   void advance_to(uint64_t time);
   uint32_t generation() const;
   uint32_t address_space_bytes() const;
+  // Bytes of board DRAM after the BAR image in the memory file (the lock engine's table):
+  // the file is kMemoryHeaderBytes + address_space_bytes() + dram_bytes() long, sparse.
+  uint64_t dram_bytes() const;
   std::span<const BlockInstance> blocks() const;  // the layout, in address order
   // The instance of a block type (regs::<block>::kType); nullptr when the board has none.
   const BlockInstance* find_block(uint16_t type, unsigned index = 0) const;
