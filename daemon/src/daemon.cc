@@ -90,6 +90,7 @@ class Daemon {
     reconciler_.add(ports_);
     reconciler_.add(fabric_);
     reconciler_.add(tdm_);
+    reconciler_.add(locks_);
     const auto layout = device_.layout();
     spdlog::info("{}: {} ports, register map {}.{}, generation {}", bus_->describe(),
                  layout->caps.get(regmap::Cap::kPorts), layout->major, layout->minor,

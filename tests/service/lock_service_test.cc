@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "asn/regmap/regs.hpp"
 #include "lock_stack.hpp"
 #include "status_assert.hpp"
 #include "support.hpp"
@@ -470,6 +471,27 @@ TEST_P(LockServiceTest, LocksSurviveARestartAndSessionsReattachWithinTheGracePer
   v1::LockResponse after;
   ASSERT_OK(try_lock(request(back, "j", 0, 10), &after));
   EXPECT_GT(after.token(), before.token());
+}
+
+// A board reset empties the switch's table: every session ends (its client learns it at its
+// next call), its waits are aborted, and the bytes can be locked again by a new session.
+TEST_P(LockServiceTest, ABoardResetEndsTheSessionsWhoseSwitchLocksItErased) {
+  if (stack_->device() == nullptr) GTEST_SKIP() << "no switch domain";
+  const uint64_t a = open(), b = open();
+  ASSERT_OK(try_lock(request(a, "f", 0, 10)));
+  auto waiting = lock_async(request(b, "f", 0, 10));
+  wait_for_waiting(1);
+  stack_->device()->write(regs::id::kControlBoardReset, 1);
+  stack_->manager().reconcile(ReconcileCause::kBoardReset);
+  ASSERT_TRUE(finishes(*waiting, std::chrono::seconds(5)));
+  const grpc::Status aborted = waiting->done.get();
+  EXPECT_EQ(aborted.error_code(), grpc::StatusCode::ABORTED);
+  EXPECT_THAT(aborted.error_message(), HasSubstr("board was reset"));
+  EXPECT_EQ(try_lock(request(a, "g", 0, 1)).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(stats().sessions(), 0u);
+  const uint64_t c = open();
+  ASSERT_OK(try_lock(request(c, "f", 0, 10)));
+  EXPECT_EQ(list("f").held_size(), 1);
 }
 
 TEST_P(LockServiceTest, StatsNameTheDomainsAndTheSessions) {

@@ -94,7 +94,7 @@ class LockStack {
 
   const std::shared_ptr<grpc::Channel>& channel() const { return channel_; }
   LockManager& manager() { return *manager_; }
-  Device* device() { return device_.get(); }  // kSwitch: the board's device, else null
+  Device* device() { return device_.get(); }  // kSwitch only
 
  private:
   std::unique_ptr<EmulatedBus> bus_;

@@ -36,6 +36,10 @@ class LockDomain {
   // "switch" or "software".
   virtual std::string_view name() const = 0;
 
+  // The board was reset: a table in board memory is gone. The domain makes itself usable
+  // again (an empty table); the LockManager ends the sessions that held locks in it.
+  virtual void board_reset() {}
+
   virtual locks::SessionId open_session(std::string_view label) = 0;
   virtual locks::Outcome request(const locks::Request& request) = 0;
   virtual locks::Change release(locks::SessionId session, std::string_view file,

@@ -207,6 +207,40 @@ void LockManager::recover() {
   }
 }
 
+// ---- board resets -------------------------------------------------------------------------
+
+std::string LockManager::reconcile(ReconcileCause cause) {
+  Finished finished;
+  std::string what;
+  {
+    std::lock_guard lock(mu_);
+    if (cause != ReconcileCause::kBoardReset || switch_ < 0) {
+      return fmt::format("{} sessions, {} files with locks", sessions_.size(), placement_.size());
+    }
+    domains_[switch_]->board_reset();
+    const Error why(ErrorCode::kAborted,
+                    "the wait was cancelled: the board was reset, which emptied the switch's lock "
+                    "table; the session ended, open a new one");
+    std::vector<uint64_t> ended;
+    for (const auto& [id, session] : sessions_) ended.push_back(id);
+    for (uint64_t id : ended) expire_locked(id, why, finished);
+    std::erase_if(placement_, [&](const auto& kv) { return kv.second == switch_; });
+    what = fmt::format("the board was reset, emptying the switch's lock table: {} sessions ended",
+                       ended.size());
+    spdlog::warn("locks: {}", what);
+  }
+  run(finished);
+  return what;
+}
+
+ManagerSummary LockManager::summary() const {
+  std::lock_guard lock(mu_);
+  ManagerSummary out;
+  out.manager = "locks";
+  out.status = fmt::format("{} sessions, {} Lock calls waiting", sessions_.size(), waiters_.size());
+  return out;
+}
+
 // ---- sessions -----------------------------------------------------------------------------
 
 OpenedSession LockManager::open_session(const std::string& owner, const std::string& name,

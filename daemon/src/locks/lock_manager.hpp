@@ -33,6 +33,7 @@
 #include "config.hpp"
 #include "error.hpp"
 #include "locks/lock_domain.hpp"
+#include "state/reconciler.hpp"
 
 namespace asn {
 
@@ -116,15 +117,23 @@ struct LockListView {
   std::string next_after;  // not empty: more files
 };
 
-class LockManager {
+// Takes part in the reconciler for board resets: a reset empties the switch's lock table, so
+// every session (each has a switch half) has lost locks it may hold there. They are ended,
+// their waits aborted, so that their clients learn it (FAILED_PRECONDITION at their next
+// call) instead of believing they hold what the switch may grant again.
+class LockManager final : public Reconcilable {
  public:
   // `switch_domain` may be null (a board without a lock engine): every file then lives in
   // the software domain. `software_dir` holds the software domain's journal.
   LockManager(std::unique_ptr<LockDomain> switch_domain, const std::string& software_dir,
               const LocksConfig& config);
-  ~LockManager();
+  ~LockManager() override;
   LockManager(const LockManager&) = delete;
   LockManager& operator=(const LockManager&) = delete;
+
+  std::string_view kind() const override { return "locks"; }
+  std::string reconcile(ReconcileCause cause) override;
+  ManagerSummary summary() const override;
 
   // asnd is stopping: every waiting Lock call finishes with UNAVAILABLE (its request is
   // withdrawn), and new calls are refused, so that the server's shutdown waits for none of

@@ -60,8 +60,11 @@ locks::Grant grant_of(const LockCompletion& c) {
 
 SwitchDomain::SwitchDomain(Device& device, Options options)
     : device_(device), rings_(device), options_(options) {
+  board_reset();  // records a previous asnd left behind: their callers are gone
+}
+
+void SwitchDomain::board_reset() {
   rings_.enable();
-  // Records a previous asnd left behind: their callers are gone.
   while (!rings_.drain().empty()) {
   }
 }

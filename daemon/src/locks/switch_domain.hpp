@@ -36,6 +36,8 @@ class SwitchDomain final : public LockDomain {
   explicit SwitchDomain(Device& device) : SwitchDomain(device, Options{}) {}
 
   std::string_view name() const override { return "switch"; }
+  // Enables the engine again (a reset cleared lock.config) and drains stale completions.
+  void board_reset() override;
 
   locks::SessionId open_session(std::string_view label) override;
   locks::Outcome request(const locks::Request& request) override;
