@@ -12,7 +12,7 @@ keep=0
 
 scripts/install-deps.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build -j"$(nproc)" --target asnd asnctl
+cmake --build build -j"$(nproc)" --target asnd asnctl asn_lock_example
 
 run=$(mktemp -d /tmp/asn-demo-XXXXXX)
 socket="$run/asnd.sock"
@@ -87,6 +87,9 @@ echo
 asnctl lock acquire /data/run-7/out.h5 0:0 --try
 asnctl -o json lock acquire /data/matrix 0:64 128:64 --hold 0
 asnctl locks stats
+echo "\$ build/examples/locks/asn_lock_example unix:$socket   # libasnclient (examples/locks)"
+build/examples/locks/asn_lock_example "unix:$socket" || true
+echo
 
 section "Registers, for bring-up"
 asnctl regs read id.scratch
