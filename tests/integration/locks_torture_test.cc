@@ -381,6 +381,10 @@ class Timeline {
 
 constexpr uint64_t kSpace = 256;
 constexpr int kFiles = 4;
+
+// Half the files live in the switch's lock engine, half in asnd's software domain (the
+// placement in the test's config), so that both domains are tortured.
+std::string file_name(int f) { return (f < kFiles / 2 ? "file-" : "sw/file-") + std::to_string(f); }
 constexpr double kGrace = 2.0;
 
 struct Counters {
@@ -578,7 +582,7 @@ class Client {
     v1::LockRequest request;
     request.set_session(session_);
     const int f = static_cast<int>(pick(0, kFiles - 1));
-    request.set_file("file-" + std::to_string(f));
+    request.set_file(file_name(f));
     const bool exclusive = chance(0.6);
     request.set_mode(exclusive ? v1::LOCK_MODE_EXCLUSIVE : v1::LOCK_MODE_SHARED);
     fill_request(request);
@@ -668,7 +672,7 @@ class Client {
     if (!held_run(f, first, end, downgrade ? 2 : 1)) return;
     v1::UnlockRequest request;
     request.set_session(session_);
-    request.set_file("file-" + std::to_string(f));
+    request.set_file(file_name(f));
     auto* r = request.add_ranges();
     r->set_offset(first);
     r->set_length(end - first);
@@ -748,7 +752,8 @@ TEST(LocksTorture, NoConflictingGrantsNorBackwardTokensAcrossCrashesAndKillDashN
   std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
   TempDir dir;
   AsndProcess asnd(dir, unique_name("torture"));
-  const std::string config = "locks:\n  grace_period: 2s\n  default_ttl: 3s\n";
+  const std::string config =
+      "locks:\n  grace_period: 2s\n  default_ttl: 3s\n  placement: software-prefix:sw/\n";
   ASSERT_TRUE(asnd.start({}, config)) << asnd.log();
 
   Timeline clock;
@@ -811,6 +816,12 @@ TEST(LocksTorture, NoConflictingGrantsNorBackwardTokensAcrossCrashesAndKillDashN
   EXPECT_GT(counters.grants.load(), 500u);
   EXPECT_GE(restarts.size(), 3u);
   EXPECT_GT(counters.conflicts.load(), 50u);
+  // Both domains granted (their counters outlive the restarts: board memory, the journal).
+  const auto stats = asnd.asnctl({"-o", "json", "locks", "stats"});
+  const auto grants = json_numbers(stats.out, "grants");
+  ASSERT_EQ(grants.size(), 2u) << stats.all();
+  EXPECT_GT(grants[0], 100u) << "switch domain: " << stats.out;
+  EXPECT_GT(grants[1], 100u) << "software domain: " << stats.out;
 }
 
 }  // namespace
