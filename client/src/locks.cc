@@ -296,11 +296,30 @@ struct Session::Impl {
     }
   }
 
-  [[noreturn]] void fail(std::string_view call, const grpc::Status& status, bool try_lock) {
+  // What asnd says went wrong, beyond the code (its trailing metadata "asn-lock-reason":
+  // "session-gone", "conflict", "not-held"); empty from a server that does not say.
+  static std::string reason_of(const grpc::ClientContext& context) {
+    const auto& trailers = context.GetServerTrailingMetadata();
+    auto it = trailers.find("asn-lock-reason");
+    return it == trailers.end() ? std::string() : std::string(it->second.data(), it->second.size());
+  }
+
+  [[noreturn]] void fail(std::string_view call, const grpc::Status& status, bool try_lock,
+                         const grpc::ClientContext& context) {
     StatusCode code = code_of(status);
     if (closed) {
       throw Error(call, code, status.error_message() + " (the session was closed)");
     }
+    const std::string reason = reason_of(context);
+    if (reason == "session-gone") {
+      mark_lost(Error(call, code, status.error_message()));
+      throw SessionLost(call, code,
+                        "session " + std::to_string(id) +
+                            " is lost, its locks are gone: " + status.error_message());
+    }
+    if (reason == "conflict") throw Conflict(call, code, status.error_message());
+    if (!reason.empty()) throw Error(call, code, status.error_message());
+    // An asnd that gives no reason: ask it whether the session is still there.
     if (code == StatusCode::kFailedPrecondition || code == StatusCode::kAborted) {
       if (probe_lost()) {
         throw SessionLost(call, code,
@@ -337,7 +356,7 @@ struct Session::Impl {
     grpc::Status status = try_lock ? stub().TryLock(&context, request, &response)
                                    : stub().Lock(&context, request, &response);
     cancel.reset();
-    if (!status.ok()) fail(call, status, try_lock);
+    if (!status.ok()) fail(call, status, try_lock, context);
     Grant grant;
     grant.token = response.token();
     grant.request = response.request();
@@ -362,7 +381,7 @@ struct Session::Impl {
     pb::UnlockResponse response;
     grpc::Status status = downgrade ? stub().Downgrade(&context, request, &response)
                                     : stub().Unlock(&context, request, &response);
-    if (!status.ok()) fail(call, status, false);
+    if (!status.ok()) fail(call, status, false, context);
     return {response.released(), response.granted()};
   }
 

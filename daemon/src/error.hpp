@@ -39,8 +39,18 @@ class Error : public std::runtime_error {
 
   ErrorCode code() const { return code_; }
 
+  // A machine-readable word for what went wrong where the code alone does not tell a client
+  // what to do (the Locks service sends it as trailing metadata: "session-gone", "conflict",
+  // "not-held"); empty for most errors.
+  const std::string& reason() const { return reason_; }
+  Error& with_reason(std::string reason) {
+    reason_ = std::move(reason);
+    return *this;
+  }
+
  private:
   ErrorCode code_;
+  std::string reason_;
 };
 
 }  // namespace asn

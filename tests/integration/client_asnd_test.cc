@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <atomic>
 #include <chrono>
 #include <future>
 #include <string>
@@ -85,6 +86,26 @@ TEST_F(ClientAsndTest, ASessionHoldingALockComesBackAfterAsndIsKilled) {
   guard.unlock();
   const auto grant = other.try_lock("/data/kept", {0, 1}, client::Mode::kShared);
   EXPECT_GT(grant.token, guard.token());
+}
+
+// A board reset empties the switch's lock table: asnd ends every session, and the library
+// reports the session lost (asnd says why in its trailing metadata) instead of a conflict.
+TEST_F(ClientAsndTest, ABoardResetLosesTheSessionAndTheLibrarySaysSo) {
+  auto lib = connect();
+  auto holder = lib.open_session(30s, "holder");
+  std::atomic<bool> told{false};
+  holder.on_lost([&](const client::Error&) { told = true; });
+  auto grant = holder.try_lock("/data/reset", {0, 10}, client::Mode::kExclusive);
+  EXPECT_GT(grant.token, 0u);
+  const auto reset = asnd_.asnctl({"board", "reset", "--yes"});
+  ASSERT_EQ(reset.exit_code, 0) << reset.all();
+  EXPECT_THROW(holder.try_lock("/data/reset", {20, 10}, client::Mode::kExclusive),
+               client::SessionLost);
+  EXPECT_TRUE(holder.lost());
+  EXPECT_TRUE(told.load());
+  // Another client gets the bytes the lost session held.
+  auto other = lib.open_session(30s, "other");
+  EXPECT_NO_THROW(other.try_lock("/data/reset", {0, 10}, client::Mode::kExclusive));
 }
 
 }  // namespace

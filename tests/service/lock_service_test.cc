@@ -186,6 +186,54 @@ TEST_P(LockServiceTest, ConflictsAreRefusedInTryModeAndSharedLocksCoexist) {
   EXPECT_EQ(list("f").held_size(), 3);
 }
 
+// FAILED_PRECONDITION alone does not tell a conflict from a lost session or a double unlock:
+// the trailing metadata asn-lock-reason does.
+TEST_P(LockServiceTest, AFailedCallSaysWhyInItsTrailingMetadata) {
+  auto reason_of = [](const grpc::ClientContext& context) {
+    const auto& trailers = context.GetServerTrailingMetadata();
+    auto it = trailers.find("asn-lock-reason");
+    return it == trailers.end() ? std::string("<none>")
+                                : std::string(it->second.data(), it->second.size());
+  };
+  const uint64_t a = open(), b = open();
+  ASSERT_OK(try_lock(request(a, "f", 0, 10)));
+  {
+    grpc::ClientContext context;
+    v1::LockResponse response;
+    EXPECT_EQ(stub_->TryLock(&context, request(b, "f", 0, 1), &response).error_code(),
+              grpc::StatusCode::FAILED_PRECONDITION);
+    EXPECT_EQ(reason_of(context), "conflict");
+  }
+  {
+    grpc::ClientContext context;
+    v1::LockResponse response;
+    EXPECT_EQ(stub_->TryLock(&context, request(424242, "f", 0, 1), &response).error_code(),
+              grpc::StatusCode::FAILED_PRECONDITION);
+    EXPECT_EQ(reason_of(context), "session-gone");
+  }
+  {
+    grpc::ClientContext context;
+    v1::UnlockRequest r;
+    r.set_session(b);
+    r.set_file("f");
+    auto* range = r.add_ranges();
+    range->set_offset(0);
+    range->set_length(1);
+    v1::UnlockResponse response;
+    EXPECT_EQ(stub_->Unlock(&context, r, &response).error_code(),
+              grpc::StatusCode::FAILED_PRECONDITION);
+    EXPECT_EQ(reason_of(context), "not-held");
+  }
+  {
+    grpc::ClientContext context;
+    v1::LockResponse response;
+    auto bad = request(a, "f", 0, 0);
+    EXPECT_EQ(stub_->TryLock(&context, bad, &response).error_code(),
+              grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_EQ(reason_of(context), "<none>");
+  }
+}
+
 TEST_P(LockServiceTest, AWaiterIsGrantedWhenTheHolderUnlocksWithALargerToken) {
   const uint64_t a = open(), b = open();
   v1::LockResponse first;

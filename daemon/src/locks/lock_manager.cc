@@ -37,6 +37,12 @@ ErrorCode code_of(locks::ErrorKind kind) {
 
 Error error_of(const locks::LockError& e) { return Error(code_of(e.kind()), e.what()); }
 
+// An unlock or downgrade refused in the table's state names bytes the session does not hold.
+Error with_not_held(Error e) {
+  if (e.code() == ErrorCode::kFailedPrecondition) e.with_reason(kReasonNotHeld);
+  return e;
+}
+
 std::string printable(std::string_view file) { return text::escaped(file, 64); }
 
 double seconds_until(LockClock::time_point when, LockClock::time_point now) {
@@ -218,9 +224,10 @@ std::string LockManager::reconcile(ReconcileCause cause) {
       return fmt::format("{} sessions, {} files with locks", sessions_.size(), placement_.size());
     }
     domains_[switch_]->board_reset();
-    const Error why(ErrorCode::kAborted,
-                    "the wait was cancelled: the board was reset, which emptied the switch's lock "
-                    "table; the session ended, open a new one");
+    Error why(ErrorCode::kAborted,
+              "the wait was cancelled: the board was reset, which emptied the switch's lock "
+              "table; the session ended, open a new one");
+    why.with_reason(kReasonSessionGone);
     std::vector<uint64_t> ended;
     for (const auto& [id, session] : sessions_) ended.push_back(id);
     for (uint64_t id : ended) expire_locked(id, why, finished);
@@ -292,7 +299,8 @@ LockManager::Session& LockManager::session_or_throw(uint64_t id, LockClock::time
     throw Error(ErrorCode::kFailedPrecondition,
                 fmt::format("session {} is not open: it expired, was closed or never existed, "
                             "and its locks are released; open a new session",
-                            id));
+                            id))
+        .with_reason(kReasonSessionGone);
   }
   touch(*it->second, now);
   return *it->second;
@@ -448,6 +456,8 @@ uint64_t LockManager::lock(const LockCall& call, locks::Wait wait,
         }
         throw Error(ErrorCode::kResourceExhausted, "the lock table is full");
       case locks::Status::kConflict:
+        if (outcome.error) throw error_of(*outcome.error).with_reason(kReasonConflict);
+        throw Error(ErrorCode::kInternal, "a lock domain refused a request without saying why");
       case locks::Status::kInvalid:
         if (outcome.error) throw error_of(*outcome.error);
         throw Error(ErrorCode::kInternal, "a lock domain refused a request without saying why");
@@ -484,7 +494,7 @@ UnlockDone LockManager::unlock(uint64_t id, const std::string& file,
     auto it = placement_.find(file);
     const int d = it == placement_.end() ? software_ : it->second;
     locks::Change change = domains_[d]->release(domain_session(session, d), file, ranges);
-    if (change.error) throw error_of(*change.error);
+    if (change.error) throw with_not_held(error_of(*change.error));
     out.released = change.released;
     out.granted = change.granted.size();
     apply(d, change, finished);
@@ -504,7 +514,7 @@ UnlockDone LockManager::downgrade(uint64_t id, const std::string& file,
     auto it = placement_.find(file);
     const int d = it == placement_.end() ? software_ : it->second;
     locks::Change change = domains_[d]->downgrade(domain_session(session, d), file, ranges);
-    if (change.error) throw error_of(*change.error);
+    if (change.error) throw with_not_held(error_of(*change.error));
     out.released = change.released;
     out.granted = change.granted.size();
     apply(d, change, finished);
@@ -531,7 +541,9 @@ void LockManager::apply(int domain, const locks::Change& change, Finished& finis
   for (locks::RequestId id : change.cancelled) {
     const WaitKey key{domain, id};
     if (waiters_.contains(key)) {
-      finish_waiter(key, Error(ErrorCode::kAborted, "the wait was cancelled: its session ended"),
+      finish_waiter(key,
+                    Error(ErrorCode::kAborted, "the wait was cancelled: its session ended")
+                        .with_reason(kReasonSessionGone),
                     finished);
     }
   }
@@ -610,7 +622,8 @@ void LockManager::timer_loop() {
                      s->second->reattached ? "expired" : "did not re-attach after the restart");
         expire_locked(id,
                       Error(ErrorCode::kAborted,
-                            fmt::format("the wait was cancelled: session {} expired", id)),
+                            fmt::format("the wait was cancelled: session {} expired", id))
+                          .with_reason(kReasonSessionGone),
                       finished);
       }
     } catch (const std::exception& e) {

@@ -39,6 +39,12 @@ namespace asn {
 
 using LockClock = std::chrono::steady_clock;
 
+// Error::reason() of what the lock manager refuses, where the status code alone does not tell
+// a client what happened (the Locks service sends them as trailing metadata).
+inline constexpr char kReasonSessionGone[] = "session-gone";  // its locks are released
+inline constexpr char kReasonConflict[] = "conflict";         // TryLock met a holder or waiter
+inline constexpr char kReasonNotHeld[] = "not-held";          // unlock of bytes not held
+
 struct LockCall {
   uint64_t session = 0;
   std::string file;

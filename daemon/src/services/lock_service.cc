@@ -64,12 +64,26 @@ void check_owner(const Authorizer& authorizer, LockManager& locks,
   if (authorizer.certified(context)) locks.check_owner(session, authorizer.principal(context));
 }
 
-// Runs `body` and finishes the call with its status.
+// The trailing metadata that carries Error::reason().
+constexpr char kReasonKey[] = "asn-lock-reason";
+
+void send_reason(grpc::CallbackServerContext& context, const Error& e) {
+  if (!e.reason().empty()) context.AddTrailingMetadata(kReasonKey, e.reason());
+}
+
+// Runs `body` and finishes the call with its status (and the error's reason).
 template <typename Body>
 grpc::ServerUnaryReactor* answer(grpc::CallbackServerContext* context, std::string_view rpc,
                                  Body&& body) {
   auto* reactor = context->DefaultReactor();
-  reactor->Finish(guarded(rpc, std::forward<Body>(body)));
+  reactor->Finish(guarded(rpc, [&] {
+    try {
+      body();
+    } catch (const Error& e) {
+      send_reason(*context, e);
+      throw;
+    }
+  }));
   return reactor;
 }
 
@@ -78,8 +92,8 @@ grpc::ServerUnaryReactor* answer(grpc::CallbackServerContext* context, std::stri
 // has returned.
 class LockReactor final : public grpc::ServerUnaryReactor {
  public:
-  LockReactor(LockManager& locks, v1::LockResponse* response)
-      : locks_(locks), response_(response) {}
+  LockReactor(LockManager& locks, grpc::CallbackServerContext* context, v1::LockResponse* response)
+      : locks_(locks), context_(context), response_(response) {}
 
   void start(const LockCall& call, locks::Wait wait,
              std::optional<LockClock::time_point> deadline) {
@@ -87,6 +101,7 @@ class LockReactor final : public grpc::ServerUnaryReactor {
     try {
       handle = locks_.lock(call, wait, deadline, [this](LockResult result) { complete(result); });
     } catch (const Error& e) {
+      send_reason(*context_, e);
       Finish(to_grpc_status(e));
     } catch (const std::exception& e) {
       spdlog::error("Locks.Lock: internal error: {}", e.what());
@@ -122,6 +137,7 @@ class LockReactor final : public grpc::ServerUnaryReactor {
 
   void complete(const LockResult& result) {
     if (const auto* e = std::get_if<Error>(&result)) {
+      send_reason(*context_, *e);
       Finish(to_grpc_status(*e));
       return;
     }
@@ -139,6 +155,7 @@ class LockReactor final : public grpc::ServerUnaryReactor {
   }
 
   LockManager& locks_;
+  grpc::CallbackServerContext* context_;
   v1::LockResponse* response_;
   std::atomic<int> refs_{2};  // gRPC (until OnDone) and start()
   std::mutex mu_;
@@ -209,7 +226,7 @@ grpc::ServerUnaryReactor* LockService::lock(grpc::CallbackServerContext* context
     reactor->Finish(status);
     return reactor;
   }
-  auto* reactor = new LockReactor(locks_, response);
+  auto* reactor = new LockReactor(locks_, context, response);
   reactor->start(call, wait, deadline);
   return reactor;
 }
