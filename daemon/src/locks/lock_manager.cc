@@ -1,25 +1,23 @@
+// The LockManager's sessions, locks and time (lock_manager.hpp); its start, stop and board
+// resets are in lock_manager_start.cc, its reads in lock_manager_reads.cc.
 #include "locks/lock_manager.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
 
 #include "asn/state/v1/state.pb.h"
 #include "asn/text/text.hpp"
-#include "locks/software_domain.hpp"
+#include "locks/lock_manager_internal.hpp"
 
 namespace asn {
 
+namespace lock_manager_detail {
+
 namespace {
 
-namespace fs = std::filesystem;
-
 constexpr std::string_view kSoftwarePrefix = "software-prefix:";
-// Files in the placement map before it is first pruned of files that no longer have entries.
-constexpr size_t kPlacementPruneFloor = 4096;
 
 ErrorCode code_of(locks::ErrorKind kind) {
   switch (kind) {
@@ -35,9 +33,10 @@ ErrorCode code_of(locks::ErrorKind kind) {
   return ErrorCode::kInternal;
 }
 
+}  // namespace
+
 Error error_of(const locks::LockError& e) { return Error(code_of(e.kind()), e.what()); }
 
-// An unlock or downgrade refused in the table's state names bytes the session does not hold.
 Error with_not_held(Error e) {
   if (e.code() == ErrorCode::kFailedPrecondition) e.with_reason(kReasonNotHeld);
   return e;
@@ -47,14 +46,6 @@ std::string printable(std::string_view file) { return text::escaped(file, 64); }
 
 double seconds_until(LockClock::time_point when, LockClock::time_point now) {
   return std::chrono::duration<double>(when - now).count();
-}
-
-// The boot this machine is in: lock state of another boot is void (lock_manager.hpp).
-std::string boot_id() {
-  std::ifstream in("/proc/sys/kernel/random/boot_id");
-  std::string id;
-  std::getline(in, id);
-  return id;
 }
 
 std::vector<std::string> software_prefixes(const std::string& placement) {
@@ -71,182 +62,16 @@ std::vector<std::string> software_prefixes(const std::string& placement) {
   return out;
 }
 
+}  // namespace lock_manager_detail
+
+using namespace lock_manager_detail;
+
+namespace {
+
+// Files in the placement map before it is first pruned of files that no longer have entries.
+constexpr size_t kPlacementPruneFloor = 4096;
+
 }  // namespace
-
-struct LockManager::Session {
-  uint64_t id = 0;
-  std::string owner;
-  std::string name;
-  uint32_t ttl = 0;
-  locks::SessionId switch_session = 0;
-  LockClock::time_point expires{};
-  bool reattached = true;
-  std::set<WaitKey> waiters;
-};
-
-struct LockManager::Waiter {
-  uint64_t session = 0;
-  uint64_t call = 0;
-  std::string file;
-  std::optional<LockClock::time_point> deadline;
-  LockDone done;
-};
-
-LockManager::LockManager(std::unique_ptr<LockDomain> switch_domain, const std::string& software_dir,
-                         const LocksConfig& config)
-    : config_(config) {
-  std::error_code ec;
-  fs::create_directories(software_dir, ec);
-  // Lock state from another boot of the host is void: the board memory of an emulated
-  // switch is gone, and the tail of the software domain's log may be (it is not fsynced).
-  const fs::path boot_file = fs::path(software_dir) / "boot_id";
-  const std::string boot = boot_id();
-  std::string recorded;
-  {
-    std::ifstream in(boot_file);
-    std::getline(in, recorded);
-  }
-  const bool other_boot = !recorded.empty() && recorded != boot;
-  if (other_boot) {
-    spdlog::warn("locks: the lock state in {} is from another boot of this host: starting empty",
-                 software_dir);
-    fs::remove_all(fs::path(software_dir) / "software", ec);
-  }
-  if (switch_domain) {
-    switch_ = static_cast<int>(domains_.size());
-    domains_.push_back(std::move(switch_domain));
-  }
-  software_ = static_cast<int>(domains_.size());
-  domains_.push_back(std::make_unique<SoftwareDomain>(
-      (fs::path(software_dir) / "software").string(), config.software_entries));
-  {
-    std::ofstream out(boot_file, std::ios::trunc);
-    out << boot << "\n";
-  }
-  recover();
-  timer_ = std::thread([this] { timer_loop(); });
-}
-
-LockManager::~LockManager() { stop(); }
-
-void LockManager::stop() {
-  Finished finished;
-  {
-    std::lock_guard lock(mu_);
-    if (stopping_) return;
-    stopping_ = true;
-    const Error why(ErrorCode::kUnavailable, "asnd is stopping; retry the lock when it is back");
-    while (!waiters_.empty()) {
-      const WaitKey key = waiters_.begin()->first;
-      finish_waiter(key, why, finished);
-      try {
-        domains_[key.domain]->cancel(key.request);
-      } catch (const std::exception& e) {
-        // The next start withdraws it.
-        spdlog::warn("locks: withdrawing request {}: {}", key.request, e.what());
-      }
-    }
-  }
-  wake_.notify_all();
-  if (timer_.joinable()) timer_.join();
-  run(finished);
-}
-
-// ---- start --------------------------------------------------------------------------------
-
-void LockManager::recover() {
-  const auto now = LockClock::now();
-  LockDomain& software = *domains_[software_];
-  grace_until_ = now;
-  if (!software.sessions().empty())
-    grace_until_ = now + std::chrono::seconds(config_.grace_period_s);
-  for (const DomainSession& s : software.sessions()) {
-    state::v1::LockSessionLabel label;
-    auto session = std::make_unique<Session>();
-    session->id = s.id;
-    if (label.ParseFromString(s.label)) {
-      session->owner = label.owner();
-      session->name = label.name();
-      session->ttl = label.ttl_seconds();
-      session->switch_session = label.switch_session();
-    }
-    session->reattached = false;
-    // A client renews its lease every third of it or so, so one with a lease longer than
-    // the grace period may not call within it: it has its lease, from now, to come back.
-    session->expires = std::max(now + std::chrono::seconds(config_.grace_period_s),
-                                now + std::chrono::seconds(std::max<uint32_t>(session->ttl, 1)));
-    grace_until_ = std::max(grace_until_, session->expires);
-    if (session->switch_session != 0) by_switch_session_[session->switch_session] = s.id;
-    leases_.emplace(session->expires, s.id);
-    sessions_.emplace(s.id, std::move(session));
-  }
-  // A switch session no manager session names was opened by an asnd that died before it
-  // recorded it: nobody can reach its locks.
-  if (switch_ >= 0) {
-    for (const DomainSession& s : domains_[switch_]->sessions()) {
-      if (!by_switch_session_.contains(s.id)) domains_[switch_]->expire(s.id);
-    }
-  }
-  size_t withdrawn = 0;
-  for (int d = 0; d < static_cast<int>(domains_.size()); ++d) {
-    std::vector<locks::RequestId> waiting;
-    std::string after;
-    for (;;) {
-      auto files = domains_[d]->files(after, 1024);
-      for (const auto& file : files) {
-        placement_[file] = d;
-        for (const auto& w : domains_[d]->list(file).waiting) waiting.push_back(w.request);
-      }
-      if (files.size() < 1024) break;
-      after = files.back();
-    }
-    std::sort(waiting.rbegin(), waiting.rend());
-    for (locks::RequestId id : waiting) domains_[d]->cancel(id);
-    withdrawn += waiting.size();
-  }
-  placement_pruned_at_ = placement_.size();
-  if (!sessions_.empty() || withdrawn != 0) {
-    spdlog::info(
-        "locks: {} sessions may re-attach within {} s; {} waiting requests of the "
-        "previous asnd withdrawn",
-        sessions_.size(), config_.grace_period_s, withdrawn);
-  }
-}
-
-// ---- board resets -------------------------------------------------------------------------
-
-std::string LockManager::reconcile(ReconcileCause cause) {
-  Finished finished;
-  std::string what;
-  {
-    std::lock_guard lock(mu_);
-    if (cause != ReconcileCause::kBoardReset || switch_ < 0) {
-      return fmt::format("{} sessions, {} files with locks", sessions_.size(), placement_.size());
-    }
-    domains_[switch_]->board_reset();
-    Error why(ErrorCode::kAborted,
-              "the wait was cancelled: the board was reset, which emptied the switch's lock "
-              "table; the session ended, open a new one");
-    why.with_reason(kReasonSessionGone);
-    std::vector<uint64_t> ended;
-    for (const auto& [id, session] : sessions_) ended.push_back(id);
-    for (uint64_t id : ended) expire_locked(id, why, finished);
-    std::erase_if(placement_, [&](const auto& kv) { return kv.second == switch_; });
-    what = fmt::format("the board was reset, emptying the switch's lock table: {} sessions ended",
-                       ended.size());
-    spdlog::warn("locks: {}", what);
-  }
-  run(finished);
-  return what;
-}
-
-ManagerSummary LockManager::summary() const {
-  std::lock_guard lock(mu_);
-  ManagerSummary out;
-  out.manager = "locks";
-  out.status = fmt::format("{} sessions, {} Lock calls waiting", sessions_.size(), waiters_.size());
-  return out;
-}
 
 // ---- sessions -----------------------------------------------------------------------------
 
@@ -425,29 +250,11 @@ uint64_t LockManager::lock(const LockCall& call, locks::Wait wait,
         finished.emplace_back(std::move(done), std::move(granted));
         break;
       }
-      case locks::Status::kQueued: {
-        if (waiters_.size() >= config_.max_waiting) {
-          apply(d, domains_[d]->cancel(outcome.request), finished);
-          throw Error(ErrorCode::kResourceExhausted,
-                      fmt::format("the lock is taken, and {} Lock calls are waiting already, the "
-                                  "most asnd keeps (locks.max_waiting); retry later",
-                                  waiters_.size()));
-        }
+      case locks::Status::kQueued:
+        handle =
+            enqueue(session, d, outcome.request, call.file, deadline, std::move(done), finished);
         placement_[call.file] = d;
-        const WaitKey key{d, outcome.request};
-        auto waiter = std::make_unique<Waiter>();
-        waiter->session = session.id;
-        waiter->call = handle = next_call_++;
-        waiter->file = call.file;
-        waiter->deadline = deadline;
-        waiter->done = std::move(done);
-        if (deadline) wait_deadlines_.emplace(*deadline, key);
-        calls_.emplace(handle, key);
-        session.waiters.insert(key);
-        waiters_.emplace(key, std::move(waiter));
-        wake_.notify_all();
         break;
-      }
       case locks::Status::kTableFull:
         if (outcome.error) {
           throw Error(ErrorCode::kResourceExhausted,
@@ -467,6 +274,35 @@ uint64_t LockManager::lock(const LockCall& call, locks::Wait wait,
     }
   }
   run(finished);
+  return handle;
+}
+
+// Keeps a queued request's call until a grant, its deadline, a cancel or its session's end
+// finishes it. Over locks.max_waiting, withdraws the request and refuses the call instead.
+uint64_t LockManager::enqueue(Session& session, int domain, locks::RequestId request,
+                              const std::string& file,
+                              std::optional<LockClock::time_point> deadline, LockDone done,
+                              Finished& finished) {
+  if (waiters_.size() >= config_.max_waiting) {
+    apply(domain, domains_[domain]->cancel(request), finished);
+    throw Error(ErrorCode::kResourceExhausted,
+                fmt::format("the lock is taken, and {} Lock calls are waiting already, the most "
+                            "asnd keeps (locks.max_waiting); retry later",
+                            waiters_.size()));
+  }
+  const WaitKey key{domain, request};
+  auto waiter = std::make_unique<Waiter>();
+  waiter->session = session.id;
+  waiter->call = next_call_++;
+  waiter->file = file;
+  waiter->deadline = deadline;
+  waiter->done = std::move(done);
+  if (deadline) wait_deadlines_.emplace(*deadline, key);
+  calls_.emplace(waiter->call, key);
+  session.waiters.insert(key);
+  const uint64_t handle = waiter->call;
+  waiters_.emplace(key, std::move(waiter));
+  wake_.notify_all();
   return handle;
 }
 
@@ -639,104 +475,6 @@ void LockManager::timer_loop() {
     run(finished);
     lock.lock();
   }
-}
-
-// ---- reads --------------------------------------------------------------------------------
-
-LockListView LockManager::list(const std::string& file, const std::string& after, size_t limit) {
-  std::lock_guard lock(mu_);
-  LockListView out;
-  auto owner_of = [&](int d, locks::SessionId sid, uint64_t& id) -> const Session* {
-    id = sid;
-    if (d == switch_) {
-      auto it = by_switch_session_.find(sid);
-      id = it == by_switch_session_.end() ? 0 : it->second;
-    }
-    auto it = sessions_.find(id);
-    return it == sessions_.end() ? nullptr : it->second.get();
-  };
-  auto add_file = [&](int d, const std::string& name) {
-    locks::FileLocks locks = domains_[d]->list(name);
-    for (const auto& held : locks.held) {
-      if (out.held.size() + out.waiting.size() >= limit) {
-        out.next_after = name;  // this file has more than the limit
-        return;
-      }
-      HeldView v{name, std::string(domains_[d]->name()), 0, "", "", held};
-      if (const Session* s = owner_of(d, held.session, v.session)) {
-        v.owner = s->owner;
-        v.session_name = s->name;
-      }
-      out.held.push_back(std::move(v));
-    }
-    for (const auto& w : locks.waiting) {
-      if (out.held.size() + out.waiting.size() >= limit) {
-        out.next_after = name;
-        return;
-      }
-      WaitingView v{name, std::string(domains_[d]->name()), 0, "", w};
-      if (const Session* s = owner_of(d, w.session, v.session)) v.owner = s->owner;
-      out.waiting.push_back(std::move(v));
-    }
-  };
-  if (!file.empty()) {
-    auto it = placement_.find(file);
-    if (it != placement_.end()) add_file(it->second, file);
-    return out;
-  }
-  // All files, merged across the domains in byte order, whole files up to `limit` entries.
-  std::vector<std::pair<std::string, int>> files;
-  for (int d = 0; d < static_cast<int>(domains_.size()); ++d) {
-    for (auto& name : domains_[d]->files(after, limit + 1)) files.emplace_back(std::move(name), d);
-  }
-  std::sort(files.begin(), files.end());
-  for (const auto& [name, d] : files) {
-    if (out.held.size() + out.waiting.size() >= limit) {
-      out.next_after = out.held.empty() ? "" : out.held.back().file;
-      if (!out.waiting.empty() && out.waiting.back().file > out.next_after) {
-        out.next_after = out.waiting.back().file;
-      }
-      break;
-    }
-    add_file(d, name);
-  }
-  return out;
-}
-
-LockStatsView LockManager::stats() {
-  std::lock_guard lock(mu_);
-  LockStatsView out;
-  const auto now = LockClock::now();
-  for (const auto& domain : domains_)
-    out.domains.push_back({std::string(domain->name()), domain->stats()});
-  out.placement = config_.placement;
-  out.waiting_calls = waiters_.size();
-  out.grace_remaining_seconds = std::max(0.0, seconds_until(grace_until_, now));
-  std::map<uint64_t, uint64_t> held;  // entries per manager session
-  for (int d = 0; d < static_cast<int>(domains_.size()); ++d) {
-    for (const DomainSession& s : domains_[d]->sessions()) {
-      uint64_t id = s.id;
-      if (d == switch_) {
-        auto it = by_switch_session_.find(s.id);
-        if (it == by_switch_session_.end()) continue;
-        id = it->second;
-      }
-      held[id] += s.held_entries;
-    }
-  }
-  for (const auto& [id, session] : sessions_) {
-    SessionView v;
-    v.session = id;
-    v.owner = session->owner;
-    v.name = session->name;
-    v.ttl_seconds = session->ttl;
-    v.expires_in_seconds = seconds_until(session->expires, now);
-    v.held_entries = held[id];
-    v.waiting_requests = session->waiters.size();
-    v.reattached = session->reattached;
-    out.sessions.push_back(std::move(v));
-  }
-  return out;
 }
 
 }  // namespace asn

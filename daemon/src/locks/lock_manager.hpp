@@ -190,6 +190,9 @@ class LockManager final : public Reconcilable {
   void touch(Session& session, LockClock::time_point now);
   int place(const std::string& file, bool& fresh);
   int domain_index(std::string_view name) const;
+  uint64_t enqueue(Session& session, int domain, locks::RequestId request, const std::string& file,
+                   std::optional<LockClock::time_point> deadline, LockDone done,
+                   Finished& finished);
   void apply(int domain, const locks::Change& change, Finished& finished);
   void finish_waiter(const WaitKey& key, LockResult result, Finished& finished);
   uint64_t expire_locked(uint64_t session, const Error& why, Finished& finished);

@@ -1,0 +1,48 @@
+// Internal to the LockManager's files (lock_manager.cc: sessions, locks and time;
+// lock_manager_start.cc: start, stop and board resets; lock_manager_reads.cc: list and
+// stats): its session and waiter records and the helpers they share.
+#pragma once
+
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "asn/locks/lock_table.hpp"
+#include "error.hpp"
+#include "locks/lock_manager.hpp"
+
+namespace asn {
+
+struct LockManager::Session {
+  uint64_t id = 0;
+  std::string owner;
+  std::string name;
+  uint32_t ttl = 0;
+  locks::SessionId switch_session = 0;
+  LockClock::time_point expires{};
+  bool reattached = true;
+  std::set<WaitKey> waiters;
+};
+
+struct LockManager::Waiter {
+  uint64_t session = 0;
+  uint64_t call = 0;
+  std::string file;
+  std::optional<LockClock::time_point> deadline;
+  LockDone done;
+};
+
+namespace lock_manager_detail {
+
+Error error_of(const locks::LockError& e);
+// An unlock or downgrade refused in the table's state names bytes the session does not hold.
+Error with_not_held(Error e);
+std::string printable(std::string_view file);
+double seconds_until(LockClock::time_point when, LockClock::time_point now);
+// The prefixes of a "software-prefix:P1,P2" placement (none for first-fit).
+std::vector<std::string> software_prefixes(const std::string& placement);
+
+}  // namespace lock_manager_detail
+}  // namespace asn

@@ -1,0 +1,189 @@
+// The LockManager's start (the domains, lock state from another boot, sessions coming back,
+// the waiting requests of the previous asnd withdrawn), its stop, and board resets.
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "asn/state/v1/state.pb.h"
+#include "locks/lock_manager.hpp"
+#include "locks/lock_manager_internal.hpp"
+#include "locks/software_domain.hpp"
+
+namespace asn {
+
+using namespace lock_manager_detail;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// The boot this machine is in: lock state of another boot is void (lock_manager.hpp).
+std::string boot_id() {
+  std::ifstream in("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  std::getline(in, id);
+  return id;
+}
+
+}  // namespace
+
+LockManager::LockManager(std::unique_ptr<LockDomain> switch_domain, const std::string& software_dir,
+                         const LocksConfig& config)
+    : config_(config) {
+  std::error_code ec;
+  fs::create_directories(software_dir, ec);
+  // Lock state from another boot of the host is void: the board memory of an emulated
+  // switch is gone, and the tail of the software domain's log may be (it is not fsynced).
+  const fs::path boot_file = fs::path(software_dir) / "boot_id";
+  const std::string boot = boot_id();
+  std::string recorded;
+  {
+    std::ifstream in(boot_file);
+    std::getline(in, recorded);
+  }
+  const bool other_boot = !recorded.empty() && recorded != boot;
+  if (other_boot) {
+    spdlog::warn("locks: the lock state in {} is from another boot of this host: starting empty",
+                 software_dir);
+    fs::remove_all(fs::path(software_dir) / "software", ec);
+  }
+  if (switch_domain) {
+    switch_ = static_cast<int>(domains_.size());
+    domains_.push_back(std::move(switch_domain));
+  }
+  software_ = static_cast<int>(domains_.size());
+  domains_.push_back(std::make_unique<SoftwareDomain>(
+      (fs::path(software_dir) / "software").string(), config.software_entries));
+  {
+    std::ofstream out(boot_file, std::ios::trunc);
+    out << boot << "\n";
+  }
+  recover();
+  timer_ = std::thread([this] { timer_loop(); });
+}
+
+LockManager::~LockManager() { stop(); }
+
+void LockManager::stop() {
+  Finished finished;
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+    const Error why(ErrorCode::kUnavailable, "asnd is stopping; retry the lock when it is back");
+    while (!waiters_.empty()) {
+      const WaitKey key = waiters_.begin()->first;
+      finish_waiter(key, why, finished);
+      try {
+        domains_[key.domain]->cancel(key.request);
+      } catch (const std::exception& e) {
+        // The next start withdraws it.
+        spdlog::warn("locks: withdrawing request {}: {}", key.request, e.what());
+      }
+    }
+  }
+  wake_.notify_all();
+  if (timer_.joinable()) timer_.join();
+  run(finished);
+}
+
+// ---- start --------------------------------------------------------------------------------
+
+void LockManager::recover() {
+  const auto now = LockClock::now();
+  LockDomain& software = *domains_[software_];
+  grace_until_ = now;
+  if (!software.sessions().empty())
+    grace_until_ = now + std::chrono::seconds(config_.grace_period_s);
+  for (const DomainSession& s : software.sessions()) {
+    state::v1::LockSessionLabel label;
+    auto session = std::make_unique<Session>();
+    session->id = s.id;
+    if (label.ParseFromString(s.label)) {
+      session->owner = label.owner();
+      session->name = label.name();
+      session->ttl = label.ttl_seconds();
+      session->switch_session = label.switch_session();
+    }
+    session->reattached = false;
+    // A client renews its lease every third of it or so, so one with a lease longer than
+    // the grace period may not call within it: it has its lease, from now, to come back.
+    session->expires = std::max(now + std::chrono::seconds(config_.grace_period_s),
+                                now + std::chrono::seconds(std::max<uint32_t>(session->ttl, 1)));
+    grace_until_ = std::max(grace_until_, session->expires);
+    if (session->switch_session != 0) by_switch_session_[session->switch_session] = s.id;
+    leases_.emplace(session->expires, s.id);
+    sessions_.emplace(s.id, std::move(session));
+  }
+  // A switch session no manager session names was opened by an asnd that died before it
+  // recorded it: nobody can reach its locks.
+  if (switch_ >= 0) {
+    for (const DomainSession& s : domains_[switch_]->sessions()) {
+      if (!by_switch_session_.contains(s.id)) domains_[switch_]->expire(s.id);
+    }
+  }
+  size_t withdrawn = 0;
+  for (int d = 0; d < static_cast<int>(domains_.size()); ++d) {
+    std::vector<locks::RequestId> waiting;
+    std::string after;
+    for (;;) {
+      auto files = domains_[d]->files(after, 1024);
+      for (const auto& file : files) {
+        placement_[file] = d;
+        for (const auto& w : domains_[d]->list(file).waiting) waiting.push_back(w.request);
+      }
+      if (files.size() < 1024) break;
+      after = files.back();
+    }
+    std::sort(waiting.rbegin(), waiting.rend());
+    for (locks::RequestId id : waiting) domains_[d]->cancel(id);
+    withdrawn += waiting.size();
+  }
+  placement_pruned_at_ = placement_.size();
+  if (!sessions_.empty() || withdrawn != 0) {
+    spdlog::info(
+        "locks: {} sessions may re-attach within {} s; {} waiting requests of the "
+        "previous asnd withdrawn",
+        sessions_.size(), config_.grace_period_s, withdrawn);
+  }
+}
+
+// ---- board resets -------------------------------------------------------------------------
+
+std::string LockManager::reconcile(ReconcileCause cause) {
+  Finished finished;
+  std::string what;
+  {
+    std::lock_guard lock(mu_);
+    if (cause != ReconcileCause::kBoardReset || switch_ < 0) {
+      return fmt::format("{} sessions, {} files with locks", sessions_.size(), placement_.size());
+    }
+    domains_[switch_]->board_reset();
+    Error why(ErrorCode::kAborted,
+              "the wait was cancelled: the board was reset, which emptied the switch's lock "
+              "table; the session ended, open a new one");
+    why.with_reason(kReasonSessionGone);
+    std::vector<uint64_t> ended;
+    for (const auto& [id, session] : sessions_) ended.push_back(id);
+    for (uint64_t id : ended) expire_locked(id, why, finished);
+    std::erase_if(placement_, [&](const auto& kv) { return kv.second == switch_; });
+    what = fmt::format("the board was reset, emptying the switch's lock table: {} sessions ended",
+                       ended.size());
+    spdlog::warn("locks: {}", what);
+  }
+  run(finished);
+  return what;
+}
+
+ManagerSummary LockManager::summary() const {
+  std::lock_guard lock(mu_);
+  ManagerSummary out;
+  out.manager = "locks";
+  out.status = fmt::format("{} sessions, {} Lock calls waiting", sessions_.size(), waiters_.size());
+  return out;
+}
+
+}  // namespace asn
