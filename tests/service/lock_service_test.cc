@@ -417,7 +417,16 @@ TEST_P(LockServiceTest, BadRequestsAreRefusedWithNothingGranted) {
   strided.mutable_strided()->set_stride(32);
   strided.mutable_strided()->set_count(4);
   expect_invalid(strided, "stride");
-  // A million ranges in one request.
+  const auto after = list();
+  EXPECT_EQ(after.SerializeAsString(), before.SerializeAsString());
+}
+
+TEST_P(LockServiceTest, AMillionRangesInOneRequestAreRefusedWithNothingGranted) {
+#if defined(__SANITIZE_THREAD__)
+  // gRPC is not instrumented, and moving 6 MB of ranges through it under TSan takes minutes.
+  GTEST_SKIP() << "a request of a million ranges is too slow under ThreadSanitizer";
+#endif
+  const uint64_t s = open();
   v1::LockRequest million;
   million.set_session(s);
   million.set_file("f");
@@ -427,9 +436,10 @@ TEST_P(LockServiceTest, BadRequestsAreRefusedWithNothingGranted) {
     range->set_offset(2 * i);
     range->set_length(1);
   }
-  expect_invalid(million, "65536");
-  const auto after = list();
-  EXPECT_EQ(after.SerializeAsString(), before.SerializeAsString());
+  const grpc::Status status = try_lock(million);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("65536"));
+  EXPECT_EQ(list().held_size(), 0);
 }
 
 TEST_P(LockServiceTest, TenThousandCallsWaitAtOnceWithoutHoldingThreads) {
