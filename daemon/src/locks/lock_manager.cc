@@ -321,26 +321,17 @@ void LockManager::cancel_call(uint64_t handle, const Error& why) {
 
 UnlockDone LockManager::unlock(uint64_t id, const std::string& file,
                                const locks::RangeSpec& ranges) {
-  Finished finished;
-  UnlockDone out;
-  {
-    std::lock_guard lock(mu_);
-    Session& session = session_or_throw(id, LockClock::now());
-    session.reattached = true;
-    auto it = placement_.find(file);
-    const int d = it == placement_.end() ? software_ : it->second;
-    locks::Change change = domains_[d]->release(domain_session(session, d), file, ranges);
-    if (change.error) throw with_not_held(error_of(*change.error));
-    out.released = change.released;
-    out.granted = change.granted.size();
-    apply(d, change, finished);
-  }
-  run(finished);
-  return out;
+  return carve(id, file, ranges, false);
 }
 
 UnlockDone LockManager::downgrade(uint64_t id, const std::string& file,
                                   const locks::RangeSpec& ranges) {
+  return carve(id, file, ranges, true);
+}
+
+// Releases, or downgrades, the session's locks on `ranges` in the file's domain.
+UnlockDone LockManager::carve(uint64_t id, const std::string& file, const locks::RangeSpec& ranges,
+                              bool downgrade) {
   Finished finished;
   UnlockDone out;
   {
@@ -349,7 +340,9 @@ UnlockDone LockManager::downgrade(uint64_t id, const std::string& file,
     session.reattached = true;
     auto it = placement_.find(file);
     const int d = it == placement_.end() ? software_ : it->second;
-    locks::Change change = domains_[d]->downgrade(domain_session(session, d), file, ranges);
+    const locks::SessionId sid = domain_session(session, d);
+    locks::Change change = downgrade ? domains_[d]->downgrade(sid, file, ranges)
+                                     : domains_[d]->release(sid, file, ranges);
     if (change.error) throw with_not_held(error_of(*change.error));
     out.released = change.released;
     out.granted = change.granted.size();

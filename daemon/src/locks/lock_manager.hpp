@@ -190,6 +190,8 @@ class LockManager final : public Reconcilable {
   void touch(Session& session, LockClock::time_point now);
   int place(const std::string& file, bool& fresh);
   int domain_index(std::string_view name) const;
+  UnlockDone carve(uint64_t session, const std::string& file, const locks::RangeSpec& ranges,
+                   bool downgrade);
   uint64_t enqueue(Session& session, int domain, locks::RequestId request, const std::string& file,
                    std::optional<LockClock::time_point> deadline, LockDone done,
                    Finished& finished);
