@@ -29,7 +29,7 @@ if [ "$sanitize" = 1 ]; then
   echo "== build (ASan + UBSan) =="
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DASN_SANITIZE=address \
     -DASN_BUILD_BENCH=OFF >/dev/null
-  cmake --build build-asan -j"$jobs"
+  cmake --build build-asan -j"$jobs" --target asn_unit_service_tests
   echo "== unit and service tests under ASan + UBSan =="
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir build-asan -L 'unit|service' --output-on-failure -j"$jobs"
@@ -37,7 +37,7 @@ if [ "$sanitize" = 1 ]; then
   echo "== build (ThreadSanitizer) =="
   cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DASN_SANITIZE=thread \
     -DASN_BUILD_BENCH=OFF >/dev/null
-  cmake --build build-tsan -j"$jobs"
+  cmake --build build-tsan -j"$jobs" --target asn_unit_service_tests
   echo "== unit and service tests under ThreadSanitizer =="
   # tests/tsan.supp: races TSan imagines inside the uninstrumented gRPC, abseil and protobuf.
   TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/tests/tsan.supp" \
