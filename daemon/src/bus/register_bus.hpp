@@ -11,6 +11,8 @@
 
 namespace asn {
 
+class StripeDataPort;
+
 struct BusOp {
   enum class Kind : uint8_t { kRead, kWrite };
   Kind kind;
@@ -67,6 +69,10 @@ class RegisterBus {
   // Where the bus delivers events, on a thread of its own; the handler must return quickly.
   // Set it once, before events matter; an empty handler drops them.
   virtual void set_event_handler(std::function<void(const BusEvent&)> handler) = 0;
+
+  // The striping data path's client side (bus/stripe_data_port.hpp): only the emulated
+  // board has one; on a real board the data arrives on the ports, not through asnd.
+  virtual StripeDataPort* stripe_data_port() { return nullptr; }
 };
 
 }  // namespace asn

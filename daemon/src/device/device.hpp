@@ -17,6 +17,7 @@
 
 #include "asn/regmap/regs.hpp"
 #include "bus/register_bus.hpp"
+#include "bus/stripe_data_port.hpp"
 #include "device/layout.hpp"
 #include "device/target.hpp"
 
@@ -35,6 +36,8 @@ class Device {
   std::shared_ptr<const DeviceLayout> layout() const;
 
   RegisterBus& bus() { return bus_; }
+  // The striping data path's client side; nullptr on a real board (bus/stripe_data_port.hpp).
+  StripeDataPort* stripe_data_port() { return bus_.stripe_data_port(); }
   const regmap::RegisterMap& map() const { return map_; }
 
   // ---- typed access; instance is the port number for per-port blocks --------------------
