@@ -34,7 +34,7 @@ class LockServiceTest : public ::testing::TestWithParam<LockStack::Kind> {
 
   void start(unsigned grace_s = 15) {
     config_.grace_period_s = grace_s;
-    stack_ = std::make_unique<LockStack>(GetParam(), dir_.path(), config_);
+    stack_ = std::make_unique<LockStack>(GetParam(), dir_.path(), config_, profile_);
     stub_ = v1::Locks::NewStub(stack_->channel());
   }
   void restart(unsigned grace_s) {
@@ -137,6 +137,7 @@ class LockServiceTest : public ::testing::TestWithParam<LockStack::Kind> {
 
   test::TempDir dir_;
   std::vector<std::shared_ptr<Pending>> pending_;  // destroyed after the stack
+  std::string profile_ = "emulated-64port";
   LocksConfig config_;
   std::unique_ptr<LockStack> stack_;
   std::unique_ptr<v1::Locks::Stub> stub_;
@@ -573,6 +574,68 @@ TEST_P(LockServiceTest, StatsNameTheDomainsAndTheSessions) {
   EXPECT_EQ(held, 1u);
   EXPECT_EQ(st.placement(), "first-fit");
 }
+
+// Placement when a table fills: the switch's table of a netfpga-1g (4096 entries) and a
+// software domain of 16.
+class LockPlacementTest : public LockServiceTest {
+ protected:
+  LockPlacementTest() {
+    profile_ = "netfpga-1g";
+    config_.software_entries = 16;
+  }
+
+  const v1::LockDomainStats& domain(const v1::GetLockStatsResponse& st, const std::string& name) {
+    for (const auto& d : st.domains()) {
+      if (d.name() == name) return d;
+    }
+    ADD_FAILURE() << "no domain " << name;
+    return st.domains(0);
+  }
+};
+
+TEST_P(LockPlacementTest,
+       FirstFitSendsANewFileToSoftwareWhenTheSwitchIsFullThenRefusesWhenBothAre) {
+  const uint64_t s = open();
+  const uint64_t capacity = domain(stats(), "switch").capacity();
+  ASSERT_EQ(capacity, 4096u);
+  for (uint64_t i = 0; i < capacity; ++i) {
+    ASSERT_OK(try_lock(request(s, "sw-full/" + std::to_string(i), 0, 10)));
+  }
+  auto st = stats();
+  EXPECT_EQ(domain(st, "switch").held_entries(), capacity);
+  EXPECT_EQ(domain(st, "software").held_entries(), 0u);
+
+  // A new file no longer fits in the switch: first fit places it in software.
+  v1::LockResponse granted;
+  ASSERT_OK(try_lock(request(s, "overflow/0", 0, 10), &granted));
+  EXPECT_EQ(granted.domain(), "software");
+  EXPECT_EQ(list("overflow/0").held(0).domain(), "software");
+
+  // A file that lives in the full switch stays there: its second range is refused, not moved.
+  grpc::Status refused = try_lock(request(s, "sw-full/7", 100, 10));
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(refused.error_message(), HasSubstr("where this file lives"));
+
+  // Fill the software domain too: then a new file is refused, and nothing was granted.
+  for (int i = 1; i < 16; ++i) {
+    ASSERT_OK(try_lock(request(s, "overflow/" + std::to_string(i), 0, 10)));
+  }
+  refused = try_lock(request(s, "overflow/16", 0, 10));
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << refused.error_message();
+  EXPECT_THAT(refused.error_message(), HasSubstr("software"));
+  EXPECT_EQ(list("overflow/16").held_size(), 0);
+  st = stats();
+  EXPECT_EQ(domain(st, "switch").held_entries(), capacity);
+  EXPECT_EQ(domain(st, "software").held_entries(), 16u);
+
+  // Room made in the switch is used again by the next new file.
+  ASSERT_OK(unlock(s, "sw-full/0", 0, 10));
+  ASSERT_OK(try_lock(request(s, "overflow/17", 0, 10), &granted));
+  EXPECT_EQ(granted.domain(), "switch");
+}
+
+INSTANTIATE_TEST_SUITE_P(Switch, LockPlacementTest, ::testing::Values(LockStack::Kind::kSwitch),
+                         [](const auto& info) { return std::string(LockStack::name(info.param)); });
 
 INSTANTIATE_TEST_SUITE_P(Domains, LockServiceTest, ::testing::ValuesIn(LockStack::kinds()),
                          [](const auto& info) { return std::string(LockStack::name(info.param)); });

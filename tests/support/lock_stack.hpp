@@ -47,14 +47,16 @@ class LockStack {
     return "?";
   }
 
-  LockStack(Kind kind, const std::string& dir, const LocksConfig& config) {
+  // profile: the emulated board's (kSwitch), whose lock_entries is the switch table's size.
+  LockStack(Kind kind, const std::string& dir, const LocksConfig& config,
+            const std::string& profile = "emulated-64port") {
     std::unique_ptr<LockDomain> switch_domain;
     if (kind == Kind::kSwitch) {
       EmulatedBusOptions options;
       char name[32];
       std::snprintf(name, sizeof name, "locks-%016zx", std::hash<std::string>{}(dir));
       options.board_name = name;
-      options.profile = "emulated-64port";
+      options.profile = profile;
       options.shm_dir = dir;
       options.run_clock = false;
       bus_ = std::make_unique<EmulatedBus>(options);

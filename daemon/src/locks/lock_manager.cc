@@ -204,7 +204,7 @@ int LockManager::place(const std::string& file, bool& fresh) {
   if (auto it = placement_.find(file); it != placement_.end()) return it->second;
   fresh = true;
   if (switch_ < 0) return software_;
-  const auto prefixes = software_prefixes(config_.placement);
+  const auto& prefixes = software_prefixes_;
   if (!prefixes.empty()) {
     const bool software = std::any_of(prefixes.begin(), prefixes.end(), [&](const auto& p) {
       return file.compare(0, p.size(), p) == 0;
@@ -237,7 +237,7 @@ uint64_t LockManager::lock(const LockCall& call, locks::Wait wait,
     // First fit: a new file that does not fit in the switch's table goes to the software
     // domain instead.
     if (outcome.status == locks::Status::kTableFull && fresh && d == switch_ &&
-        software_prefixes(config_.placement).empty()) {
+        software_prefixes_.empty()) {
       d = software_;
       request.session = session.id;
       outcome = domains_[d]->request(request);

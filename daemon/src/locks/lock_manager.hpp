@@ -204,6 +204,8 @@ class LockManager final : public Reconcilable {
   static void run(Finished& finished);
 
   LocksConfig config_;
+  // config_.placement's "software-prefix:" prefixes, parsed once; empty for first fit.
+  std::vector<std::string> software_prefixes_;
   std::vector<std::unique_ptr<LockDomain>> domains_;  // [switch,] software
   int software_ = 0;                                  // index of the software domain
   int switch_ = -1;                                   // index of the switch domain or -1

@@ -32,7 +32,7 @@ std::string boot_id() {
 
 LockManager::LockManager(std::unique_ptr<LockDomain> switch_domain, const std::string& software_dir,
                          const LocksConfig& config)
-    : config_(config) {
+    : config_(config), software_prefixes_(software_prefixes(config.placement)) {
   std::error_code ec;
   fs::create_directories(software_dir, ec);
   // Lock state from another boot of the host is void: the board memory of an emulated
