@@ -40,16 +40,15 @@ std::optional<std::string> validate(const Geometry& g) {
   if (g.members() > kMaxMembers) {
     return std::to_string(g.members()) + " members (" + std::to_string(g.data_members) +
            " data + " + std::to_string(g.parity_members) +
-           " parity) is too many; accepted: at most " + std::to_string(kMaxMembers) +
-           " members";
+           " parity) is too many; accepted: at most " + std::to_string(kMaxMembers) + " members";
   }
   if (!std::has_single_bit(g.unit_bytes) || g.unit_bytes < kMinUnitBytes ||
       g.unit_bytes > kMaxUnitBytes) {
     const char* what = !std::has_single_bit(g.unit_bytes) ? "is not a power of two"
                        : g.unit_bytes < kMinUnitBytes     ? "is too small"
                                                           : "is too large";
-    return "unit " + std::to_string(g.unit_bytes) + " " + what + "; accepted: " +
-           std::to_string(kMinUnitBytes) + " .. " + std::to_string(kMaxUnitBytes) +
+    return "unit " + std::to_string(g.unit_bytes) + " " + what +
+           "; accepted: " + std::to_string(kMinUnitBytes) + " .. " + std::to_string(kMaxUnitBytes) +
            ", powers of two";
   }
   return std::nullopt;

@@ -54,7 +54,7 @@ uint8_t gf_mul8(uint8_t a, uint8_t b) {
   return kGf.exp[kGf.log[a] + kGf.log[b]];
 }
 uint8_t gf_inv8(uint8_t a) { return kGf.exp[255 - kGf.log[a]]; }  // a != 0
-uint8_t gf_pow2(unsigned k) { return kGf.exp[k % 255]; }           // g^k
+uint8_t gf_pow2(unsigned k) { return kGf.exp[k % 255]; }          // g^k
 
 bool aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % kAlign == 0; }
 
@@ -75,9 +75,7 @@ uint64_t mul2_64(uint64_t v) {
   const uint64_t hi = v & 0x8080808080808080ULL;
   return ((v << 1) & 0xFEFEFEFEFEFEFEFEULL) ^ ((hi >> 7) * 0x1D);
 }
-uint8_t mul2_8(uint8_t v) {
-  return static_cast<uint8_t>((v << 1) ^ ((v & 0x80) ? 0x1D : 0));
-}
+uint8_t mul2_8(uint8_t v) { return static_cast<uint8_t>((v << 1) ^ ((v & 0x80) ? 0x1D : 0)); }
 
 // dst = XOR of srcs (at least one source). dst may not alias a source.
 void gen_p(std::span<const uint8_t* const> srcs, uint8_t* dst, size_t len) {
@@ -176,14 +174,14 @@ Scratch scratch(size_t len) {
 unsigned parity_for(Raid raid) { return raid == Raid::k6 ? 2 : 1; }
 
 bool shape_ok(const Geometry& g) {
-  return (g.raid == Raid::k4 || g.raid == Raid::k5 || g.raid == Raid::k6) &&
-         g.data_members >= 2 && g.parity_members == parity_for(g.raid);
+  return (g.raid == Raid::k4 || g.raid == Raid::k5 || g.raid == Raid::k6) && g.data_members >= 2 &&
+         g.parity_members == parity_for(g.raid);
 }
 
 }  // namespace
 
-void compute_parity(const Geometry& g, std::span<const uint8_t* const> data, uint8_t* p,
-                    uint8_t* q, size_t len) {
+void compute_parity(const Geometry& g, std::span<const uint8_t* const> data, uint8_t* p, uint8_t* q,
+                    size_t len) {
   if (!shape_ok(g) || data.size() < g.data_members || p == nullptr || len == 0) return;
   const auto srcs = data.first(g.data_members);
   if (g.raid == Raid::k6) {
@@ -194,8 +192,8 @@ void compute_parity(const Geometry& g, std::span<const uint8_t* const> data, uin
   }
 }
 
-bool reconstruct(const Geometry& g, std::span<uint8_t* const> units,
-                 std::span<const unsigned> lost, size_t len) {
+bool reconstruct(const Geometry& g, std::span<uint8_t* const> units, std::span<const unsigned> lost,
+                 size_t len) {
   if (!shape_ok(g)) return false;
   const unsigned d = g.data_members;
   const unsigned n = g.members();
