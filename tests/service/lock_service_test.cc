@@ -5,9 +5,11 @@
 // grace period. Run against each domain configuration (LockStack::Kind).
 #include "services/lock_service.hpp"
 
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -545,7 +547,8 @@ TEST_P(LockServiceTest, LocksSurviveARestartAndSessionsReattachWithinTheGracePer
 TEST_P(LockServiceTest, ABoardResetEndsTheSessionsWhoseSwitchLocksItErased) {
   if (stack_->device() == nullptr) GTEST_SKIP() << "no switch domain";
   const uint64_t a = open(), b = open();
-  ASSERT_OK(try_lock(request(a, "f", 0, 10)));
+  v1::LockResponse before;
+  ASSERT_OK(try_lock(request(a, "f", 0, 10), &before));
   auto waiting = lock_async(request(b, "f", 0, 10));
   wait_for_waiting(1);
   stack_->device()->write(regs::id::kControlBoardReset, 1);
@@ -557,8 +560,79 @@ TEST_P(LockServiceTest, ABoardResetEndsTheSessionsWhoseSwitchLocksItErased) {
   EXPECT_EQ(try_lock(request(a, "g", 0, 1)).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   EXPECT_EQ(stats().sessions(), 0u);
   const uint64_t c = open();
-  ASSERT_OK(try_lock(request(c, "f", 0, 10)));
+  v1::LockResponse after;
+  ASSERT_OK(try_lock(request(c, "f", 0, 10), &after));
   EXPECT_EQ(list("f").held_size(), 1);
+  // The switch's new table counts from 1, but the file's fencing token still grows: a
+  // storage server that saw the old holder's token accepts the new holder's.
+  EXPECT_EQ(after.domain(), "switch");
+  EXPECT_GT(after.token(), before.token());
+  // The session that held "f" lost its lock with the table: it may not carry on as if not.
+  const grpc::Status gone = try_lock(request(a, "g", 0, 1));
+  EXPECT_EQ(gone.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << gone.error_message();
+}
+
+// The switch's table in board DRAM is damaged: asnd starts anyway, places every file in the
+// software domain, ends the sessions whose switch locks are lost, says so in its status,
+// and takes the switch back after a board reset formats the table.
+TEST_P(LockServiceTest, ADamagedSwitchTableIsSetAsideUntilABoardReset) {
+  if (stack_->device() == nullptr) GTEST_SKIP() << "no switch domain";
+  const uint64_t a = open();
+  v1::LockResponse before;
+  ASSERT_OK(try_lock(request(a, "f", 0, 10), &before));
+  ASSERT_EQ(before.domain(), "switch");
+  stub_.reset();
+  stack_.reset();
+  {
+    EmulatedBus bus(LockStack::bus_options(dir_.path(), profile_));
+    const std::string path = bus.board().path();
+    const off_t dram =
+        static_cast<off_t>(model::kMemoryHeaderBytes + bus.board().address_space_bytes());
+    std::vector<char> junk(64 << 10, static_cast<char>(0xa5));
+    const int fd = ::open(path.c_str(), O_WRONLY);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::pwrite(fd, junk.data(), junk.size(), dram), static_cast<ssize_t>(junk.size()));
+    ::close(fd);
+  }
+  start();
+  EXPECT_TRUE(stack_->manager().summary().problem);
+  EXPECT_THAT(stack_->manager().summary().status, HasSubstr("damaged"));
+  EXPECT_EQ(try_lock(request(a, "g", 0, 1)).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  const uint64_t b = open();
+  v1::LockResponse software;
+  ASSERT_OK(try_lock(request(b, "f", 0, 10), &software));
+  EXPECT_EQ(software.domain(), "software");
+  EXPECT_GT(software.token(), before.token());
+
+  stack_->device()->write(regs::id::kControlBoardReset, 1);
+  stack_->manager().reconcile(ReconcileCause::kBoardReset);
+  EXPECT_FALSE(stack_->manager().summary().problem);
+  const uint64_t c = open();
+  v1::LockResponse back;
+  ASSERT_OK(try_lock(request(c, "h", 0, 10), &back));
+  EXPECT_EQ(back.domain(), "switch");
+  EXPECT_GT(back.token(), software.token());
+}
+
+// A board reset while asnd was down: the new asnd finds an empty switch table, yet tokens
+// still grow.
+TEST_P(LockServiceTest, TokensGrowAcrossABoardResetWhileAsndIsDown) {
+  if (stack_->device() == nullptr) GTEST_SKIP() << "no switch domain";
+  const uint64_t a = open();
+  v1::LockResponse before;
+  ASSERT_OK(try_lock(request(a, "f", 0, 10), &before));
+  stub_.reset();
+  stack_.reset();
+  {
+    EmulatedBus bus(LockStack::bus_options(dir_.path(), profile_));
+    bus.board().board_reset();
+  }
+  start();
+  const uint64_t b = open();
+  v1::LockResponse after;
+  ASSERT_OK(try_lock(request(b, "f", 0, 10), &after));
+  EXPECT_EQ(after.domain(), "switch");
+  EXPECT_GT(after.token(), before.token());
 }
 
 TEST_P(LockServiceTest, StatsNameTheDomainsAndTheSessions) {
@@ -598,17 +672,20 @@ TEST_P(LockPlacementTest,
   const uint64_t s = open();
   const uint64_t capacity = domain(stats(), "switch").capacity();
   ASSERT_EQ(capacity, 4096u);
+  v1::LockResponse granted;
   for (uint64_t i = 0; i < capacity; ++i) {
-    ASSERT_OK(try_lock(request(s, "sw-full/" + std::to_string(i), 0, 10)));
+    ASSERT_OK(try_lock(request(s, "sw-full/" + std::to_string(i), 0, 10), &granted));
   }
+  const uint64_t last_switch_token = granted.token();
   auto st = stats();
   EXPECT_EQ(domain(st, "switch").held_entries(), capacity);
   EXPECT_EQ(domain(st, "software").held_entries(), 0u);
 
-  // A new file no longer fits in the switch: first fit places it in software.
-  v1::LockResponse granted;
+  // A new file no longer fits in the switch: first fit places it in software, whose tokens
+  // are raised above the switch's (the file may have lived there before).
   ASSERT_OK(try_lock(request(s, "overflow/0", 0, 10), &granted));
   EXPECT_EQ(granted.domain(), "software");
+  EXPECT_GT(granted.token(), last_switch_token);
   EXPECT_EQ(list("overflow/0").held(0).domain(), "software");
 
   // A file that lives in the full switch stays there: its second range is refused, not moved.
@@ -618,7 +695,7 @@ TEST_P(LockPlacementTest,
 
   // Fill the software domain too: then a new file is refused, and nothing was granted.
   for (int i = 1; i < 16; ++i) {
-    ASSERT_OK(try_lock(request(s, "overflow/" + std::to_string(i), 0, 10)));
+    ASSERT_OK(try_lock(request(s, "overflow/" + std::to_string(i), 0, 10), &granted));
   }
   refused = try_lock(request(s, "overflow/16", 0, 10));
   EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << refused.error_message();
@@ -630,8 +707,10 @@ TEST_P(LockPlacementTest,
 
   // Room made in the switch is used again by the next new file.
   ASSERT_OK(unlock(s, "sw-full/0", 0, 10));
+  const uint64_t last_software_token = granted.token();
   ASSERT_OK(try_lock(request(s, "overflow/17", 0, 10), &granted));
   EXPECT_EQ(granted.domain(), "switch");
+  EXPECT_GT(granted.token(), last_software_token);
 }
 
 INSTANTIATE_TEST_SUITE_P(Switch, LockPlacementTest, ::testing::Values(LockStack::Kind::kSwitch),

@@ -52,14 +52,7 @@ class LockStack {
             const std::string& profile = "emulated-64port") {
     std::unique_ptr<LockDomain> switch_domain;
     if (kind == Kind::kSwitch) {
-      EmulatedBusOptions options;
-      char name[32];
-      std::snprintf(name, sizeof name, "locks-%016zx", std::hash<std::string>{}(dir));
-      options.board_name = name;
-      options.profile = profile;
-      options.shm_dir = dir;
-      options.run_clock = false;
-      bus_ = std::make_unique<EmulatedBus>(options);
+      bus_ = std::make_unique<EmulatedBus>(bus_options(dir, profile));
       device_ = std::make_unique<Device>(*bus_);
       switch_domain = std::make_unique<SwitchDomain>(*device_);
     }
@@ -77,6 +70,18 @@ class LockStack {
     args.SetMaxReceiveMessageSize(64 << 20);
     args.SetMaxSendMessageSize(64 << 20);
     channel_ = grpc::CreateCustomChannel("unix:" + path, grpc::InsecureChannelCredentials(), args);
+  }
+
+  // The emulated board of a kSwitch stack on `dir` (to open it while no stack is running).
+  static EmulatedBusOptions bus_options(const std::string& dir, const std::string& profile) {
+    EmulatedBusOptions options;
+    char name[32];
+    std::snprintf(name, sizeof name, "locks-%016zx", std::hash<std::string>{}(dir));
+    options.board_name = name;
+    options.profile = profile;
+    options.shm_dir = dir;
+    options.run_clock = false;
+    return options;
   }
 
   ~LockStack() {

@@ -248,6 +248,35 @@ TEST(LocksDurable, FileRestoreEqualsOriginal) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(LocksDurable, ARaisedTokenFloorIsLoggedAndTokensGrowFromIt) {
+  Region region(48 << 10);
+  auto journal = std::make_unique<RegionJournal>(region.span());
+  auto durable = std::make_unique<DurableTable>(*journal, kSmall, 1500);
+  const SessionId s = durable->open_session();
+  Request r{s, "f", Mode::kExclusive, std::vector<ByteRange>{{0, 10}}, Wait::kTry};
+  const Outcome first = durable->request(r);
+  ASSERT_EQ(first.status, Status::kGranted);
+  const uint64_t logged = durable->records_logged();
+  EXPECT_EQ(durable->raise_token_floor(first.grant->token), first.grant->token + 1);  // below
+  EXPECT_EQ(durable->records_logged(), logged);
+  EXPECT_EQ(durable->raise_token_floor(1'000'000), 1'000'000u);
+  EXPECT_EQ(durable->records_logged(), logged + 1);
+  // The floor outlives a restart (it is in the log, then in the checkpoint).
+  durable.reset();
+  journal = std::make_unique<RegionJournal>(region.span());
+  durable = std::make_unique<DurableTable>(*journal, kSmall, 1500);
+  EXPECT_EQ(durable->table().next_token(), 1'000'000u);
+  r.ranges = std::vector<ByteRange>{{20, 10}};
+  const Outcome second = durable->request(r);
+  ASSERT_EQ(second.status, Status::kGranted);
+  EXPECT_EQ(second.grant->token, 1'000'000u);
+  durable->checkpoint();
+  durable.reset();
+  journal = std::make_unique<RegionJournal>(region.span());
+  durable = std::make_unique<DurableTable>(*journal, kSmall, 1500);
+  EXPECT_EQ(durable->table().next_token(), 1'000'001u);
+}
+
 // ---- snapshots -------------------------------------------------------------------------------
 
 TEST(LocksSnapshot, RoundTripBehavesIdentically) {

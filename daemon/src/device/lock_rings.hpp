@@ -30,6 +30,7 @@ enum class LockOpCode : uint8_t {
   kListSessions = 7,
   kListFiles = 8,
   kListFile = 9,
+  kRaiseTokenFloor = 10,
 };
 
 enum class LockRecordKind : uint8_t {

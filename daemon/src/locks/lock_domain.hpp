@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,6 +49,13 @@ class LockDomain {
                                   const locks::RangeSpec& ranges) = 0;
   virtual locks::Change cancel(locks::RequestId request) = 0;
   virtual locks::Change expire(locks::SessionId session) = 0;
+  // Makes every later grant's fencing token at least `floor` (kept with the table, so it
+  // survives as the table does); returns the token the next grant gets.
+  virtual locks::Token raise_token_floor(locks::Token floor) = 0;
+
+  // Why the domain cannot be used now (the switch's table in board DRAM is damaged), or
+  // nullopt. An unusable domain answers no operation; a board reset may make it usable.
+  virtual std::optional<std::string> unusable() { return std::nullopt; }
 
   // The open sessions, by id.
   virtual std::vector<DomainSession> sessions() = 0;

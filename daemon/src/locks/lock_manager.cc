@@ -232,6 +232,7 @@ uint64_t LockManager::lock(const LockCall& call, locks::Wait wait,
     session.reattached = true;
     bool fresh = false;
     int d = place(call.file, fresh);
+    if (fresh) catch_up_tokens(d);
     locks::Request request{domain_session(session, d), call.file, call.mode, call.ranges, wait};
     locks::Outcome outcome = domains_[d]->request(request);
     // First fit: a new file that does not fit in the switch's table goes to the software
@@ -239,12 +240,14 @@ uint64_t LockManager::lock(const LockCall& call, locks::Wait wait,
     if (outcome.status == locks::Status::kTableFull && fresh && d == switch_ &&
         software_prefixes_.empty()) {
       d = software_;
+      catch_up_tokens(d);
       request.session = session.id;
       outcome = domains_[d]->request(request);
     }
     switch (outcome.status) {
       case locks::Status::kGranted: {
         placement_[call.file] = d;
+        note_token(d, outcome.grant->token);
         LockGranted granted{std::move(*outcome.grant), std::string(domains_[d]->name()), false};
         granted.grant.session = session.id;
         finished.emplace_back(std::move(done), std::move(granted));
@@ -356,6 +359,7 @@ UnlockDone LockManager::carve(uint64_t id, const std::string& file, const locks:
 // restart) stays held by its session until unlocked or the session ends.
 void LockManager::apply(int domain, const locks::Change& change, Finished& finished) {
   for (const locks::Grant& grant : change.granted) {
+    note_token(domain, grant.token);
     const WaitKey key{domain, grant.request};
     auto it = waiters_.find(key);
     if (it == waiters_.end()) {

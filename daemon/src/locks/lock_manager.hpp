@@ -200,6 +200,12 @@ class LockManager final : public Reconcilable {
   uint64_t expire_locked(uint64_t session, const Error& why, Finished& finished);
   locks::SessionId domain_session(const Session& session, int domain) const;
   void prune_placement();
+  // Fencing tokens grow per file across tables (tokens.cc in lock_manager_start.cc).
+  void align_token_floors(locks::Token floor);
+  void catch_up_tokens(int domain);
+  void note_token(int domain, locks::Token token);
+  // The parked switch domain became usable (a board reset formatted its table): use it.
+  void unpark_switch();
   void timer_loop();
   static void run(Finished& finished);
 
@@ -209,6 +215,10 @@ class LockManager final : public Reconcilable {
   std::vector<std::unique_ptr<LockDomain>> domains_;  // [switch,] software
   int software_ = 0;                                  // index of the software domain
   int switch_ = -1;                                   // index of the switch domain or -1
+  // A switch domain that was unusable at start (its DRAM table damaged): not in domains_
+  // until a board reset makes it usable.
+  std::unique_ptr<LockDomain> parked_switch_;
+  std::vector<locks::Token> next_token_;  // per domain: above every token it has granted
 
   mutable std::mutex mu_;
   std::condition_variable wake_;

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 
@@ -21,6 +22,12 @@ namespace {
 namespace fs = std::filesystem;
 
 // The boot this machine is in: lock state of another boot is void (lock_manager.hpp).
+locks::Token wall_clock_ns() {
+  return static_cast<locks::Token>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                       std::chrono::system_clock::now().time_since_epoch())
+                                       .count());
+}
+
 std::string boot_id() {
   std::ifstream in("/proc/sys/kernel/random/boot_id");
   std::string id;
@@ -51,8 +58,16 @@ LockManager::LockManager(std::unique_ptr<LockDomain> switch_domain, const std::s
     fs::remove_all(fs::path(software_dir) / "software", ec);
   }
   if (switch_domain) {
-    switch_ = static_cast<int>(domains_.size());
-    domains_.push_back(std::move(switch_domain));
+    if (auto why = switch_domain->unusable()) {
+      spdlog::error(
+          "locks: the switch lock domain cannot be used: {}. Every file is placed in the "
+          "software domain until then; the sessions that held locks in the switch end.",
+          *why);
+      parked_switch_ = std::move(switch_domain);
+    } else {
+      switch_ = static_cast<int>(domains_.size());
+      domains_.push_back(std::move(switch_domain));
+    }
   }
   software_ = static_cast<int>(domains_.size());
   domains_.push_back(std::make_unique<SoftwareDomain>(
@@ -61,7 +76,13 @@ LockManager::LockManager(std::unique_ptr<LockDomain> switch_domain, const std::s
     std::ofstream out(boot_file, std::ios::trunc);
     out << boot << "\n";
   }
+  next_token_.assign(domains_.size(), 0);
   recover();
+  // A table may be new, or have lost its tokens (the board was reset while asnd was down):
+  // no grant from now on may get a token at or below one granted before. Wall-clock
+  // nanoseconds are above every token granted before this start, as no table grants more
+  // than one token per nanosecond; the tables' own next tokens cover a clock set back.
+  align_token_floors(wall_clock_ns());
   timer_ = std::thread([this] { timer_loop(); });
 }
 
@@ -118,12 +139,41 @@ void LockManager::recover() {
     leases_.emplace(session->expires, s.id);
     sessions_.emplace(s.id, std::move(session));
   }
+  // Sessions whose switch session is gone lost their switch locks: the switch's table is
+  // unusable, or the board was reset while asnd was down. Another session may now be granted
+  // those bytes, so these may not re-attach as if they still held them.
+  std::set<locks::SessionId> in_switch;
+  if (switch_ >= 0) {
+    for (const DomainSession& s : domains_[switch_]->sessions()) in_switch.insert(s.id);
+  }
+  {
+    Finished finished;
+    std::vector<uint64_t> lost;
+    for (const auto& [id, session] : sessions_) {
+      if (session->switch_session != 0 && !in_switch.contains(session->switch_session)) {
+        lost.push_back(id);
+      }
+    }
+    for (uint64_t id : lost) {
+      expire_locked(
+          id,
+          Error(ErrorCode::kAborted,
+                "the session ended: the switch's lock table lost its locks (the board was "
+                "reset, or its table in board DRAM is damaged)")
+              .with_reason(kReasonSessionGone),
+          finished);
+    }
+    if (!lost.empty()) {
+      spdlog::warn(
+          "locks: {} sessions ended: the switch's lock table no longer has their locks (the "
+          "board was reset, or its table is damaged)",
+          lost.size());
+    }
+  }
   // A switch session no manager session names was opened by an asnd that died before it
   // recorded it: nobody can reach its locks.
-  if (switch_ >= 0) {
-    for (const DomainSession& s : domains_[switch_]->sessions()) {
-      if (!by_switch_session_.contains(s.id)) domains_[switch_]->expire(s.id);
-    }
+  for (locks::SessionId id : in_switch) {
+    if (!by_switch_session_.contains(id)) domains_[switch_]->expire(id);
   }
   size_t withdrawn = 0;
   for (int d = 0; d < static_cast<int>(domains_.size()); ++d) {
@@ -158,10 +208,13 @@ std::string LockManager::reconcile(ReconcileCause cause) {
   std::string what;
   {
     std::lock_guard lock(mu_);
+    if (cause == ReconcileCause::kBoardReset && parked_switch_) unpark_switch();
     if (cause != ReconcileCause::kBoardReset || switch_ < 0) {
       return fmt::format("{} sessions, {} files with locks", sessions_.size(), placement_.size());
     }
     domains_[switch_]->board_reset();
+    // The switch's new table counts tokens from 1 again.
+    align_token_floors(wall_clock_ns());
     Error why(ErrorCode::kAborted,
               "the wait was cancelled: the board was reset, which emptied the switch's lock "
               "table; the session ended, open a new one");
@@ -178,11 +231,50 @@ std::string LockManager::reconcile(ReconcileCause cause) {
   return what;
 }
 
+// ---- fencing tokens -----------------------------------------------------------------------
+
+void LockManager::align_token_floors(locks::Token floor) {
+  for (int d = 0; d < static_cast<int>(domains_.size()); ++d) {
+    floor = std::max({floor, next_token_[d], domains_[d]->raise_token_floor(floor)});
+  }
+  for (int d = 0; d < static_cast<int>(domains_.size()); ++d) {
+    next_token_[d] = domains_[d]->raise_token_floor(floor);
+  }
+}
+
+// A file that has no entry may have had locks in another table, with tokens this one has
+// not reached: before its first grant here, this table's floor is raised above them.
+void LockManager::catch_up_tokens(int domain) {
+  const locks::Token top = *std::max_element(next_token_.begin(), next_token_.end());
+  if (next_token_[domain] < top) next_token_[domain] = domains_[domain]->raise_token_floor(top);
+}
+
+void LockManager::note_token(int domain, locks::Token token) {
+  next_token_[domain] = std::max(next_token_[domain], token + 1);
+}
+
+void LockManager::unpark_switch() {
+  parked_switch_->board_reset();
+  if (auto why = parked_switch_->unusable()) {
+    spdlog::error("locks: the switch lock domain still cannot be used: {}", *why);
+    return;
+  }
+  switch_ = static_cast<int>(domains_.size());
+  domains_.push_back(std::move(parked_switch_));
+  next_token_.push_back(0);
+  spdlog::info("locks: the switch lock domain is usable again: new files are placed in it");
+}
+
 ManagerSummary LockManager::summary() const {
   std::lock_guard lock(mu_);
   ManagerSummary out;
   out.manager = "locks";
   out.status = fmt::format("{} sessions, {} Lock calls waiting", sessions_.size(), waiters_.size());
+  if (parked_switch_) {
+    out.status += "; the switch lock domain cannot be used: " +
+                  parked_switch_->unusable().value_or("it was unusable at start");
+    out.problem = true;
+  }
   return out;
 }
 

@@ -29,6 +29,10 @@ locks::SessionId SoftwareDomain::open_session(std::string_view label) {
   return table_->open_session(label);
 }
 
+locks::Token SoftwareDomain::raise_token_floor(locks::Token floor) {
+  return table_->raise_token_floor(floor);
+}
+
 locks::Outcome SoftwareDomain::request(const locks::Request& request) {
   return table_->request(request);
 }

@@ -31,6 +31,7 @@ class SoftwareDomain final : public LockDomain {
                           const locks::RangeSpec& ranges) override;
   locks::Change cancel(locks::RequestId request) override;
   locks::Change expire(locks::SessionId session) override;
+  locks::Token raise_token_floor(locks::Token floor) override;
   std::vector<DomainSession> sessions() override;
   std::vector<std::string> files(std::string_view after, size_t limit) override;
   locks::FileLocks list(std::string_view file) override;

@@ -205,6 +205,30 @@ locks::Change SwitchDomain::expire(locks::SessionId session) {
   return change(d);
 }
 
+locks::Token SwitchDomain::raise_token_floor(locks::Token floor) {
+  LockDescriptor d;
+  d.op = LockOpCode::kRaiseTokenFloor;
+  d.session = floor;
+  const auto records = call(d);
+  const LockCompletion& last = records.back();
+  if (last.kind != Kind::kDone) engine_failed(last, "raise its fencing token floor");
+  return last.token;
+}
+
+std::optional<std::string> SwitchDomain::unusable() {
+  Device::ReadBatch b;
+  const size_t ready = b.add(l::kStatusReady);
+  const size_t error = b.add(l::kStatusError);
+  device_.read(b);
+  if (b[error] != 0) {
+    return "its lock table in board DRAM is damaged (lock.status.error): the engine "
+           "consumes no request until a board reset (asnctl board reset --yes) formats it "
+           "again";
+  }
+  if (b[ready] == 0) return "the engine is not ready (lock.status.ready is 0)";
+  return std::nullopt;
+}
+
 std::vector<DomainSession> SwitchDomain::sessions() {
   std::vector<DomainSession> out;
   LockDescriptor d;

@@ -47,6 +47,9 @@ class SwitchDomain final : public LockDomain {
                           const locks::RangeSpec& ranges) override;
   locks::Change cancel(locks::RequestId request) override;
   locks::Change expire(locks::SessionId session) override;
+  locks::Token raise_token_floor(locks::Token floor) override;
+  // lock.status: the engine has no usable table (error set, or not ready).
+  std::optional<std::string> unusable() override;
 
   std::vector<DomainSession> sessions() override;
   std::vector<std::string> files(std::string_view after, size_t limit) override;

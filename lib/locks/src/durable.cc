@@ -18,6 +18,7 @@ enum class Op : uint8_t {
   kDowngrade = 4,
   kCancel = 5,
   kExpire = 6,
+  kRaiseTokenFloor = 7,
 };
 
 void put_ranges(detail::Writer& w, const RangeSpec& spec) {
@@ -122,6 +123,12 @@ void apply(LockTable& table, std::span<const uint8_t> record, size_t number) {
       SessionId session = r.varint("session");
       if (!r.done()) break;
       table.expire(session);
+      return;
+    }
+    case Op::kRaiseTokenFloor: {
+      Token floor = r.varint("token floor");
+      if (!r.done()) break;
+      table.raise_token_floor(floor);
       return;
     }
     default:
@@ -282,6 +289,16 @@ Change DurableTable::expire(SessionId session) {
   Change out = impl_->table.expire(session);
   impl_->applied();
   return out;
+}
+
+Token DurableTable::raise_token_floor(Token floor) {
+  if (floor <= impl_->table.next_token()) return impl_->table.next_token();
+  detail::Writer w = impl_->start(Op::kRaiseTokenFloor);
+  w.varint(floor);
+  if (auto error = impl_->log()) throw *error;
+  Token next = impl_->table.raise_token_floor(floor);
+  impl_->applied();
+  return next;
 }
 
 const LockTable& DurableTable::table() const { return impl_->table; }

@@ -382,6 +382,10 @@ Change LockTable::downgrade(SessionId session, std::string_view file, const Rang
 Change LockTable::cancel(RequestId request) { return impl_->cancel(request); }
 Change LockTable::expire(SessionId session) { return impl_->expire(session); }
 FileLocks LockTable::list(std::string_view file) const { return impl_->list(file); }
+Token LockTable::raise_token_floor(Token floor) { return impl_->raise_token_floor(floor); }
+
+Token LockTable::next_token() const { return impl_->next_token(); }
+
 Stats LockTable::stats() const { return impl_->stats(); }
 const TableLimits& LockTable::limits() const { return impl_->limits(); }
 std::vector<SessionInfo> LockTable::sessions() const { return impl_->sessions(); }

@@ -3,6 +3,7 @@
 // has what frees bytes (release, downgrade, cancel, expire) and the grants that follow.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <iterator>
@@ -98,6 +99,11 @@ class LockTable::Impl {
   Change expire(SessionId session);
   FileLocks list(std::string_view file) const;
   Stats stats() const;
+  Token raise_token_floor(Token floor) {
+    next_token_ = std::max(next_token_, floor);
+    return next_token_;
+  }
+  Token next_token() const { return next_token_; }
   const TableLimits& limits() const { return limits_; }
   std::vector<SessionInfo> sessions() const;
   std::vector<std::string> files(std::string_view after, size_t limit) const;

@@ -235,10 +235,11 @@ void LockEngine::execute(RegisterView& view, std::span<const uint32_t> d) {
     set_data(r.words, r.data, {}, {}, message);
     emit(std::move(r));
   };
-  const LockRecord refused_kind = op == LockOp::kRequest ? LockRecord::kInvalid
-                                  : (op == LockOp::kOpenSession || op >= LockOp::kListSessions)
-                                      ? LockRecord::kEnd
-                                      : LockRecord::kRefused;
+  const LockRecord refused_kind =
+      op == LockOp::kRequest ? LockRecord::kInvalid
+      : (op == LockOp::kOpenSession || (op >= LockOp::kListSessions && op <= LockOp::kListFile))
+          ? LockRecord::kEnd
+          : LockRecord::kRefused;
 
   // The data: the file id, then the ranges, all inside request_data.
   const uint32_t window = view.entries(l::kRequestData);
@@ -341,6 +342,12 @@ void LockEngine::execute(RegisterView& view, std::span<const uint32_t> d) {
       case LockOp::kExpire:
         change(table_->expire(arg));
         return;
+      case LockOp::kRaiseTokenFloor: {
+        Record r{header(LockRecord::kDone, tag), {}};
+        set64(r.words, 4, table_->raise_token_floor(arg));
+        emit(std::move(r));
+        return;
+      }
       case LockOp::kListSessions: {
         size_t left = range_count == 0 ? SIZE_MAX : range_count;
         for (const auto& s : table_->table().sessions()) {

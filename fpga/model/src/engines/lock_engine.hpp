@@ -48,6 +48,7 @@ enum class LockOp : uint8_t {
   kListSessions = 7,
   kListFiles = 8,
   kListFile = 9,
+  kRaiseTokenFloor = 10,
 };
 
 enum class LockRecord : uint8_t {

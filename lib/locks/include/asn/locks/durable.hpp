@@ -187,6 +187,8 @@ class DurableTable {
   Change downgrade(SessionId session, std::string_view file, const RangeSpec& ranges);
   Change cancel(RequestId request);
   Change expire(SessionId session);
+  // Logged only when it raises the floor.
+  Token raise_token_floor(Token floor);
 
   // Reads.
   const LockTable& table() const;

@@ -213,6 +213,13 @@ class LockTable {
   // grants the waiters of other sessions this lets through.
   Change expire(SessionId session);
 
+  // Makes every later grant's fencing token at least `floor`; returns the token the next
+  // grant gets. Tokens grow per table; asnd raises the floor when a table is new (a board
+  // reset emptied the switch's) and when a file changes tables, so that a file's tokens grow
+  // across tables too (lock_manager_start.cc).
+  Token raise_token_floor(Token floor);
+  Token next_token() const;
+
   // The held locks and the waiters of a file (empty for a file nobody locks).
   FileLocks list(std::string_view file) const;
 
