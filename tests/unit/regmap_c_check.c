@@ -21,3 +21,5 @@ uint32_t regmap_c_block_size(unsigned which) {
                                    ASN_TDM_SIZE, ASN_STRIPE_SIZE, ASN_LOCK_SIZE};
   return which < sizeof(sizes) / sizeof(sizes[0]) ? sizes[which] : 0;
 }
+uint32_t regmap_c_lock_op_raise_token_floor(void) { return ASN_LOCK_REQUEST_OP_RAISE_TOKEN_FLOOR; }
+uint32_t regmap_c_lock_kind_end(void) { return ASN_LOCK_COMPLETION_KIND_END; }

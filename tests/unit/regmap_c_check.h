@@ -14,6 +14,8 @@ uint32_t regmap_c_slot_out_word(unsigned i);
 uint32_t regmap_c_slot_out_shift(unsigned i);
 uint32_t regmap_c_prep_threshold(uint32_t packets);
 uint32_t regmap_c_block_size(unsigned which);
+uint32_t regmap_c_lock_op_raise_token_floor(void);
+uint32_t regmap_c_lock_kind_end(void);
 #ifdef __cplusplus
 }
 #endif

@@ -66,6 +66,10 @@ TEST(RegmapGenerator, CHeaderAgreesWithCppDescriptors) {
   const auto& blocks = asn::regmap::register_map().blocks;
   ASSERT_EQ(blocks.size(), 6u);
   for (unsigned i = 0; i < blocks.size(); ++i) EXPECT_EQ(regmap_c_block_size(i), blocks[i].size);
+  // Named field values: one definition, both languages.
+  EXPECT_EQ(regmap_c_lock_op_raise_token_floor(),
+            static_cast<uint32_t>(regs::lock::RequestOp::kRaiseTokenFloor));
+  EXPECT_EQ(regmap_c_lock_kind_end(), static_cast<uint32_t>(regs::lock::CompletionKind::kEnd));
 }
 
 TEST(RegmapGenerator, DescriptorsFollowTheConventions) {
@@ -156,6 +160,15 @@ INSTANTIATE_TEST_SUITE_P(
         BrokenMap{"since past the version", "      - name: current_slot\n",
                   "      - name: current_slot\n        since: 3\n",
                   "register current_slot: since 3 is past the block's version 2"},
+        BrokenMap{"value too wide", "list_file: 9, raise_token_floor: 10}",
+                  "list_file: 9, raise_token_floor: 256}",
+                  "field op: value raise_token_floor = 256 does not fit 8 bits"},
+        BrokenMap{"value used twice", "list_file: 9, raise_token_floor: 10}",
+                  "list_file: 9, raise_token_floor: 9}",
+                  "field op: value raise_token_floor = 9 is used twice"},
+        BrokenMap{"value name", "list_file: 9, raise_token_floor: 10}",
+                  "list_file: 9, RaiseTokenFloor: 10}",
+                  "field op: value name 'RaiseTokenFloor' is not lower_snake_case"},
         BrokenMap{"unknown pinned block", "    dram_mib: 64\n",
                   "    dram_mib: 64\n    block_versions: {routing: 1}\n",
                   "block_versions names no block 'routing'"}),

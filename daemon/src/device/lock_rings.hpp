@@ -16,39 +16,15 @@
 #include <vector>
 
 #include "asn/locks/range.hpp"
+#include "asn/regmap/regs.hpp"
 #include "device/device.hpp"
 
 namespace asn {
 
-enum class LockOpCode : uint8_t {
-  kOpenSession = 1,
-  kRequest = 2,
-  kRelease = 3,
-  kDowngrade = 4,
-  kCancel = 5,
-  kExpire = 6,
-  kListSessions = 7,
-  kListFiles = 8,
-  kListFile = 9,
-  kRaiseTokenFloor = 10,
-};
-
-enum class LockRecordKind : uint8_t {
-  kGranted = 1,
-  kQueued = 2,
-  kConflict = 3,
-  kTableFull = 4,
-  kInvalid = 5,
-  kDone = 6,
-  kRefused = 7,
-  kGrantedLater = 8,
-  kCancelled = 9,
-  kSession = 10,
-  kFile = 11,
-  kHeld = 12,
-  kEnd = 13,
-  kWaiting = 14,
-};
+// The operation codes and record kinds of fpga/regmap/asn_regmap.yaml (lock.request.op,
+// lock.completion.kind), generated.
+using LockOpCode = regs::lock::RequestOp;
+using LockRecordKind = regs::lock::CompletionKind;
 
 struct LockDescriptor {
   LockOpCode op = LockOpCode::kOpenSession;

@@ -20,6 +20,8 @@ def _entry_fields(w, prefix: str, fields):
             w(f"#define {fi}_WORD {f.word}U")
             w(f"#define {fi}_SHIFT {f.lsb}U")
             w(f"#define {fi}_MASK 0x{mask_of(f.lsb, f.width):08x}U")
+            for name, value in f.values.items():
+                w(f"#define {c_ident(fi, name)} {value}U")
 
 
 def emit(m: RegisterMap) -> str:

@@ -12,6 +12,12 @@ def field_ref(block: Block, ref: FieldRefName) -> str:
 
 def _entry_fields(w, prefix: str, table: str, fields):
     for f in fields:
+        if f.values:
+            # The field's named values: regs::<block>::<Table><Field>::k<Value>.
+            w(f"enum class {prefix[1:]}{camel(f.name)} : uint32_t {{")
+            for name, value in f.values.items():
+                w(f"  k{camel(name)} = {value},")
+            w("};")
         if f.count > 1:
             w(f"inline constexpr TableArrayRef {prefix}{camel(f.name)}{{{table}, {f.word}, "
               f"{f.lsb}, {f.width}, {f.count}}};")

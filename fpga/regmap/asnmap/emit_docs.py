@@ -125,7 +125,11 @@ def _entry_rows(w, fields):
             where = f"{f.width} bits each from bit {f.lsb}"
             w(f"| {f.word}- | {where} | {name} | {md(f.description)} |")
         else:
-            w(f"| {f.word} | {bits(f.lsb, f.width)} | {f.name} | {md(f.description)} |")
+            described = md(f.description)
+            if f.values:
+                named = ", ".join(f"{v} `{n}`" for n, v in f.values.items())
+                described = f"{described} Values: {named}.".strip()
+            w(f"| {f.word} | {bits(f.lsb, f.width)} | {f.name} | {described} |")
 
 
 def _block(w, block):

@@ -159,6 +159,9 @@ class TableField:
     width: int
     count: int  # 1, or the elements of an array field (element i at bit lsb + i * width)
     description: str
+    # Named values (an operation code, a record kind), in value order: the generator emits
+    # them for the C header, the C++ references and the docs, so no side writes them out.
+    values: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -546,13 +549,35 @@ def add_capability_registers(m: RegisterMap, block: Block):
                                         f"words (0x{block.capabilities_offset:x}-0x{end - 1:x})")
 
 
+def build_values(where: str, node, width: int, count: int) -> dict[str, int]:
+    """A field's named values: {name: value}, names lower_snake_case, values distinct and
+    within the field."""
+    if node and count > 1:
+        fail(where, "an array field cannot have named values")
+    out: dict[str, int] = {}
+    for name, value in node.items():
+        if not isinstance(name, str) or not re.fullmatch(r"[a-z][a-z0-9_]*", name):
+            fail(where, f"value name '{name}' is not lower_snake_case")
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            fail(where, f"value {name}: {value!r} is not a non-negative integer")
+        if name in ("word", "shift", "mask", "count"):
+            fail(where, f"value name '{name}' would clash with the field's own C macros")
+        if value > mask_of(0, width):
+            fail(where, f"value {name} = {value} does not fit {width} bits")
+        if value in out.values():
+            fail(where, f"value {name} = {value} is used twice")
+        out[name] = value
+    return dict(sorted(out.items(), key=lambda kv: kv[1]))
+
+
 def build_entry_fields(where: str, node_fields, entry_bytes: int) -> list[TableField]:
     words = entry_bytes // 4
     used = [0] * words
     out = []
     for f in node_fields:
         fwhere = f"{where} field {f.get('name', '?') if isinstance(f, dict) else '?'}"
-        fnode = _Node(fwhere, f, {"name", "word", "bits", "array", "bits_each", "description"})
+        fnode = _Node(fwhere, f, {"name", "word", "bits", "array", "bits_each", "description",
+                                  "values"})
         name = fnode.req("name", str)
         if any(x.name == name for x in out):
             fail(fwhere, "name used twice")
@@ -569,6 +594,7 @@ def build_entry_fields(where: str, node_fields, entry_bytes: int) -> list[TableF
             word = fnode.req("word", int)
             items = [(word, lsb, width)]
             tf = TableField(name, word, lsb, width, 1, prose(fnode.get("description")))
+        tf.values = build_values(fwhere, fnode.get("values", dict, {}), tf.width, tf.count)
         for word, lsb, width in items:
             if word >= words:
                 fail(fwhere, f"word {word} is past the {entry_bytes}-byte entry")

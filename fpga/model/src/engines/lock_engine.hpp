@@ -34,40 +34,18 @@
 
 #include "../block_model.hpp"
 #include "asn/locks/durable.hpp"
+#include "asn/regmap/regs.hpp"
 
 namespace asn::model::detail::engines {
 
-// Operation codes of lock.request.op and record kinds of lock.completion.kind.
-enum class LockOp : uint8_t {
-  kOpenSession = 1,
-  kRequest = 2,
-  kRelease = 3,
-  kDowngrade = 4,
-  kCancel = 5,
-  kExpire = 6,
-  kListSessions = 7,
-  kListFiles = 8,
-  kListFile = 9,
-  kRaiseTokenFloor = 10,
-};
-
-enum class LockRecord : uint8_t {
-  kGranted = 1,  // = locks::Status + 1 for the outcome of a request (1..5)
-  kQueued = 2,
-  kConflict = 3,
-  kTableFull = 4,
-  kInvalid = 5,
-  kDone = 6,     // release/downgrade/cancel/expire: value = entries released
-  kRefused = 7,  // ... refused: error, message, index
-  kGrantedLater = 8,
-  kCancelled = 9,
-  kSession = 10,  // open: the new session; list sessions: one session, its label as file,
-                  // value its held entries, word 15 its waiting requests
-  kFile = 11,     // list files: one file id
-  kHeld = 12,     // list file: one held entry (its range)
-  kEnd = 13,      // ends a list
-  kWaiting = 14,  // list file: one waiting request (its ranges)
-};
+// Operation codes of lock.request.op and record kinds of lock.completion.kind, as the
+// register map names them. A request's outcome is its record kind: locks::Status + 1
+// (granted .. invalid); done/refused end a release, downgrade, cancel, expiry or floor raise
+// (value: entries released); session answers an open and lists one session (its label as
+// the file, value its held entries, word 15 its waiting requests); file, held and waiting
+// are list records, end closes a list.
+using LockOp = regs::lock::RequestOp;
+using LockRecord = regs::lock::CompletionKind;
 
 class LockEngine {
  public:
