@@ -487,6 +487,16 @@ TEST_F(ParityPathTest, ReopeningTheBoardAndStorageReadsTheSameData) {
   EXPECT_TRUE(store(s.ports()[0], 9).empty());
 }
 
+// Two boards striping into one storage directory would corrupt each other's files.
+TEST_F(ParityPathTest, AStorageDirectoryServesOneBoardAtATime) {
+  try {
+    EmulatedBoard::open("board1", *EmulatedBoard::find_profile("emulated-64port"), options_);
+    ADD_FAILURE() << "a second board attached the same storage servers";
+  } catch (const BoardError& e) {
+    EXPECT_NE(std::string(e.what()).find("another board uses it"), std::string::npos) << e.what();
+  }
+}
+
 // The engine's throughput for a 256 MiB file (64 KiB units, RAID 6 on 6+2 members): only
 // when asked (ASN_STRIPE_PERF=1), as speed is the benchmarks' concern.
 TEST_F(ParityPathTest, Throughput) {
