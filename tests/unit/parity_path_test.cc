@@ -4,15 +4,20 @@
 // straightforward parity of the test's own (XOR; Q by shift-and-reduce in GF(2^8), poly
 // 0x11D, generator 2), degraded reads, rebuilds, counters, board reset and reopening.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "asn/model/board.hpp"
@@ -49,7 +54,10 @@ uint8_t gf_pow2(unsigned i) {
 
 Bytes random_bytes(std::mt19937_64& rng, size_t n) {
   Bytes out(n);
-  for (auto& b : out) b = static_cast<uint8_t>(rng());
+  for (size_t i = 0; i < n; i += 8) {
+    const uint64_t r = rng();
+    std::memcpy(out.data() + i, &r, std::min<size_t>(8, n - i));
+  }
   return out;
 }
 
@@ -485,6 +493,48 @@ TEST_F(ParityPathTest, ReopeningTheBoardAndStorageReadsTheSameData) {
   board_->stripe_discard(9);
   EXPECT_EQ(board_->stripe_file_size(9), 0u);
   EXPECT_TRUE(store(s.ports()[0], 9).empty());
+}
+
+// asnd killed (kill -9) while it streams a file: every stripe it completed is whole, and the
+// length kept with the storage never names bytes no stripe holds. The file is written in
+// whole stripes, so the one stripe a kill may tear lies past that length (a stripe torn
+// inside the file is the write hole, README).
+TEST_F(ParityPathTest, AKilledWriterLeavesEveryCompletedStripeWhole) {
+  const GroupSpec s = spec(stripe::Raid::k6, 16, 3);
+  program(8, s);
+  const uint64_t chunk = 8 * s.geometry().stripe_bytes();
+  std::mt19937_64 rng(8);
+  const Bytes file = random_bytes(rng, 40 * chunk);
+  board_.reset();  // the child opens the board, as the next asnd would
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    auto board =
+        EmulatedBoard::open("board0", *EmulatedBoard::find_profile("emulated-64port"), options_);
+    for (uint64_t at = 0; at < file.size(); at += chunk) {
+      board->stripe_write(8, at, std::span(file).subspan(at, chunk));
+    }
+    std::_Exit(0);
+  }
+  const std::string size_file = options_.storage_dir + "/group-8.size";
+  for (int i = 0; i < 2000; ++i) {  // until a few chunks are in, at most 2 s
+    std::ifstream in(size_file);
+    uint64_t size = 0;
+    if (in >> size && size >= 4 * chunk) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ::kill(child, SIGKILL);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  open();
+  const uint64_t size = board_->stripe_file_size(8);
+  EXPECT_GT(size, 0u);
+  EXPECT_EQ(size % chunk, 0u);
+  std::printf("killed with %llu of %zu bytes in\n", static_cast<unsigned long long>(size),
+              file.size());
+  const Bytes prefix(file.begin(), file.begin() + static_cast<ptrdiff_t>(size));
+  EXPECT_EQ(read_all(8), prefix);
+  expect_stores(8, s, prefix);
 }
 
 // Two boards striping into one storage directory would corrupt each other's files.
