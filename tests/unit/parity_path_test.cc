@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -535,6 +536,38 @@ TEST_F(ParityPathTest, AKilledWriterLeavesEveryCompletedStripeWhole) {
   const Bytes prefix(file.begin(), file.begin() + static_cast<ptrdiff_t>(size));
   EXPECT_EQ(read_all(8), prefix);
   expect_stores(8, s, prefix);
+}
+
+// Clients of two groups at once, while the clock runs and software reads the counters: the
+// requests take turns on the engine, and the board's lock is free between their stripes.
+TEST_F(ParityPathTest, ConcurrentClientsClockAndRegisterAccess) {
+  const GroupSpec a = spec(stripe::Raid::k5, 12, 3);
+  const GroupSpec b = spec(stripe::Raid::k6, 13, 4, 20);
+  program(0, a);
+  program(1, b);
+  std::mt19937_64 rng(4);
+  const Bytes fa = random_bytes(rng, 3 << 20), fb = random_bytes(rng, (2 << 20) + 77);
+  std::atomic<bool> done{false};
+  std::thread clock([&] {
+    while (!done) {
+      board_->advance(1000);
+      rd64(*board_, st::kBytesStriped);
+    }
+  });
+  auto client = [&](uint16_t group, const Bytes& file) {
+    for (size_t at = 0; at < file.size(); at += 100000) {
+      board_->stripe_write(group, at,
+                           std::span(file).subspan(at, std::min<size_t>(100000, file.size() - at)));
+    }
+  };
+  std::thread ta(client, 0, std::cref(fa)), tb(client, 1, std::cref(fb));
+  ta.join();
+  tb.join();
+  done = true;
+  clock.join();
+  EXPECT_EQ(read_all(0), fa);
+  EXPECT_EQ(read_all(1), fb);
+  EXPECT_EQ(counter(st::kBytesStriped), fa.size() + fb.size());
 }
 
 // Two boards striping into one storage directory would corrupt each other's files.
