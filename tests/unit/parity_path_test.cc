@@ -15,7 +15,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <iterator>
 #include <random>
 #include <string>
 #include <thread>
@@ -144,8 +143,12 @@ class ParityPathTest : public ::testing::Test {
   Bytes store(unsigned port, uint16_t group) const {
     std::ifstream in(options_.storage_dir + "/port-" + std::to_string(port) + "/group-" +
                          std::to_string(group) + ".data",
-                     std::ios::binary);
-    return Bytes(std::istreambuf_iterator<char>(in), {});
+                     std::ios::binary | std::ios::ate);
+    if (!in) return {};
+    Bytes bytes(static_cast<size_t>(in.tellg()));
+    in.seekg(0);
+    in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    return bytes;
   }
 
   // Every stripe of `file` as the member stores hold it: data units are the file's bytes
@@ -521,7 +524,7 @@ TEST_F(ParityPathTest, AKilledWriterLeavesEveryCompletedStripeWhole) {
     std::_Exit(0);
   }
   const std::string size_file = options_.storage_dir + "/group-8.size";
-  for (int i = 0; i < 2000; ++i) {  // until a few chunks are in, at most 2 s
+  for (int i = 0; i < 10000; ++i) {  // until a few chunks are in (at most 10 s: sanitizers)
     std::ifstream in(size_file);
     uint64_t size = 0;
     if (in >> size && size >= 4 * chunk) break;
