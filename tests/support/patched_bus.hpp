@@ -27,6 +27,8 @@ class PatchedBus final : public RegisterBus {
     ++writes;
     inner_.write32(offset, value);
   }
+  // The striping data path is the inner board's (patches are of registers only).
+  StripeDataPort* stripe_data_port() override { return inner_.stripe_data_port(); }
   void execute(std::span<BusOp> ops) override {
     for (auto& op : ops) {
       if (op.kind == BusOp::Kind::kRead) {
