@@ -40,10 +40,11 @@ StripeChange StripeManager::fail_member(uint32_t group, uint32_t port) {
     if (next.failed_ports_size() >= next.parity_ports_size()) {
       throw Error(
           ErrorCode::kFailedPrecondition,
-          fmt::format("stripe group {} has {} failed member(s) ({}) and RAID {} tolerates {}: "
-                      "failing port {} too would lose the file; rebuild a member first",
-                      group, next.failed_ports_size(), fmt::join(next.failed_ports(), ","),
-                      next.raid(), next.parity_ports_size(), port));
+          fmt::format("stripe group {} has failed members already (ports {}) and RAID {} "
+                      "tolerates {}: failing port {} too would lose the file; rebuild a member "
+                      "first",
+                      group, fmt::join(next.failed_ports(), ","), next.raid(),
+                      next.parity_ports_size(), port));
     }
     std::set<uint32_t> failed(next.failed_ports().begin(), next.failed_ports().end());
     failed.insert(port);
