@@ -16,6 +16,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
@@ -359,6 +360,10 @@ const std::map<std::string, Key>& keys() {
          c.backend.emulated.shm_dir = scalar(w, n);
          validate_absolute(w, c.backend.emulated.shm_dir);
        }}},
+      {"backend.emulated.storage_dir", {[](Config& c, const std::string& w, const YAML::Node& n) {
+         c.backend.emulated.storage_dir = scalar(w, n);
+         validate_absolute(w, c.backend.emulated.storage_dir);
+       }}},
       {"locks.default_ttl", {[](Config& c, const std::string& w, const YAML::Node& n) {
          c.locks.default_ttl_s = seconds(w, n, 1, 3600);
        }}},
@@ -548,6 +553,11 @@ TlsMaterial load_tls(const TlsConfig& tls, const std::string& where) {
                     text::quoted(tls.key, 256), text::quoted(tls.cert, 256)));
   }
   return out;
+}
+
+std::string emulated_storage_dir(const Config& config) {
+  const std::string& dir = config.backend.emulated.storage_dir;
+  return dir.empty() ? (std::filesystem::path(config.state_dir) / "storage").string() : dir;
 }
 
 void apply_overrides(Config& config, const ConfigOverrides& o) {

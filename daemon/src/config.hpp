@@ -58,6 +58,9 @@ struct EmulatedBackendConfig {
   std::string board = "asn0";
   std::string profile = "netfpga-1g";
   std::string shm_dir = "/dev/shm/asn";  // a directory only asnd's user may change
+  // Where the emulated storage servers behind the member ports keep the striped files
+  // (issue 10); empty: <state_dir>/storage (emulated_storage_dir()).
+  std::string storage_dir;
 };
 
 struct BackendConfig {
@@ -101,6 +104,9 @@ struct ConfigOverrides {
   std::optional<std::string> shm_dir;
   bool reset_board = false;
 };
+
+// backend.emulated.storage_dir, or its default under state_dir.
+std::string emulated_storage_dir(const Config& config);
 
 // Loads `path`. A missing file is an error only when `required` (the path was given
 // explicitly); otherwise the defaults stand. Only a regular file of at most

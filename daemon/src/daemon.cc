@@ -79,7 +79,7 @@ class Daemon {
   explicit Daemon(const Config& config)
       : listen_(config.listen),
         started_(std::chrono::steady_clock::now()),
-        bus_(make_bus(config.backend)),
+        bus_(make_bus(config)),
         device_(*bus_),
         store_(config.state_dir),
         reconciler_(device_),

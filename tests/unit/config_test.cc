@@ -54,6 +54,7 @@ backend:
     board: lab-1
     profile: emulated-64port
     shm_dir: /tmp
+    storage_dir: /srv/asn-storage
 )");
   Config c = load_config(dir.file("asnd.yaml"), true);
   EXPECT_EQ(c.log_level, "debug");
@@ -65,6 +66,8 @@ backend:
   EXPECT_EQ(c.backend.emulated.board, "lab-1");
   EXPECT_EQ(c.backend.emulated.profile, "emulated-64port");
   EXPECT_EQ(c.backend.emulated.shm_dir, "/tmp");
+  EXPECT_EQ(c.backend.emulated.storage_dir, "/srv/asn-storage");
+  EXPECT_EQ(emulated_storage_dir(c), "/srv/asn-storage");
   EXPECT_TRUE(c.deprecations.empty());
 }
 
@@ -88,6 +91,22 @@ TEST(Config, EmptyFileMeansDefaults) {
   test::TempDir dir;
   test::write_file(dir.file("asnd.yaml"), "# nothing set\n");
   EXPECT_EQ(load_config(dir.file("asnd.yaml"), true).backend.emulated.board, "asn0");
+}
+
+// The emulated storage servers' directory follows state_dir unless it is set.
+TEST(Config, StorageDirDefaultsUnderTheStateDir) {
+  test::TempDir dir;
+  test::write_file(dir.file("asnd.yaml"), "state_dir: /srv/asn\n");
+  Config c = load_config(dir.file("asnd.yaml"), true);
+  EXPECT_EQ(c.backend.emulated.storage_dir, "");
+  EXPECT_EQ(emulated_storage_dir(c), "/srv/asn/storage");
+  ConfigOverrides o;
+  o.state_dir = "/other";
+  apply_overrides(c, o);
+  EXPECT_EQ(emulated_storage_dir(c), "/other/storage");
+  EXPECT_NE(load_error("backend:\n  emulated:\n    storage_dir: relative/dir\n")
+                .find("backend.emulated.storage_dir"),
+            std::string::npos);
 }
 
 TEST(Config, UnknownKeyNamesFileLineAndSuggestion) {

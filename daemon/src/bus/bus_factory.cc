@@ -10,11 +10,13 @@ namespace asn {
 
 namespace {
 
-std::unique_ptr<RegisterBus> make_emulated(const BackendConfig& backend) {
+std::unique_ptr<RegisterBus> make_emulated(const BackendConfig& backend,
+                                           const std::string& storage_dir) {
   EmulatedBusOptions options;
   options.board_name = backend.emulated.board;
   options.profile = backend.emulated.profile;
   options.shm_dir = backend.emulated.shm_dir;
+  options.storage_dir = storage_dir;
   options.power_on_reset = backend.reset_board;
   auto bus = std::make_unique<EmulatedBus>(options);
   const auto& report = bus->open_report();
@@ -30,8 +32,9 @@ std::unique_ptr<RegisterBus> make_emulated(const BackendConfig& backend) {
 
 }  // namespace
 
-std::unique_ptr<RegisterBus> make_bus(const BackendConfig& backend) {
-  if (backend.kind == "emulated") return make_emulated(backend);
+std::unique_ptr<RegisterBus> make_bus(const Config& config) {
+  const BackendConfig& backend = config.backend;
+  if (backend.kind == "emulated") return make_emulated(backend, emulated_storage_dir(config));
   throw Error(ErrorCode::kInvalidArgument,
               fmt::format("backend.kind: unknown backend '{}'", backend.kind));
 }

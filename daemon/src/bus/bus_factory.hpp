@@ -1,5 +1,6 @@
 // Builds the RegisterBus the configuration's `backend` section asks for. Each backend reads
-// its own keys (backend.emulated.*; the kernel backend's arrive with asn.ko).
+// its own keys (backend.emulated.*, whose storage directory defaults under state_dir; the
+// kernel backend's arrive with asn.ko).
 #pragma once
 
 #include <memory>
@@ -10,6 +11,6 @@
 namespace asn {
 
 // Throws asn::Error with the backend's reason when the board cannot be opened.
-std::unique_ptr<RegisterBus> make_bus(const BackendConfig& backend);
+std::unique_ptr<RegisterBus> make_bus(const Config& config);
 
 }  // namespace asn

@@ -63,6 +63,7 @@ EmulatedBus::EmulatedBus(const EmulatedBusOptions& options) {
   open.power_on_reset = options.power_on_reset;
   open.shm_dir = options.shm_dir;
   open.map = options.map;
+  open.storage_dir = options.storage_dir;
   try {
     board_ = model::EmulatedBoard::open(options.board_name, *profile, open);
   } catch (const model::BoardError& e) {
@@ -202,6 +203,64 @@ void EmulatedBus::service_interrupts() {
   if ((causes & id::kIrqStatusTdmSwap.mask()) != 0) {
     deliver(BusEvent{BusEvent::Kind::kBankSwapped, regs::tdm::kType, generation, {}});
   }
+}
+
+// ---- the parity data path ------------------------------------------------------------------
+
+namespace {
+
+ErrorCode error_code(model::StripeError::Kind kind) {
+  switch (kind) {
+    case model::StripeError::Kind::kNoGroup:
+      return ErrorCode::kNotFound;
+    case model::StripeError::Kind::kBadRequest:
+      return ErrorCode::kInvalidArgument;
+    case model::StripeError::Kind::kBadGroup:  // asnd wrote an entry the board cannot use
+    case model::StripeError::Kind::kTooManyFailed:
+    case model::StripeError::Kind::kNoStorage:
+      return ErrorCode::kFailedPrecondition;
+    case model::StripeError::Kind::kStorageIo:
+      return ErrorCode::kInternal;
+  }
+  return ErrorCode::kInternal;
+}
+
+}  // namespace
+
+template <typename F>
+auto EmulatedBus::StripePort::call(F&& request) {
+  bus_.require_working();
+  try {
+    return request(*bus_.board_);
+  } catch (const model::StripeError& e) {
+    throw Error(error_code(e.kind()), fmt::format("{}: {}", bus_.describe(), e.what()));
+  }
+}
+
+void EmulatedBus::StripePort::write(uint16_t group, uint64_t offset,
+                                    std::span<const uint8_t> bytes) {
+  call([&](model::EmulatedBoard& board) { board.stripe_write(group, offset, bytes); });
+}
+
+size_t EmulatedBus::StripePort::read(uint16_t group, uint64_t offset, std::span<uint8_t> out) {
+  return call([&](model::EmulatedBoard& board) { return board.stripe_read(group, offset, out); });
+}
+
+uint64_t EmulatedBus::StripePort::file_size(uint16_t group) {
+  return call([&](model::EmulatedBoard& board) { return board.stripe_file_size(group); });
+}
+
+void EmulatedBus::StripePort::fail_member(uint16_t group, unsigned port) {
+  call([&](model::EmulatedBoard& board) { board.stripe_fail_member(group, port); });
+}
+
+void EmulatedBus::StripePort::rebuild_member(uint16_t group, unsigned port,
+                                             const Progress& progress) {
+  call([&](model::EmulatedBoard& board) { board.stripe_rebuild_member(group, port, progress); });
+}
+
+void EmulatedBus::StripePort::discard(uint16_t group) {
+  call([&](model::EmulatedBoard& board) { board.stripe_discard(group); });
 }
 
 // The board's time base follows the host's monotonic clock, in core cycles: every asnd of a

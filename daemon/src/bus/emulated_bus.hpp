@@ -14,6 +14,7 @@
 
 #include "asn/model/board.hpp"
 #include "bus/register_bus.hpp"
+#include "bus/stripe_data_port.hpp"
 
 namespace asn {
 
@@ -25,6 +26,10 @@ struct EmulatedBusOptions {
   bool run_clock = true;                 // advance the model's clock and deliver events
   // The register map the emulated board implements; nullptr for the generated one (tests).
   const regmap::RegisterMap* map = nullptr;
+  // Where the emulated storage servers behind the member ports keep what the parity data
+  // path sends them (model::OpenOptions::storage_dir; asnd: backend.emulated.storage_dir).
+  // Empty: none are attached, and every stripe_data_port() call fails.
+  std::string storage_dir;
 };
 
 class EmulatedBus final : public RegisterBus {
@@ -40,6 +45,8 @@ class EmulatedBus final : public RegisterBus {
   void write32(uint32_t offset, uint32_t value) override;
   void execute(std::span<BusOp> ops) override;
   void set_event_handler(std::function<void(const BusEvent&)> handler) override;
+  // The board's parity data path (bus/stripe_data_port.hpp), with its errors as asn::Error.
+  StripeDataPort* stripe_data_port() override { return &stripe_port_; }
 
   model::EmulatedBoard& board() { return *board_; }
   const model::OpenReport& open_report() const { return board_->open_report(); }
@@ -56,6 +63,24 @@ class EmulatedBus final : public RegisterBus {
   void require_working() const;
   void check_health();
 
+  // The client side of the board's parity data path: each call goes to the board's
+  // stripe_* and its model::StripeError becomes the asn::Error the seam documents.
+  class StripePort final : public StripeDataPort {
+   public:
+    explicit StripePort(EmulatedBus& bus) : bus_(bus) {}
+    void write(uint16_t group, uint64_t offset, std::span<const uint8_t> bytes) override;
+    size_t read(uint16_t group, uint64_t offset, std::span<uint8_t> out) override;
+    uint64_t file_size(uint16_t group) override;
+    void fail_member(uint16_t group, unsigned port) override;
+    void rebuild_member(uint16_t group, unsigned port, const Progress& progress) override;
+    void discard(uint16_t group) override;
+
+   private:
+    template <typename F>
+    auto call(F&& request);
+    EmulatedBus& bus_;
+  };
+
   std::unique_ptr<model::EmulatedBoard> board_;
   uint32_t id_base_ = 0;
   uint32_t seen_generation_ = 0;  // clock thread (or service_interrupts' caller) only
@@ -68,6 +93,7 @@ class EmulatedBus final : public RegisterBus {
   std::chrono::steady_clock::time_point last_health_check_{};
   mutable std::mutex failed_mutex_;
   std::string failed_;  // why the board can no longer be used; empty while it can
+  StripePort stripe_port_{*this};
 };
 
 }  // namespace asn

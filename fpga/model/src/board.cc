@@ -13,6 +13,7 @@
 #include "block_model.hpp"
 #include "blocks/id_block.hpp"
 #include "engines/board_router_view.hpp"
+#include "engines/parity_path.hpp"
 #include "layout.hpp"
 #include "memory_file.hpp"
 #include "owned_profile.hpp"
@@ -101,6 +102,7 @@ class EmulatedBoard::Impl final : public detail::BoardContext {
   void set_traffic_pending(uint32_t slot, bool pending);
   // Index of the block of `type`'s first instance; throws std::out_of_range if none.
   size_t block_index(uint16_t type) const;
+  detail::RegisterView block_view(size_t block) { return view(block); }
 
   // BoardContext, for the block models.
   const BoardProfile& profile() const override { return owned_profile.get(); }
@@ -522,8 +524,30 @@ EmulatedBoard::~EmulatedBoard() = default;
 std::unique_ptr<EmulatedBoard> EmulatedBoard::open(std::string_view name,
                                                    const BoardProfile& profile,
                                                    const OpenOptions& options) {
-  return std::unique_ptr<EmulatedBoard>(
+  std::unique_ptr<EmulatedBoard> board(
       new EmulatedBoard(std::make_unique<Impl>(name, profile, options)));
+  // The parity data path, on a board with a STRIPE block of version 2: it reaches the
+  // block's registers under the board's lock, and the storage servers the options attach.
+  Impl& impl = *board->impl_;
+  const auto stripe = std::find_if(
+      impl.layout.blocks.begin(), impl.layout.blocks.end(),
+      [](const BlockInstance& b) { return b.desc->type == regs::stripe::kType && b.version >= 2; });
+  if (stripe == impl.layout.blocks.end()) return board;
+  std::unique_ptr<StorageServers> storage;
+  try {
+    if (!options.storage_dir.empty())
+      storage = std::make_unique<StorageServers>(options.storage_dir);
+  } catch (const StripeError& e) {
+    throw BoardError(BoardError::Kind::kSystem, e.what());
+  }
+  const auto block = static_cast<size_t>(stripe - impl.layout.blocks.begin());
+  auto registers = [&impl, block](const std::function<void(detail::RegisterView&)>& fn) {
+    std::lock_guard lock(impl.mu);
+    detail::RegisterView v = impl.block_view(block);
+    fn(v);
+  };
+  board->parity_ = std::make_unique<detail::engines::ParityPath>(registers, std::move(storage));
+  return board;
 }
 
 void EmulatedBoard::destroy(std::string_view name, const OpenOptions& options) {

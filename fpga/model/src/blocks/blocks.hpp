@@ -11,7 +11,7 @@ namespace asn::model::detail {
 std::unique_ptr<BlockModel> make_port_model();
 std::unique_ptr<BlockModel> make_route_model();
 std::unique_ptr<BlockModel> make_tdm_model();
-std::unique_ptr<BlockModel> make_storage_model();
+std::unique_ptr<BlockModel> make_stripe_model();
 std::unique_ptr<BlockModel> make_lock_model();
 
 }  // namespace asn::model::detail

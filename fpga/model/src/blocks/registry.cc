@@ -20,7 +20,7 @@ std::unique_ptr<BlockModel> make_block_model(const regmap::BlockDesc& block) {
     case regs::tdm::kType:
       return make_tdm_model();
     case regs::stripe::kType:
-      return make_storage_model();
+      return make_stripe_model();
     case regs::lock::kType:
       return make_lock_model();
     default:

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <stdexcept>
@@ -21,6 +22,10 @@
 #include "asn/regmap/types.hpp"
 
 namespace asn::model {
+
+namespace detail::engines {
+class ParityPath;
+}
 
 // One placed block of the register space.
 struct BlockInstance {
@@ -49,6 +54,28 @@ class BoardError : public std::runtime_error {
 
 std::string_view to_string(BoardError::Kind kind);
 
+// A client request the parity data path refused (EmulatedBoard::stripe_*); the board counts
+// each one in stripe.errors.
+class StripeError : public std::runtime_error {
+ public:
+  enum class Kind {
+    kNoGroup,        // the group table entry is not valid (or past the board's groups)
+    kBadGroup,       // the entry is valid but describes no group (masks, level, unit)
+    kBadRequest,     // an offset past what a file may hold, a port that is not a member
+    kTooManyFailed,  // more members failed than the layout tolerates
+    kNoStorage,      // no storage servers are attached (OpenOptions::storage_dir)
+    kStorageIo,      // a storage server's file could not be read or written
+  };
+
+  StripeError(Kind kind, const std::string& what) : std::runtime_error(what), kind_(kind) {}
+  Kind kind() const { return kind_; }
+
+ private:
+  Kind kind_;
+};
+
+std::string_view to_string(StripeError::Kind kind);
+
 struct OpenOptions {
   // Discard whatever the memory holds and start as a new board (asnd --reset-board).
   bool power_on_reset = false;
@@ -58,6 +85,11 @@ struct OpenOptions {
   // The register map the board implements; nullptr for the generated one. Tests open
   // boards of other maps (block versions, rings the real map does not use yet).
   const regmap::RegisterMap* map = nullptr;
+  // Where the storage servers behind the member ports keep what the parity data path sends
+  // them (storage_servers.hpp): a directory of asnd's own, created 0700 when missing, that
+  // outlives the board memory. Empty: no storage servers are attached, and every stripe_*
+  // call fails with StripeError kNoStorage.
+  std::string storage_dir;
 };
 
 struct OpenReport {
@@ -169,10 +201,40 @@ class EmulatedBoard {
   // never crash the process).
   std::string problem() const;
 
+  // ---- the parity data path (issue 10, 004 L1131; README "Parity data path") -----------
+  // A client's traffic for stripe group `group` (an entry of stripe.group_table), injected
+  // as if it had arrived on a port: the board splits it into units for the storage servers
+  // behind the member ports (OpenOptions::storage_dir) and computes parity on the way. Each
+  // call throws StripeError (and counts it in stripe.errors) when it is refused. Calls may
+  // come from any thread; they take turns with each other, and hold the board's lock only
+  // to read the group entry and add to the counters, never across their file I/O.
+  //
+  // Writes `bytes` at `offset` of the group's file; returns once every stripe they touch is
+  // on all its live members with its parity. The file grows to offset + bytes.size().
+  void stripe_write(uint16_t group, uint64_t offset, std::span<const uint8_t> bytes);
+  // Reads up to out.size() bytes at `offset`; returns how many (fewer at the end of the
+  // file). Units of failed members (the entry's failed mask) are rebuilt from the others.
+  size_t stripe_read(uint16_t group, uint64_t offset, std::span<uint8_t> out);
+  // The group's file length, as its storage servers keep it.
+  uint64_t stripe_file_size(uint16_t group);
+  // The storage server behind `port` (a member) loses what it held for the group.
+  void stripe_fail_member(uint16_t group, unsigned port);
+  // Rebuilds every unit of the member at `port` from the others onto its (emptied) store;
+  // `progress` (may be empty) is told stripes done out of the file's stripes.
+  using StripeProgress = std::function<void(uint64_t done, uint64_t total)>;
+  void stripe_rebuild_member(uint16_t group, unsigned port, const StripeProgress& progress = {});
+  // The group was deleted: every storage server drops its file. Needs no valid entry.
+  void stripe_discard(uint16_t group);
+
  private:
   class Impl;
   explicit EmulatedBoard(std::unique_ptr<Impl> impl);
+  detail::engines::ParityPath& parity_path();
+
   std::unique_ptr<Impl> impl_;
+  // The parity data path; null on a board without a STRIPE block of version 2. Declared
+  // after impl_: it reaches the registers through impl_ and is destroyed first.
+  std::unique_ptr<detail::engines::ParityPath> parity_;
 };
 
 }  // namespace asn::model

@@ -1,0 +1,65 @@
+// The emulated storage servers behind the switch's member ports (issue 10, 004 L1131): one
+// server per port, each keeping the stripe units it receives in files under a directory the
+// board is given, so the data outlives asnd and the board memory as a storage server's disks
+// outlive the switch. The parity path (src/engines/parity_path) is their only client.
+//
+// Files, all under `dir` (created 0700; files 0600):
+//   port-<P>/group-<G>.data  the store of the member at port P for group G, md-style: the
+//                            member's unit of stripe s at byte offset s * unit_bytes, so
+//                            standard tools (mdadm --build over loop devices) read it back.
+//                            Sparse: what the server never received reads as zeros.
+//   group-<G>.size           the group's file length (the client's file size), in decimal.
+//                            The length is metadata the storage side keeps, as a metadata
+//                            server would; the switch holds no state of the file. It is
+//                            replaced atomically (write, then rename) after stripes are
+//                            acknowledged, so it never names bytes no stripe holds.
+//
+// Not thread-safe: the parity path serializes its callers.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+#include <utility>
+
+namespace asn::model {
+
+class StorageServers {
+ public:
+  // Creates `dir` (0700) when missing. Throws StripeError kNoStorage when it cannot.
+  explicit StorageServers(std::string dir);
+  ~StorageServers();
+  StorageServers(const StorageServers&) = delete;
+  StorageServers& operator=(const StorageServers&) = delete;
+
+  const std::string& dir() const { return dir_; }
+  std::string store_path(unsigned port, uint16_t group) const;
+  std::string size_path(uint16_t group) const;
+
+  // Bytes [offset, offset + out.size()) of the store of (port, group); bytes the server
+  // never received (past its end, or no store at all) read as zeros. Throws StripeError
+  // kStorageIo naming the file.
+  void read(unsigned port, uint16_t group, uint64_t offset, std::span<uint8_t> out);
+  void write(unsigned port, uint16_t group, uint64_t offset, std::span<const uint8_t> bytes);
+
+  // The group's file length; 0 when none is kept.
+  uint64_t file_size(uint16_t group) const;
+  void set_file_size(uint16_t group, uint64_t bytes);
+
+  // The server at `port` loses what it held for the group (its disk is replaced by an empty
+  // one).
+  void fail(unsigned port, uint16_t group);
+  // The group is gone: every server drops its store, and its length is forgotten.
+  void discard(uint16_t group);
+
+ private:
+  // The open store of (port, group); -1 when it does not exist and !create.
+  int store(unsigned port, uint16_t group, bool create);
+  void close_store(unsigned port, uint16_t group);
+
+  std::string dir_;
+  std::map<std::pair<unsigned, uint16_t>, int> fds_;
+};
+
+}  // namespace asn::model

@@ -1,0 +1,477 @@
+#include "parity_path.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <new>
+#include <string>
+
+#include "asn/regmap/regs.hpp"
+#include "asn/stripe/parity.hpp"
+
+namespace asn::model::detail::engines {
+namespace {
+
+namespace st = regs::stripe;
+using Kind = StripeError::Kind;
+
+// Client bytes a batch of stripes carries before the counters are published and the group
+// entry re-read: large enough that the board's lock is taken rarely, small enough that the
+// counters move while a large file streams.
+constexpr uint64_t kBatchBytes = 16u << 20;
+// A file offset the stores' offsets (stripe * unit_bytes) cannot overflow as off_t.
+constexpr uint64_t kMaxFileBytes = uint64_t{1} << 62;
+
+std::vector<unsigned> ports_of(uint64_t mask) {
+  std::vector<unsigned> ports;
+  for (; mask != 0; mask &= mask - 1)
+    ports.push_back(static_cast<unsigned>(std::countr_zero(mask)));
+  return ports;
+}
+
+uint64_t mask64(std::span<const uint32_t> entry, const regmap::TableFieldRef& lo,
+                const regmap::TableFieldRef& hi) {
+  return (uint64_t{hi.get(entry)} << 32) | lo.get(entry);
+}
+
+void add64(RegisterView& v, const regmap::RegRef& reg, uint64_t n) {
+  if (n != 0) v.set64(reg, v.get64(reg) + n);
+}
+
+void add_pair(std::span<uint32_t> entry, unsigned lo, uint64_t n) {
+  const uint64_t value = ((uint64_t{entry[lo + 1]} << 32) | entry[lo]) + n;
+  entry[lo] = static_cast<uint32_t>(value);
+  entry[lo + 1] = static_cast<uint32_t>(value >> 32);
+}
+
+bool same_geometry(const stripe::Geometry& a, const stripe::Geometry& b) {
+  return a.raid == b.raid && a.data_members == b.data_members &&
+         a.parity_members == b.parity_members && a.unit_bytes == b.unit_bytes;
+}
+
+std::string name(uint16_t group) { return "stripe group " + std::to_string(group); }
+
+// The member holding role r of a stripe: data unit r < data_members, then P, then Q (the
+// unit order of asn::stripe::reconstruct).
+unsigned member_of(const stripe::StripeMap& map, unsigned data_members, unsigned role) {
+  if (role < data_members) return map.data_member[role];
+  return role == data_members ? map.p_member : *map.q_member;
+}
+
+}  // namespace
+
+// One stripe's units, reused from request to request: data units back to back (so a
+// stripe's data is one contiguous range of the file), then P and Q; aligned for the parity
+// code's vector loads.
+class ParityPath::Buffers {
+ public:
+  explicit Buffers(const stripe::Geometry& g) : geometry(g) {
+    const size_t bytes = size_t{g.members()} * g.unit_bytes;
+    memory_ = static_cast<uint8_t*>(std::aligned_alloc(4096, bytes));
+    if (memory_ == nullptr) throw std::bad_alloc();
+    for (unsigned r = 0; r < g.members(); ++r) units.push_back(unit(r));
+  }
+  ~Buffers() { std::free(memory_); }
+  Buffers(const Buffers&) = delete;
+  Buffers& operator=(const Buffers&) = delete;
+
+  uint8_t* unit(unsigned role) { return memory_ + size_t{role} * geometry.unit_bytes; }
+  uint8_t* data() { return memory_; }
+
+  const stripe::Geometry geometry;
+  std::vector<uint8_t*> units;
+
+ private:
+  uint8_t* memory_;
+};
+
+bool ParityPath::Group::same_shape(const Group& other) const {
+  return same_geometry(geometry, other.geometry) && ports == other.ports;
+}
+
+ParityPath::ParityPath(Registers registers, std::unique_ptr<StorageServers> storage)
+    : registers_(std::move(registers)), storage_(std::move(storage)) {}
+
+ParityPath::~ParityPath() = default;
+
+// Runs a client request; a refused one is counted in stripe.errors (with what it did
+// before it was refused).
+template <typename F>
+auto ParityPath::counted(F&& request) {
+  std::lock_guard lock(mu_);
+  try {
+    auto result = request();
+    flush();
+    return result;
+  } catch (const StripeError&) {
+    flush();
+    registers_([](RegisterView& v) { add64(v, st::kErrors, 1); });
+    throw;
+  }
+}
+
+StorageServers& ParityPath::storage() {
+  if (!storage_) {
+    throw StripeError(Kind::kNoStorage,
+                      "no storage servers are attached to the board's member ports (open "
+                      "the board with a storage directory: asnd's "
+                      "backend.emulated.storage_dir)");
+  }
+  return *storage_;
+}
+
+ParityPath::Group ParityPath::load(uint16_t index) {
+  std::array<uint32_t, 8> entry{};
+  uint32_t ports = 0;
+  bool exists = false;
+  registers_([&](RegisterView& v) {
+    ports = v.entries(st::kMemberCounters);
+    if (index >= v.entries(st::kGroupTable)) return;
+    exists = true;
+    const auto words = v.entry(st::kGroupTable, index, Bank::kShadow);
+    std::copy_n(words.begin(), std::min(words.size(), entry.size()), entry.begin());
+  });
+  const std::span<const uint32_t> e(entry);
+  if (!exists || st::kGroupTableValid.get(e) == 0) {
+    throw StripeError(Kind::kNoGroup, name(index) + " is not valid in the STRIPE group table");
+  }
+  auto bad = [&](const std::string& why) {
+    throw StripeError(Kind::kBadGroup, name(index) + ": " + why);
+  };
+  Group g;
+  g.index = index;
+  const uint32_t level = st::kGroupTableRaidLevel.get(e);
+  if (level < 4 || level > 6) bad("raid_level " + std::to_string(level) + " is not 4, 5 or 6");
+  const uint64_t data = mask64(e, st::kGroupTableDataMembersLo, st::kGroupTableDataMembersHi);
+  const uint64_t parity = mask64(e, st::kGroupTableParityMembersLo, st::kGroupTableParityMembersHi);
+  g.failed = mask64(e, st::kGroupTableFailedMembersLo, st::kGroupTableFailedMembersHi);
+  if ((data & parity) != 0) bad("a port is both a data and a parity member");
+  if ((g.failed & ~(data | parity)) != 0) bad("a failed port is not a member");
+  g.geometry.raid = static_cast<stripe::Raid>(level);
+  g.geometry.data_members = static_cast<unsigned>(std::popcount(data));
+  g.geometry.parity_members = static_cast<unsigned>(std::popcount(parity));
+  g.geometry.unit_bytes = uint32_t{1} << std::min(st::kGroupTableUnitLog2.get(e), 31u);
+  if (g.geometry.parity_members != (level == 6 ? 2u : 1u)) {
+    bad(std::to_string(g.geometry.parity_members) + " parity members for RAID " +
+        std::to_string(level));
+  }
+  if (auto why = stripe::validate(g.geometry)) bad(*why);
+  g.ports = ports_of(data);
+  for (unsigned p : ports_of(parity)) g.ports.push_back(p);
+  if (*std::max_element(g.ports.begin(), g.ports.end()) >= ports) {
+    bad("a member port is past the board's " + std::to_string(ports) + " ports");
+  }
+  if (!buffers_ || !same_geometry(buffers_->geometry, g.geometry)) {
+    buffers_.reset();
+    buffers_ = std::make_unique<Buffers>(g.geometry);
+  }
+  return g;
+}
+
+void ParityPath::flush() {
+  Counts c;
+  std::swap(c, pending_);
+  if (c.data_units + c.parity_units + c.bytes_striped + c.bytes_read + c.units_rebuilt == 0) return;
+  registers_([&](RegisterView& v) {
+    add64(v, st::kDataUnits, c.data_units);
+    add64(v, st::kParityUnits, c.parity_units);
+    add64(v, st::kBytesStriped, c.bytes_striped);
+    add64(v, st::kBytesRead, c.bytes_read);
+    add64(v, st::kUnitsRebuilt, c.units_rebuilt);
+    const uint32_t ports = std::min<uint32_t>(v.entries(st::kMemberCounters), stripe::kMaxMembers);
+    for (unsigned port = 0; port < ports; ++port) {
+      if (c.port_units[port] == 0) continue;
+      auto entry = v.entry(st::kMemberCounters, port, Bank::kShadow);
+      add_pair(entry, st::kMemberCountersUnitsLo.word, c.port_units[port]);
+      add_pair(entry, st::kMemberCountersBytesLo.word, c.port_bytes[port]);
+    }
+  });
+}
+
+void ParityPath::require_tolerated(const Group& group) {
+  const auto failed = static_cast<unsigned>(std::popcount(group.failed));
+  if (failed <= group.geometry.parity_members) return;
+  throw StripeError(Kind::kTooManyFailed,
+                    name(group.index) + ": " + std::to_string(failed) + " members failed; RAID " +
+                        std::to_string(static_cast<unsigned>(group.geometry.raid)) + " tolerates " +
+                        std::to_string(group.geometry.parity_members));
+}
+
+unsigned ParityPath::member(const Group& group, unsigned port) {
+  const auto it = std::find(group.ports.begin(), group.ports.end(), port);
+  if (it == group.ports.end()) {
+    throw StripeError(Kind::kBadRequest,
+                      "port " + std::to_string(port) + " is not a member of " + name(group.index));
+  }
+  return static_cast<unsigned>(it - group.ports.begin());
+}
+
+void ParityPath::checkpoint(Group& group, uint64_t also_failed) {
+  flush();
+  Group now = load(group.index);
+  if (!now.same_shape(group)) {
+    throw StripeError(Kind::kNoGroup, name(group.index) + " was changed during the request");
+  }
+  now.failed |= also_failed;
+  require_tolerated(now);
+  group = std::move(now);
+}
+
+uint64_t ParityPath::stripes_per_batch(const Group& group) const {
+  return std::max<uint64_t>(1, kBatchBytes / group.geometry.stripe_bytes());
+}
+
+// ---- stripes ----------------------------------------------------------------------------
+
+unsigned ParityPath::load_stripe(const Group& group, uint64_t s, uint64_t needed, bool all) {
+  const stripe::Geometry& g = group.geometry;
+  Buffers& b = *buffers_;
+  const stripe::StripeMap map = stripe::map_stripe(g, s);
+  const unsigned d = g.data_members;
+  std::array<unsigned, 2> lost{};
+  unsigned lost_count = 0;
+  unsigned lost_data = 0;  // lost data units the caller needs
+  for (unsigned r = 0; r < g.members(); ++r) {
+    if (!group.lost(member_of(map, d, r))) continue;
+    lost[lost_count++] = r;  // require_tolerated: at most parity_members
+    if (r < d && (all || ((needed >> r) & 1))) ++lost_data;
+  }
+  const bool rebuild = all ? lost_count > 0 : lost_data > 0;
+  for (unsigned r = 0; r < g.members(); ++r) {
+    const unsigned m = member_of(map, d, r);
+    if (group.lost(m)) continue;
+    if (!rebuild && !all && (r >= d || ((needed >> r) & 1) == 0)) continue;
+    storage_->read(group.ports[m], group.index, s * g.unit_bytes, {b.unit(r), g.unit_bytes});
+  }
+  if (rebuild &&
+      !stripe::reconstruct(g, b.units, std::span<const unsigned>(lost.data(), lost_count),
+                           g.unit_bytes)) {
+    throw StripeError(Kind::kTooManyFailed,
+                      name(group.index) + ": stripe " + std::to_string(s) + " cannot be rebuilt");
+  }
+  return rebuild ? lost_data : 0;
+}
+
+void ParityPath::send_unit(const Group& group, unsigned member, uint64_t s, const uint8_t* unit) {
+  const unsigned port = group.ports[member];
+  const uint32_t u = group.geometry.unit_bytes;
+  storage_->write(port, group.index, s * u, {unit, u});
+  ++pending_.port_units[port];
+  pending_.port_bytes[port] += u;
+}
+
+void ParityPath::send_stripe(const Group& group, uint64_t s, std::span<const uint8_t* const> data,
+                             uint64_t dirty) {
+  const stripe::Geometry& g = group.geometry;
+  Buffers& b = *buffers_;
+  const unsigned d = g.data_members;
+  uint8_t* q = g.parity_members == 2 ? b.unit(d + 1) : nullptr;
+  stripe::compute_parity(g, data, b.unit(d), q, g.unit_bytes);
+  const stripe::StripeMap map = stripe::map_stripe(g, s);
+  for (unsigned r = 0; r < g.members(); ++r) {
+    const unsigned m = member_of(map, d, r);
+    if (group.lost(m)) continue;  // parity still covers what it would have held
+    if (r < d) {
+      if (((dirty >> r) & 1) == 0) continue;
+      send_unit(group, m, s, data[r]);
+      ++pending_.data_units;
+    } else {
+      send_unit(group, m, s, b.unit(r));
+      ++pending_.parity_units;
+    }
+  }
+}
+
+void ParityPath::publish_size(uint16_t group, uint64_t bytes, uint64_t& recorded) {
+  if (bytes <= recorded) return;
+  storage_->set_file_size(group, bytes);
+  recorded = bytes;
+}
+
+// Stripe by stripe, each on every live member before the next one starts; the file length
+// is published after each batch (a crash loses at most the length of the stripes since).
+void ParityPath::write_stripes(Group& group, uint64_t offset, std::span<const uint8_t> bytes) {
+  const uint64_t old_size = storage_->file_size(group.index);
+  uint64_t recorded = old_size;
+  const uint64_t end = offset + bytes.size();
+  const uint64_t first = offset / group.geometry.stripe_bytes();
+  const uint64_t last = (end - 1) / group.geometry.stripe_bytes();
+  const uint64_t batch = stripes_per_batch(group);
+  std::vector<const uint8_t*> data(group.geometry.data_members);
+  for (uint64_t s = first; s <= last; ++s) {
+    const stripe::Geometry& g = group.geometry;
+    const uint64_t S = g.stripe_bytes();
+    const uint32_t u = g.unit_bytes;
+    if (s != first && (s - first) % batch == 0) {
+      publish_size(group.index, std::min(end, s * S), recorded);
+      checkpoint(group);
+    }
+    const uint64_t start = s * S;
+    const uint64_t lo = std::max(offset, start);
+    const uint64_t hi = std::min(end, start + S);
+    const uint8_t* src = bytes.data() + (lo - offset);
+    Buffers& b = *buffers_;
+    uint64_t dirty = ~uint64_t{0};
+    if (lo == start && hi == start + S) {
+      // A whole stripe: parity straight from the client's bytes when they are aligned for
+      // the parity code, else from a copy.
+      const bool aligned = reinterpret_cast<uintptr_t>(src) % 64 == 0;
+      for (unsigned i = 0; i < g.data_members; ++i) {
+        if (!aligned) std::memcpy(b.unit(i), src + size_t{i} * u, u);
+        data[i] = aligned ? src + size_t{i} * u : b.unit(i);
+      }
+    } else {
+      // Reconstruct-write: the data units the bytes do not cover are read back (or rebuilt)
+      // where the file has them and are zeros past its end.
+      dirty = 0;
+      uint64_t needed = 0;
+      for (unsigned i = 0; i < g.data_members; ++i) {
+        const uint64_t ustart = start + uint64_t{i} * u;
+        const uint64_t uend = ustart + u;
+        if (!(lo <= ustart && hi >= uend) && ustart < old_size) needed |= uint64_t{1} << i;
+        if ((lo < uend && hi > ustart) || uend > old_size) dirty |= uint64_t{1} << i;
+      }
+      if (needed != 0) pending_.units_rebuilt += load_stripe(group, s, needed, false);
+      if (old_size < start + S) {
+        const uint64_t zero_from = std::max(old_size, start) - start;
+        std::memset(b.data() + zero_from, 0, S - zero_from);
+      }
+      std::memcpy(b.data() + (lo - start), src, hi - lo);
+      for (unsigned i = 0; i < g.data_members; ++i) data[i] = b.unit(i);
+    }
+    send_stripe(group, s, data, dirty);
+    pending_.bytes_striped += hi - lo;
+  }
+  publish_size(group.index, end, recorded);
+}
+
+// Units of live members go straight from their stores to the client's buffer; a stripe
+// with a needed unit on a failed member is loaded whole and the unit rebuilt.
+void ParityPath::read_stripes(Group& group, uint64_t offset, std::span<uint8_t> out) {
+  const uint64_t end = offset + out.size();
+  const uint64_t first = offset / group.geometry.stripe_bytes();
+  const uint64_t last = (end - 1) / group.geometry.stripe_bytes();
+  const uint64_t batch = stripes_per_batch(group);
+  for (uint64_t s = first; s <= last; ++s) {
+    if (s != first && (s - first) % batch == 0) checkpoint(group);
+    const stripe::Geometry& g = group.geometry;
+    const uint32_t u = g.unit_bytes;
+    const uint64_t start = s * g.stripe_bytes();
+    const uint64_t lo = std::max(offset, start);
+    const uint64_t hi = std::min(end, start + g.stripe_bytes());
+    const stripe::StripeMap map = stripe::map_stripe(g, s);
+    uint64_t needed = 0;
+    bool degraded = false;
+    for (unsigned i = 0; i < g.data_members; ++i) {
+      const uint64_t ustart = start + uint64_t{i} * u;
+      if (lo >= ustart + u || hi <= ustart) continue;
+      needed |= uint64_t{1} << i;
+      degraded |= group.lost(map.data_member[i]);
+    }
+    if (degraded) {
+      pending_.units_rebuilt += load_stripe(group, s, needed, false);
+      std::memcpy(out.data() + (lo - offset), buffers_->data() + (lo - start), hi - lo);
+    } else {
+      for (unsigned i = 0; i < g.data_members; ++i) {
+        if (((needed >> i) & 1) == 0) continue;
+        const uint64_t ustart = start + uint64_t{i} * u;
+        const uint64_t a = std::max(lo, ustart);
+        const uint64_t z = std::min(hi, ustart + u);
+        storage_->read(group.ports[map.data_member[i]], group.index, s * u + (a - ustart),
+                       out.subspan(a - offset, z - a));
+      }
+    }
+    pending_.bytes_read += hi - lo;
+  }
+}
+
+// ---- requests ---------------------------------------------------------------------------
+
+void ParityPath::write(uint16_t index, uint64_t offset, std::span<const uint8_t> bytes) {
+  counted([&] {
+    storage();
+    if (offset > kMaxFileBytes || bytes.size() > kMaxFileBytes - offset) {
+      throw StripeError(Kind::kBadRequest,
+                        name(index) + ": a write past " + std::to_string(kMaxFileBytes) + " bytes");
+    }
+    Group group = load(index);
+    require_tolerated(group);
+    if (!bytes.empty()) write_stripes(group, offset, bytes);
+    return 0;
+  });
+}
+
+size_t ParityPath::read(uint16_t index, uint64_t offset, std::span<uint8_t> out) {
+  return counted([&]() -> size_t {
+    storage();
+    Group group = load(index);
+    require_tolerated(group);
+    const uint64_t size = storage_->file_size(index);
+    if (offset >= size || out.empty()) return 0;
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(out.size(), size - offset));
+    read_stripes(group, offset, out.first(n));
+    return n;
+  });
+}
+
+uint64_t ParityPath::file_size(uint16_t index) {
+  return counted([&] {
+    storage();
+    load(index);
+    return storage_->file_size(index);
+  });
+}
+
+void ParityPath::fail_member(uint16_t index, unsigned port) {
+  counted([&] {
+    storage();
+    member(load(index), port);
+    storage_->fail(port, index);
+    return 0;
+  });
+}
+
+// Every stripe of the file, rebuilt from the other members onto the member's empty store.
+// The member counts as lost while it is rebuilt, whether or not its failed bit is set.
+void ParityPath::rebuild_member(uint16_t index, unsigned port, const Progress& progress) {
+  counted([&] {
+    storage();
+    Group group = load(index);
+    const unsigned target = member(group, port);
+    const uint64_t bit = uint64_t{1} << port;
+    group.failed |= bit;
+    require_tolerated(group);
+    storage_->fail(port, index);
+    const uint64_t stripes = (storage_->file_size(index) + group.geometry.stripe_bytes() - 1) /
+                             group.geometry.stripe_bytes();
+    const uint64_t batch = stripes_per_batch(group);
+    for (uint64_t s = 0; s < stripes; ++s) {
+      if (s != 0 && s % batch == 0) {
+        checkpoint(group, bit);
+        if (progress) progress(s, stripes);
+      }
+      load_stripe(group, s, 0, /*all=*/true);
+      const stripe::StripeMap map = stripe::map_stripe(group.geometry, s);
+      const unsigned d = group.geometry.data_members;
+      for (unsigned r = 0; r < group.geometry.members(); ++r) {
+        if (member_of(map, d, r) != target) continue;
+        send_unit(group, target, s, buffers_->unit(r));
+        ++(r < d ? pending_.data_units : pending_.parity_units);
+        ++pending_.units_rebuilt;
+      }
+    }
+    if (progress) progress(stripes, stripes);
+    return 0;
+  });
+}
+
+void ParityPath::discard(uint16_t index) {
+  counted([&] {
+    storage().discard(index);
+    return 0;
+  });
+}
+
+}  // namespace asn::model::detail::engines

@@ -1,0 +1,112 @@
+// Internal: the switch's parity data path (issue 10, 004 L1131: the client sends a file
+// unsplit; the switch splits it into stripe units for the storage servers and computes
+// parity on the fly), behind STRIPE block version 2.
+//
+// A client's write to a group is cut into stripes (asn::stripe::map_stripe: md's layouts),
+// P (and Q) computed per stripe (asn::stripe::compute_parity), and each stripe sent to every
+// live member before the next one starts, so a process killed between stripes leaves every
+// stripe it completed whole. A stripe the write covers only partly is completed from what the
+// members hold ("reconstruct-write": the rest of its data units are read back, those of
+// failed members rebuilt from parity; what lies past the file's end is zeros), so the client
+// need not pad its file and parity stays right for degraded reads of the last stripe. Failed
+// members are skipped on writes: parity still covers their data. A read gathers the units,
+// rebuilding those of failed members (asn::stripe::reconstruct). A stripe torn by a crash
+// mid-stripe may hold parity that matches neither its old nor its new data: the RAID write
+// hole (README, "Parity data path").
+//
+// The engine reads only the STRIPE block's registers (a group's entry; it updates the
+// counters and member_counters) and, behind the member ports, the storage servers. It takes
+// the board's lock only for those register accesses (through `Registers`), never across file
+// I/O, so register traffic and the clock go on while a large file streams; its own lock
+// makes client requests take turns. A group entry is re-read between batches of stripes: one
+// whose shape changed (or that was cleared) under a request ends it.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <vector>
+
+#include "../block_model.hpp"
+#include "asn/model/storage_servers.hpp"
+#include "asn/stripe/geometry.hpp"
+
+namespace asn::model::detail::engines {
+
+class ParityPath {
+ public:
+  // Runs `fn` on the STRIPE block's registers under the board's lock.
+  using Registers = std::function<void(const std::function<void(RegisterView&)>& fn)>;
+  using Progress = std::function<void(uint64_t done, uint64_t total)>;
+
+  // `storage` may be null (no storage servers attached): every request is then refused.
+  ParityPath(Registers registers, std::unique_ptr<StorageServers> storage);
+  ~ParityPath();
+
+  // The client side (EmulatedBoard::stripe_*). Throw StripeError; each refused request is
+  // counted in stripe.errors.
+  void write(uint16_t group, uint64_t offset, std::span<const uint8_t> bytes);
+  size_t read(uint16_t group, uint64_t offset, std::span<uint8_t> out);
+  uint64_t file_size(uint16_t group);
+  void fail_member(uint16_t group, unsigned port);
+  void rebuild_member(uint16_t group, unsigned port, const Progress& progress);
+  void discard(uint16_t group);
+
+ private:
+  // A valid group entry, decoded.
+  struct Group {
+    uint16_t index = 0;
+    stripe::Geometry geometry;
+    std::vector<unsigned> ports;  // member -> port: data ports ascending, then parity ports
+    uint64_t failed = 0;          // port mask
+    bool lost(unsigned member) const { return (failed >> ports[member]) & 1; }
+    bool same_shape(const Group& other) const;
+  };
+  // Counted locally and added to the registers once per batch of stripes.
+  struct Counts {
+    uint64_t data_units = 0, parity_units = 0, bytes_striped = 0, bytes_read = 0;
+    uint64_t units_rebuilt = 0;
+    std::array<uint64_t, stripe::kMaxMembers> port_units{}, port_bytes{};  // sent, per port
+  };
+  class Buffers;
+
+  template <typename F>
+  auto counted(F&& request);
+  StorageServers& storage();
+  Group load(uint16_t group);
+  // Throws kTooManyFailed when more members failed than parity covers.
+  static void require_tolerated(const Group& group);
+  // The member index of `port`; throws kBadRequest when it is none.
+  static unsigned member(const Group& group, unsigned port);
+  // Adds the pending counts to the registers and re-reads the group, which must keep its
+  // shape; its failed members may change (`also_failed`: a member being rebuilt).
+  void checkpoint(Group& group, uint64_t also_failed = 0);
+  void flush();
+  uint64_t stripes_per_batch(const Group& group) const;
+
+  void write_stripes(Group& group, uint64_t offset, std::span<const uint8_t> bytes);
+  void read_stripes(Group& group, uint64_t offset, std::span<uint8_t> out);
+  // Fills the stripe buffer with stripe `s` as the members hold it: the data units in
+  // `needed` (a mask of data roles) or, with `all`, every unit; lost units are rebuilt.
+  // Returns the data units rebuilt.
+  unsigned load_stripe(const Group& group, uint64_t s, uint64_t needed, bool all);
+  // Computes the parity of the stripe whose data units are `data` and sends the data units
+  // in `dirty` (a mask of data roles) and the parity to the live members.
+  void send_stripe(const Group& group, uint64_t s, std::span<const uint8_t* const> data,
+                   uint64_t dirty);
+  void send_unit(const Group& group, unsigned member, uint64_t s, const uint8_t* unit);
+  // Records the file length the storage side keeps once stripes are acknowledged.
+  void publish_size(uint16_t group, uint64_t bytes, uint64_t& recorded);
+
+  Registers registers_;
+  std::unique_ptr<StorageServers> storage_;
+  std::mutex mu_;  // one client request at a time; held across its I/O
+  std::unique_ptr<Buffers> buffers_;
+  Counts pending_;
+};
+
+}  // namespace asn::model::detail::engines

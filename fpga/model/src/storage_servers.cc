@@ -1,0 +1,156 @@
+#include "asn/model/storage_servers.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "asn/model/board.hpp"
+
+namespace asn::model {
+namespace {
+
+[[noreturn]] void io_error(const std::string& what, const std::string& path, int err) {
+  throw StripeError(StripeError::Kind::kStorageIo,
+                    "storage server: " + what + " " + path + ": " + std::strerror(err));
+}
+
+bool make_dir(const std::string& path) {
+  return ::mkdir(path.c_str(), 0700) == 0 || errno == EEXIST;
+}
+
+}  // namespace
+
+StorageServers::StorageServers(std::string dir) : dir_(std::move(dir)) {
+  while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
+  if (dir_.empty() || !make_dir(dir_)) {
+    throw StripeError(
+        StripeError::Kind::kNoStorage,
+        "cannot create the storage servers' directory '" + dir_ + "': " + std::strerror(errno));
+  }
+}
+
+StorageServers::~StorageServers() {
+  for (const auto& [key, fd] : fds_) ::close(fd);
+}
+
+std::string StorageServers::store_path(unsigned port, uint16_t group) const {
+  return dir_ + "/port-" + std::to_string(port) + "/group-" + std::to_string(group) + ".data";
+}
+
+std::string StorageServers::size_path(uint16_t group) const {
+  return dir_ + "/group-" + std::to_string(group) + ".size";
+}
+
+int StorageServers::store(unsigned port, uint16_t group, bool create) {
+  const auto key = std::make_pair(port, group);
+  if (auto it = fds_.find(key); it != fds_.end()) return it->second;
+  const std::string path = store_path(port, group);
+  int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT && create) {
+    const std::string port_dir = dir_ + "/port-" + std::to_string(port);
+    if (!make_dir(port_dir)) io_error("cannot create", port_dir, errno);
+    fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  }
+  if (fd < 0) {
+    if (errno == ENOENT && !create) return -1;
+    io_error("cannot open", path, errno);
+  }
+  fds_.emplace(key, fd);
+  return fd;
+}
+
+void StorageServers::close_store(unsigned port, uint16_t group) {
+  const auto it = fds_.find(std::make_pair(port, group));
+  if (it == fds_.end()) return;
+  ::close(it->second);
+  fds_.erase(it);
+}
+
+void StorageServers::read(unsigned port, uint16_t group, uint64_t offset, std::span<uint8_t> out) {
+  const int fd = store(port, group, /*create=*/false);
+  size_t done = 0;
+  while (fd >= 0 && done < out.size()) {
+    const ssize_t n =
+        ::pread(fd, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) io_error("cannot read", store_path(port, group), errno);
+    if (n == 0) break;  // past the end: never received
+    done += static_cast<size_t>(n);
+  }
+  std::memset(out.data() + done, 0, out.size() - done);
+}
+
+void StorageServers::write(unsigned port, uint16_t group, uint64_t offset,
+                           std::span<const uint8_t> bytes) {
+  const int fd = store(port, group, /*create=*/true);
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n =
+        ::pwrite(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) io_error("cannot write", store_path(port, group), n < 0 ? errno : EIO);
+    done += static_cast<size_t>(n);
+  }
+}
+
+uint64_t StorageServers::file_size(uint16_t group) const {
+  const std::string path = size_path(group);
+  FILE* f = std::fopen(path.c_str(), "re");
+  if (f == nullptr) {
+    if (errno == ENOENT) return 0;
+    io_error("cannot open", path, errno);
+  }
+  unsigned long long bytes = 0;
+  const int got = std::fscanf(f, "%llu", &bytes);
+  std::fclose(f);
+  if (got != 1) io_error("cannot parse", path, EINVAL);
+  return bytes;
+}
+
+// Written whole to a temporary file and renamed over the old one, so a reader (or an asnd
+// killed half way) sees the old length or the new one, never a torn one. No fsync: the
+// emulation survives a process kill (the page cache keeps the file); surviving a power cut
+// would take an fsync of the file and the directory.
+void StorageServers::set_file_size(uint16_t group, uint64_t bytes) {
+  const std::string path = size_path(group);
+  const std::string tmp = path + ".tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) io_error("cannot create", tmp, errno);
+  const std::string text = std::to_string(bytes) + "\n";
+  const ssize_t n = ::write(fd, text.data(), text.size());
+  const int err = errno;
+  ::close(fd);
+  if (n != static_cast<ssize_t>(text.size())) io_error("cannot write", tmp, n < 0 ? err : EIO);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) io_error("cannot rename to", path, errno);
+}
+
+void StorageServers::fail(unsigned port, uint16_t group) {
+  close_store(port, group);
+  const std::string path = store_path(port, group);
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) io_error("cannot remove", path, errno);
+}
+
+void StorageServers::discard(uint16_t group) {
+  // Every port-<P> directory, not only the group's members: the entry may already be gone.
+  std::vector<unsigned> ports;
+  if (DIR* d = ::opendir(dir_.c_str())) {
+    while (const dirent* e = ::readdir(d)) {
+      unsigned port = 0;
+      char tail = 0;
+      if (std::sscanf(e->d_name, "port-%u%c", &port, &tail) == 1) ports.push_back(port);
+    }
+    ::closedir(d);
+  }
+  for (unsigned port : ports) fail(port, group);
+  const std::string path = size_path(group);
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) io_error("cannot remove", path, errno);
+}
+
+}  // namespace asn::model
