@@ -72,10 +72,11 @@ class StripeServiceTest : public ::testing::Test {
     return admin_->CreateGroup(&context, request, response ? response : &ignored);
   }
 
-  grpc::Status update(const v1::GroupSpec& spec, bool discard = false) {
+  grpc::Status update(const v1::GroupSpec& spec, bool discard = false, bool validate_only = false) {
     v1::UpdateGroupRequest request;
     *request.mutable_spec() = spec;
     request.set_discard_file(discard);
+    request.set_validate_only(validate_only);
     v1::GroupResponse response;
     grpc::ClientContext context;
     return admin_->UpdateGroup(&context, request, &response);
@@ -253,6 +254,20 @@ TEST_F(StripeServiceTest, DryRunWritesNothing) {
   EXPECT_FALSE(checked.changed());
   EXPECT_EQ(stack_->bus().writes.load(), 0u);
   EXPECT_EQ(list().groups_size(), 0);
+
+  ASSERT_OK(create(spec(2, v1::RAID_5, {0, 1, 2}, {3})));
+  const auto before = entry(2);
+  const uint64_t writes = stack_->bus().writes.load();
+  ASSERT_OK(update(spec(2, v1::RAID_6, {0, 1}, {2, 3}, 8192), false, true));
+  EXPECT_EQ(entry(2), before);
+  EXPECT_EQ(stack_->bus().writes.load(), writes);
+  v1::DeleteGroupRequest request;
+  request.set_group(2);
+  request.set_validate_only(true);
+  v1::DeleteGroupResponse response;
+  grpc::ClientContext context;
+  ASSERT_OK(admin_->DeleteGroup(&context, request, &response));
+  EXPECT_EQ(entry(2), before);
 }
 
 TEST_F(StripeServiceTest, UpdateAndDeleteChangeTheEntry) {

@@ -243,7 +243,7 @@ StripeGroupView StripeManager::view(uint32_t group, const state::v1::StripeGroup
   const auto want = entry_words(&state);
   if (board_words == want) {
     out.board = "in force";
-  } else if (s::kGroupTableValid.get(board_words) == 0) {
+  } else if (board_words.size() != want.size() || s::kGroupTableValid.get(board_words) == 0) {
     out.board = "not on the board (a restore is due)";
   } else {
     out.board = "the board's entry differs (a restore is due)";
@@ -320,7 +320,7 @@ StripeChange StripeManager::update(const StripeGroupSpec& spec, bool validate_on
                             spec.group, size));
   }
   if (validate_only) {
-    out.group = view(spec.group, next, {});
+    out.group = view(spec.group, next, entry_words(nullptr));
     out.group.board = "dry run: not written";
     return out;
   }
