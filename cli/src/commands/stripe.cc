@@ -199,7 +199,11 @@ class StripeList final : public Command {
     }
     std::vector<const asn::v1::StripeGroup*> groups;
     for (const auto& g : response.groups()) groups.push_back(&g);
-    print_groups(groups);
+    if (groups.empty()) {
+      std::printf("no stripe groups ('asnctl stripe create' makes one)\n");
+    } else {
+      print_groups(groups);
+    }
     std::printf("%d of %u groups in use; %s\n", response.groups_size(), response.capacity(),
                 response.data_path()
                     ? "files pass through asnd (the emulated board)"

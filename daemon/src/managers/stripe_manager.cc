@@ -248,7 +248,11 @@ StripeGroupView StripeManager::view(uint32_t group, const state::v1::StripeGroup
   } else {
     out.board = "the board's entry differs (a restore is due)";
   }
-  if (StripeDataPort* port = device_.stripe_data_port(); port != nullptr) {
+  // Only of a group the board holds: the parity path counts a request for any other one as
+  // a client error (stripe.errors), and looking is not one.
+  StripeDataPort* port = device_.stripe_data_port();
+  if (port != nullptr && board_words.size() == want.size() &&
+      s::kGroupTableValid.get(board_words) != 0) {
     try {
       out.file_size = static_cast<int64_t>(port->file_size(static_cast<uint16_t>(group)));
     } catch (const Error&) {
