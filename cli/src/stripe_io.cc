@@ -56,6 +56,25 @@ void print_transfer(Session& s, const char* verb, uint32_t group, uint64_t offse
   kv.print(stdout, 0);
 }
 
+// Sends the file in messages of kChunkBytes, the first naming the group and the offset (so
+// an empty file is one message). False when the file could not be read.
+template <typename Stream>
+bool send(Stream& stream, std::FILE* in, uint32_t group, uint64_t offset) {
+  asn::v1::WriteRequest request;
+  request.set_group(group);
+  request.set_offset(offset);
+  std::string buffer(kChunkBytes, '\0');
+  for (;;) {
+    const size_t n = std::fread(buffer.data(), 1, buffer.size(), in);
+    if (std::ferror(in) != 0) return false;
+    request.set_data(buffer.data(), n);
+    if (!stream.Write(request)) return true;  // asnd ended the call: Finish says why
+    request.clear_group();
+    request.clear_offset();
+    if (n < buffer.size()) return true;
+  }
+}
+
 }  // namespace
 
 void prepare_stream(Session& s, grpc::ClientContext& context) {
@@ -86,21 +105,7 @@ int stripe_write(Session& s, const std::string& file, uint32_t group, uint64_t o
       last = reply;
     }
   });
-  asn::v1::WriteRequest request;
-  request.set_group(group);
-  request.set_offset(offset);
-  std::string buffer(kChunkBytes, '\0');
-  bool read_error = false;
-  for (;;) {
-    const size_t n = std::fread(buffer.data(), 1, buffer.size(), in);
-    read_error = std::ferror(in) != 0;
-    if (read_error) break;
-    request.set_data(buffer.data(), n);
-    if (!stream->Write(request)) break;  // asnd ended the call: Finish says why
-    request.clear_group();
-    request.clear_offset();
-    if (n < buffer.size()) break;
-  }
+  const bool read_error = !send(*stream, in, group, offset);
   if (read_error) context.TryCancel();
   stream->WritesDone();
   acks.join();

@@ -94,6 +94,9 @@ StripeDataPort& StripeManager::data_port() {
 // the metadata server picks, 004 L1160), so groups are allowed to overlap.
 state::v1::StripeGroupState StripeManager::checked(const StripeGroupSpec& spec) const {
   const uint32_t table = capacity();
+  if (table == 0) {
+    throw Error(ErrorCode::kFailedPrecondition, "this board has no stripe group table");
+  }
   if (spec.group >= table) {
     throw Error(ErrorCode::kInvalidArgument,
                 fmt::format("group {}: the board's stripe group table has entries 0 to {}",
