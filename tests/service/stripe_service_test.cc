@@ -279,6 +279,8 @@ TEST_F(StripeServiceTest, UpdateAndDeleteChangeTheEntry) {
   EXPECT_EQ(s::kGroupTableParityMembersLo.get(words), 0b1100u);
   const grpc::Status missing = update(spec(5, v1::RAID_5, {0, 1, 2}, {3}));
   EXPECT_EQ(missing.error_code(), grpc::StatusCode::NOT_FOUND);
+  // Not there is what matters, not the ports an update of it leaves out.
+  EXPECT_EQ(update(spec(5, v1::RAID_5, {}, {}, 8192)).error_code(), grpc::StatusCode::NOT_FOUND);
 
   ASSERT_OK(remove(4));
   EXPECT_EQ(entry(4), std::vector<uint32_t>(s::kGroupTable.words(), 0));

@@ -60,10 +60,14 @@ class GroupCommand : public Command {
   GroupCommand(CLI::App* sub, bool update) : update_(update) {
     sub->add_option("GROUP", group_, "The group: an entry of the STRIPE group table")->required();
     auto* raid = sub->add_option("--raid", raid_, "RAID level: 4, 5 or 6")
+                     ->type_name("LEVEL")
                      ->check(CLI::IsMember({4u, 5u, 6u}).description(""));
-    auto* data = sub->add_option("--data", data_, "Data ports: 0,1,2 or 0-2 (any order)");
-    auto* parity = sub->add_option("--parity", parity_, "Parity ports: 3, or 3,4 for RAID 6");
-    auto* unit = sub->add_option("--unit", unit_, "Stripe unit: 4K .. 1M, a power of two");
+    auto* data = sub->add_option("--data", data_, "Data ports: 0,1,2 or 0-2 (any order)")
+                     ->type_name("PORTS");
+    auto* parity = sub->add_option("--parity", parity_, "Parity ports: 3, or 3,4 for RAID 6")
+                       ->type_name("PORTS");
+    auto* unit = sub->add_option("--unit", unit_, "Stripe unit: 4K .. 1M, a power of two")
+                     ->type_name("BYTES");
     if (!update) {
       raid->required();
       data->required();
@@ -336,8 +340,9 @@ class StripeWrite final : public Command {
  public:
   explicit StripeWrite(CLI::App* sub) {
     sub->add_option("FILE", file_, "The file to write ('-': stdin)")->required();
-    sub->add_option("--group", group_, "The group")->required();
-    sub->add_option("--offset", offset_text_, "Where in the group's file (default 0; 64K, 1M)");
+    sub->add_option("--group", group_, "The group")->required()->type_name("GROUP");
+    sub->add_option("--offset", offset_text_, "Where in the group's file (default 0; 64K, 1M)")
+        ->type_name("BYTES");
   }
   void check() override {
     if (!offset_text_.empty()) offset_ = parse_bytes("--offset", offset_text_);
@@ -357,10 +362,14 @@ class StripeWrite final : public Command {
 class StripeRead final : public Command {
  public:
   explicit StripeRead(CLI::App* sub) {
-    sub->add_option("--group", group_, "The group")->required();
-    sub->add_option("--out", out_, "Where to write the bytes ('-': stdout)")->required();
-    sub->add_option("--offset", offset_text_, "From where in the group's file (default 0)");
-    sub->add_option("--length", length_text_, "How many bytes (default: to the end)");
+    sub->add_option("--group", group_, "The group")->required()->type_name("GROUP");
+    sub->add_option("--out", out_, "Where to write the bytes ('-': stdout)")
+        ->type_name("FILE")
+        ->required();
+    sub->add_option("--offset", offset_text_, "From where in the group's file (default 0)")
+        ->type_name("BYTES");
+    sub->add_option("--length", length_text_, "How many bytes (default: to the end)")
+        ->type_name("BYTES");
   }
   void check() override {
     if (!offset_text_.empty()) offset_ = parse_bytes("--offset", offset_text_);

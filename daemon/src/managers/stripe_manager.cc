@@ -304,11 +304,13 @@ StripeChange StripeManager::create(const StripeGroupSpec& spec, bool validate_on
 
 StripeChange StripeManager::update(const StripeGroupSpec& spec, bool validate_only,
                                    bool discard_file) {
-  state::v1::StripeGroupState next = checked(spec);
+  if (spec.group >= capacity()) checked(spec);  // says which entries the table has
   std::lock_guard group_guard(group_lock(spec.group));
   std::lock_guard lock(mutex_);
   state_.require_usable();
+  // A group that does not exist is that, whatever else the request says.
   const state::v1::StripeGroupState current = existing(spec.group);
+  const state::v1::StripeGroupState next = checked(spec);
   StripeChange out;
   out.revision = state_.revision();
   if (same_layout(current, next)) {
