@@ -27,6 +27,7 @@ std::unique_ptr<RegisterBus> make_emulated(const BackendConfig& backend,
   } else {
     spdlog::info("{}: board memory kept from before (warm start)", bus->describe());
   }
+  spdlog::info("{}: storage servers of the parity data path in {}", bus->describe(), storage_dir);
   return bus;
 }
 

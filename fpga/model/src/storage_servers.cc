@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -21,6 +22,11 @@ namespace {
                     "storage server: " + what + " " + path + ": " + std::strerror(err));
 }
 
+// Stores kept open between requests: a large file is written in many requests, and opening
+// each store per request would cost more than the I/O of a small one. Bounded, as 64 ports
+// times 256 groups would pass the process's file limit.
+constexpr size_t kMaxOpenStores = 256;
+
 bool make_dir(const std::string& path) {
   return ::mkdir(path.c_str(), 0700) == 0 || errno == EEXIST;
 }
@@ -34,10 +40,23 @@ StorageServers::StorageServers(std::string dir) : dir_(std::move(dir)) {
         StripeError::Kind::kNoStorage,
         "cannot create the storage servers' directory '" + dir_ + "': " + std::strerror(errno));
   }
+  // One board at a time: two boards striping into the same stores would corrupt each
+  // other's files (as two asnd sharing a state_dir would).
+  const std::string lock = dir_ + "/lock";
+  lock_fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lock_fd_ < 0 || ::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    if (lock_fd_ >= 0) ::close(lock_fd_);
+    throw StripeError(StripeError::Kind::kNoStorage,
+                      "cannot lock the storage servers' directory '" + dir_ + "': " +
+                          (err == EWOULDBLOCK ? std::string("another board uses it")
+                                              : std::string(std::strerror(err))));
+  }
 }
 
 StorageServers::~StorageServers() {
   for (const auto& [key, fd] : fds_) ::close(fd);
+  ::close(lock_fd_);  // releases the lock
 }
 
 std::string StorageServers::store_path(unsigned port, uint16_t group) const {
@@ -51,6 +70,10 @@ std::string StorageServers::size_path(uint16_t group) const {
 int StorageServers::store(unsigned port, uint16_t group, bool create) {
   const auto key = std::make_pair(port, group);
   if (auto it = fds_.find(key); it != fds_.end()) return it->second;
+  if (fds_.size() >= kMaxOpenStores) {
+    for (const auto& [open_key, open_fd] : fds_) ::close(open_fd);
+    fds_.clear();
+  }
   const std::string path = store_path(port, group);
   int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
   if (fd < 0 && errno == ENOENT && create) {

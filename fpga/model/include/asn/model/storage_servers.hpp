@@ -8,6 +8,7 @@
 //                            member's unit of stripe s at byte offset s * unit_bytes, so
 //                            standard tools (mdadm --build over loop devices) read it back.
 //                            Sparse: what the server never received reads as zeros.
+//   lock                     flocked while a board has the servers attached.
 //   group-<G>.size           the group's file length (the client's file size), in decimal.
 //                            The length is metadata the storage side keeps, as a metadata
 //                            server would; the switch holds no state of the file. It is
@@ -27,7 +28,8 @@ namespace asn::model {
 
 class StorageServers {
  public:
-  // Creates `dir` (0700) when missing. Throws StripeError kNoStorage when it cannot.
+  // Creates `dir` (0700) when missing and locks it (flock on <dir>/lock) for this object's
+  // lifetime. Throws StripeError kNoStorage when it cannot, or another holds the lock.
   explicit StorageServers(std::string dir);
   ~StorageServers();
   StorageServers(const StorageServers&) = delete;
@@ -59,6 +61,7 @@ class StorageServers {
   void close_store(unsigned port, uint16_t group);
 
   std::string dir_;
+  int lock_fd_ = -1;  // an exclusive flock on <dir>/lock while the servers are attached
   std::map<std::pair<unsigned, uint16_t>, int> fds_;
 };
 
