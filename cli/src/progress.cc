@@ -74,6 +74,11 @@ std::string Progress::line(double seconds) const {
   const int filled = static_cast<int>(fraction * kBarWidth);
   const std::string bar = std::string(static_cast<size_t>(filled), '#') +
                           std::string(static_cast<size_t>(kBarWidth - filled), ' ');
+  if (!unit_.empty()) {
+    return strprintf("%s [%s] %3d%%  %llu / %llu %s  %.1f s", label_.c_str(), bar.c_str(),
+                     static_cast<int>(fraction * 100), static_cast<unsigned long long>(done),
+                     static_cast<unsigned long long>(total), unit_.c_str(), seconds);
+  }
   const double rate = seconds > 0 ? static_cast<double>(done) / seconds / 1e6 : 0;
   return strprintf("%s [%s] %3d%%  %s / %s  %.1f MB/s  %.1f s", label_.c_str(), bar.c_str(),
                    static_cast<int>(fraction * 100), size_text(done).c_str(),

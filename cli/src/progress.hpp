@@ -26,6 +26,8 @@ class Progress {
   Progress(const Progress&) = delete;
   Progress& operator=(const Progress&) = delete;
 
+  // Counts in update() are of `unit` ("stripes"), not bytes. Call before the first update.
+  void count_in(std::string unit) { unit_ = std::move(unit); }
   // How far the call is: `done` of `total` bytes (any thread).
   void update(uint64_t done, uint64_t total) {
     done_.store(done, std::memory_order_relaxed);
@@ -46,6 +48,7 @@ class Progress {
   std::condition_variable wake_;
   bool stopping_ = false;
   size_t printed_ = 0;  // length of the line on screen; 0: nothing printed
+  std::string unit_;    // "": bytes
   std::atomic<uint64_t> done_{0};
   std::atomic<uint64_t> total_{0};
   std::thread thread_;

@@ -312,11 +312,12 @@ class StripeRebuildMember final : public Command {
     grpc::ClientContext context;
     prepare_stream(s, context);
     Progress progress(strprintf("rebuilding port %u of group %u", port_, group_));
+    progress.count_in("stripes");
     auto reader = stub(s)->RebuildMember(&context, request);
     asn::v1::RebuildProgress message;
     asn::v1::RebuildProgress last;
     while (reader->Read(&message)) {
-      progress.update(message.done(), message.total());
+      progress.update(message.stripes_done(), message.stripes_total());
       if (message.finished()) last = message;
     }
     const grpc::Status status = reader->Finish();

@@ -148,13 +148,15 @@ grpc::Status StripeService::RebuildMember(grpc::ServerContext* context,
   return guarded("RebuildMember", [&] {
     authorizer_.require(Permission::kConfigure, "rebuilding a stripe group member", *context);
     auto last = std::chrono::steady_clock::now() - kProgressInterval;
+    // The data path counts stripes (bus/stripe_data_port.hpp allows bytes or stripes; the
+    // emulated board's says stripes).
     const auto progress = [&](uint64_t done, uint64_t total) {
       const auto now = std::chrono::steady_clock::now();
       if (now - last < kProgressInterval && done < total) return;
       last = now;
       v1::RebuildProgress message;
-      message.set_done(done);
-      message.set_total(total);
+      message.set_stripes_done(done);
+      message.set_stripes_total(total);
       writer->Write(message);  // a client gone away only misses progress
     };
     const StripeChange change = stripe_.rebuild_member(request->group(), request->port(), progress);
