@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <map>
 #include <set>
 
 #include "error.hpp"
@@ -266,13 +267,16 @@ StripeGroupView StripeManager::view(uint32_t group, const state::v1::StripeGroup
 }
 
 std::vector<StripeGroupView> StripeManager::list() {
-  std::lock_guard lock(mutex_);
+  // The document is copied and the lock let go before the data path is asked for file
+  // sizes: a rebuild holds the data path for as long as it runs, and changes of other
+  // groups must not wait for it.
+  std::map<uint32_t, state::v1::StripeGroupState> groups;
+  {
+    std::lock_guard lock(mutex_);
+    if (state_.doc()) groups.insert(state_.doc()->groups().begin(), state_.doc()->groups().end());
+  }
   std::vector<StripeGroupView> out;
-  if (!state_.doc()) return out;
-  std::set<uint32_t> ids;
-  for (const auto& [g, group] : state_.doc()->groups()) ids.insert(g);
-  for (uint32_t g : ids) {
-    const auto& group = state_.doc()->groups().at(g);
+  for (const auto& [g, group] : groups) {
     std::vector<uint32_t> words(s::kGroupTable.words(), 0);
     if (g < capacity()) words = device_.read_entries(s::kGroupTable, g, 1);
     out.push_back(view(g, group, words));
@@ -366,9 +370,13 @@ StripeChange StripeManager::remove(uint32_t group, bool validate_only) {
 }
 
 StripeStats StripeManager::stats(uint32_t group) {
-  std::lock_guard lock(mutex_);
+  state::v1::StripeGroupState st;
+  {
+    std::lock_guard lock(mutex_);  // not across the data path: see list()
+    st = existing(group);
+  }
   StripeStats out;
-  out.group = view(group, existing(group), device_.read_entries(s::kGroupTable, group, 1));
+  out.group = view(group, st, device_.read_entries(s::kGroupTable, group, 1));
   Device::ReadBatch batch;
   const size_t first = batch.add64(s::kDataUnits);
   batch.add64(s::kParityUnits);
@@ -383,7 +391,6 @@ StripeStats StripeManager::stats(uint32_t group) {
   out.errors = batch[first + 3];
   out.bytes_read = batch[first + 4];
   out.units_rebuilt = batch[first + 5];
-  const auto& st = out.group.state;
   const std::set<uint32_t> failed(st.failed_ports().begin(), st.failed_ports().end());
   for (uint32_t port : out.group.members()) {
     const auto words = device_.read_entries(s::kMemberCounters, port, 1);
