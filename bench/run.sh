@@ -3,26 +3,28 @@
 # ratio to the program's reference benchmark of the same run, so figures taken on a busy,
 # shared machine still compare (schedule_bench reports its ratios per case, as counters).
 # tdm_fabric is a script, not a Google Benchmark program (8 asnd processes and asnctl,
-# bench/tdm_fabric_bench.sh): it prints its own table, with its reference and ratios.
+# bench/tdm_fabric_bench.sh): it prints its own table, with its reference and ratios; so is
+# stripe_io (a 1 GiB file through asnctl stripe write/read, bench/stripe_io_bench.sh).
 # Builds first if needed, in $BENCH_BUILD_DIR (default build/) as $BENCH_BUILD_TYPE (default
 # RelWithDebInfo).
 #   bench/run.sh [PROGRAM...] [-- extra Google Benchmark flags, e.g. --benchmark_repetitions=5]
-#   PROGRAM: regs, topology, schedule, fabric, tdm, tdm_fabric, locks, stripe (default: all)
+#   PROGRAM: regs, topology, schedule, fabric, tdm, tdm_fabric, locks, stripe, stripe_io
+#   (default: all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # program -> its reference benchmark
 declare -A reference=([regs]=BM_ModelRead32 [topology]=BM_RouterDigits [schedule]=""
                       [fabric]=BM_GetTopology [tdm]=BM_GetSchedule [tdm_fabric]=""
-                      [locks]=BM_GetLockStats [stripe]=BM_Memcpy)
+                      [locks]=BM_GetLockStats [stripe]=BM_Memcpy [stripe_io]="")
 programs=()
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do
-  [ -n "${reference[$1]+set}" ] || { echo "bench/run.sh: unknown program '$1' (regs, topology, schedule, fabric, tdm, tdm_fabric, locks, stripe)" >&2; exit 2; }
+  [ -n "${reference[$1]+set}" ] || { echo "bench/run.sh: unknown program '$1' (regs, topology, schedule, fabric, tdm, tdm_fabric, locks, stripe, stripe_io)" >&2; exit 2; }
   programs+=("$1")
   shift
 done
 [ "${1:-}" = "--" ] && shift
-[ ${#programs[@]} -gt 0 ] || programs=(regs topology schedule fabric tdm tdm_fabric locks stripe)
+[ ${#programs[@]} -gt 0 ] || programs=(regs topology schedule fabric tdm tdm_fabric locks stripe stripe_io)
 
 export BENCH_BUILD_DIR=${BENCH_BUILD_DIR:-build}
 build=$BENCH_BUILD_DIR
@@ -30,7 +32,7 @@ scripts/install-deps.sh
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE="${BENCH_BUILD_TYPE:-RelWithDebInfo}" >/dev/null
 targets=()
 for p in "${programs[@]}"; do
-  if [ "$p" = tdm_fabric ]; then targets+=(asnd asnctl); else targets+=("${p}_bench"); fi
+  if [ "$p" = tdm_fabric ] || [ "$p" = stripe_io ]; then targets+=(asnd asnctl); else targets+=("${p}_bench"); fi
 done
 cmake --build "$build" -j"$(nproc)" --target "${targets[@]}" >/dev/null
 out=$(mktemp)
@@ -40,6 +42,8 @@ for p in "${programs[@]}"; do
   echo "== ${p}_bench =="
   if [ "$p" = tdm_fabric ]; then
     bench/tdm_fabric_bench.sh || failed+=("$p")
+  elif [ "$p" = stripe_io ]; then
+    bench/stripe_io_bench.sh || failed+=("$p")
   else
     "$build/bench/${p}_bench" --benchmark_format=json --benchmark_out="$out" \
       --benchmark_out_format=json "$@" >/dev/null

@@ -91,6 +91,27 @@ echo "\$ build/examples/locks/asn_lock_example unix:$socket   # libasnclient (ex
 build/examples/locks/asn_lock_example "unix:$socket" || true
 echo
 
+section "Striping with parity: the switch splits a file over storage servers and adds the parity"
+head -c 3000000 /dev/urandom >"$run/results.dat"
+asnctl stripe create 1 --raid 5 --data 2,0,1 --parity 3 --unit 64K
+asnctl stripe create 2 --raid 5 --data 0,1 --parity 1 --unit 3000
+asnctl stripe write "$run/results.dat" --group 1
+asnctl stripe list
+asnctl stripe fail-member 1 2
+asnctl stripe fail-member 1 0
+asnctl stripe read --group 1 --out "$run/degraded.dat"
+echo "\$ cmp results.dat degraded.dat   # read with port 2's storage server gone"
+cmp "$run/results.dat" "$run/degraded.dat" && echo "identical"
+echo
+asnctl stripe rebuild-member 1 2
+asnctl stripe stats 1
+asnctl board reset --yes
+asnctl stripe read --group 1 --out "$run/back.dat"
+echo "\$ cmp results.dat back.dat   # after the rebuild and a board reset"
+cmp "$run/results.dat" "$run/back.dat" && echo "identical"
+echo
+asnctl stripe list
+
 section "Registers, for bring-up"
 asnctl regs read id.scratch
 asnctl regs write id.scratch=0xc0ffee port[0].aldfb_threshold.packets=12

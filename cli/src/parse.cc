@@ -1,6 +1,7 @@
 #include "parse.hpp"
 
 #include <cctype>
+#include <string>
 
 #include "errors.hpp"
 #include "output.hpp"
@@ -104,6 +105,44 @@ std::vector<uint32_t> parse_port_list(std::string_view text) {
     start = comma + 1;
   }
   return ports;
+}
+
+uint64_t parse_bytes(const std::string& what, const std::string& text) {
+  std::string digits = text;
+  uint64_t scale = 1;
+  if (!digits.empty()) {
+    switch (digits.back()) {
+      case 'K':
+      case 'k':
+        scale = uint64_t{1} << 10;
+        break;
+      case 'M':
+        scale = uint64_t{1} << 20;
+        break;
+      case 'G':
+        scale = uint64_t{1} << 30;
+        break;
+      case 'T':
+        scale = uint64_t{1} << 40;
+        break;
+      default:
+        break;
+    }
+    if (scale != 1) digits.pop_back();
+  }
+  size_t used = 0;
+  uint64_t value = 0;
+  try {
+    value = std::stoull(digits, &used, 0);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (digits.empty() || used != digits.size() || digits[0] == '-' ||
+      (scale != 1 && value > UINT64_MAX / scale)) {
+    throw UsageError(what + ": '" + text +
+                     "' is not a byte count (decimal or 0x hex, optionally with K, M, G or T)");
+  }
+  return value * scale;
 }
 
 }  // namespace asnctl

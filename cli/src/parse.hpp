@@ -26,6 +26,10 @@ asn::v1::RegisterWrite parse_write(std::string_view item);
 // A list of port numbers: "3", "0-5", "1,4,7", "0-2,6" (each 0-254, at most 255 in all).
 std::vector<uint32_t> parse_port_list(std::string_view text);
 
+// A byte count: decimal or 0x hex, with an optional K, M, G or T (powers of 1024): "64K",
+// "1M", "0x1000". `what` names the option in the usage error.
+uint64_t parse_bytes(const std::string& what, const std::string& text);
+
 // How to show a ref in messages: the name, or the offset in hex.
 std::string describe_ref(const asn::v1::RegisterRef& ref);
 

@@ -18,11 +18,13 @@
 #include "managers/board_manager.hpp"
 #include "managers/fabric_manager.hpp"
 #include "managers/port_manager.hpp"
+#include "managers/stripe_manager.hpp"
 #include "managers/tdm_manager.hpp"
 #include "services/device_service.hpp"
 #include "services/fabric_service.hpp"
 #include "services/lock_service.hpp"
 #include "services/port_service.hpp"
+#include "services/stripe_service.hpp"
 #include "services/tdm_service.hpp"
 #include "state/reconciler.hpp"
 #include "state/store.hpp"
@@ -85,11 +87,13 @@ class Daemon {
         ports_(device_, store_),
         fabric_(device_, store_),
         tdm_(device_, store_),
+        stripe_(device_, store_),
         locks_(make_switch_domain(device_), (fs::path(config.state_dir) / "locks").string(),
                config.locks) {
     reconciler_.add(ports_);
     reconciler_.add(fabric_);
     reconciler_.add(tdm_);
+    reconciler_.add(stripe_);
     reconciler_.add(locks_);
     const auto layout = device_.layout();
     spdlog::info("{}: {} ports, register map {}.{}, generation {}", bus_->describe(),
@@ -124,6 +128,7 @@ class Daemon {
     out.push_back(std::make_unique<FabricService>(fabric_, Authorizer(policy)));
     out.push_back(std::make_unique<TdmService>(tdm_, Authorizer(policy)));
     out.push_back(std::make_unique<LockService>(locks_, Authorizer(policy)));
+    out.push_back(std::make_unique<StripeService>(stripe_, Authorizer(policy)));
     for (auto& service : out) builder.RegisterService(service.get());
   }
 
@@ -148,6 +153,7 @@ class Daemon {
   PortManager ports_;
   FabricManager fabric_;
   TdmManager tdm_;
+  StripeManager stripe_;
   LockManager locks_;
   mutable std::mutex failure_mutex_;
   std::string failure_;

@@ -28,6 +28,8 @@ struct DaemonStackOptions {
   std::string board_name;
   std::string dir;         // the board memory, the state files and the sockets
   bool run_clock = false;  // true: the board's clock runs in real time (TDM swaps happen)
+  // Where the emulated storage servers keep the stripe groups' units; empty: <dir>/storage.
+  std::string storage_dir;
 };
 
 class DaemonStack {
@@ -38,6 +40,7 @@ class DaemonStack {
     bus.profile = options.profile;
     bus.shm_dir = options.dir;
     bus.run_clock = options.run_clock;
+    bus.storage_dir = options.storage_dir.empty() ? options.dir + "/storage" : options.storage_dir;
     real_ = std::make_unique<EmulatedBus>(bus);
     bus_ = std::make_unique<PatchedBus>(*real_);
     device_ = std::make_unique<Device>(*bus_);

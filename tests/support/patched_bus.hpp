@@ -14,7 +14,8 @@ class PatchedBus final : public RegisterBus {
  public:
   explicit PatchedBus(RegisterBus& inner) : inner_(inner) {}
   std::map<uint32_t, uint32_t> patches;
-  std::atomic<uint64_t> writes{0};  // read by a test while a server thread writes
+  std::atomic<uint64_t> writes{0};   // read by a test while a server thread writes
+  bool no_stripe_data_port = false;  // as a real board: file data never passes through asnd
 
   std::string describe() const override { return "patched " + inner_.describe(); }
   BoardIdentity identity() const override { return inner_.identity(); }
@@ -26,6 +27,10 @@ class PatchedBus final : public RegisterBus {
   void write32(uint32_t offset, uint32_t value) override {
     ++writes;
     inner_.write32(offset, value);
+  }
+  // The striping data path is the inner board's (patches are of registers only).
+  StripeDataPort* stripe_data_port() override {
+    return no_stripe_data_port ? nullptr : inner_.stripe_data_port();
   }
   void execute(std::span<BusOp> ops) override {
     for (auto& op : ops) {

@@ -15,6 +15,7 @@
 #include "asn/v1/locks.grpc.pb.h"
 #include "command.hpp"
 #include "errors.hpp"
+#include "parse.hpp"
 
 namespace asnctl {
 
@@ -60,45 +61,6 @@ std::string mode_text(asn::v1::LockMode mode) {
 }
 
 std::string session_text(uint64_t session) { return session == 0 ? "-" : std::to_string(session); }
-
-// A byte count: decimal or 0x hex, with an optional K, M, G or T (powers of 1024).
-uint64_t parse_bytes(const std::string& what, const std::string& text) {
-  std::string digits = text;
-  uint64_t scale = 1;
-  if (!digits.empty()) {
-    switch (digits.back()) {
-      case 'K':
-      case 'k':
-        scale = uint64_t{1} << 10;
-        break;
-      case 'M':
-        scale = uint64_t{1} << 20;
-        break;
-      case 'G':
-        scale = uint64_t{1} << 30;
-        break;
-      case 'T':
-        scale = uint64_t{1} << 40;
-        break;
-      default:
-        break;
-    }
-    if (scale != 1) digits.pop_back();
-  }
-  size_t used = 0;
-  uint64_t value = 0;
-  try {
-    value = std::stoull(digits, &used, 0);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (digits.empty() || used != digits.size() || digits[0] == '-' ||
-      (scale != 1 && value > UINT64_MAX / scale)) {
-    throw UsageError(what + ": '" + text +
-                     "' is not a byte count (decimal or 0x hex, optionally with K, M, G or T)");
-  }
-  return value * scale;
-}
 
 class LocksList final : public Command {
  public:

@@ -1,0 +1,177 @@
+// StripeManager's file data and members: writes, reads, failing and rebuilding a member.
+// Each holds the group's lock for its whole call (a rebuild for all of it: a write in the
+// middle would skip the member being rebuilt and leave it stale).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "error.hpp"
+#include "managers/stripe_manager.hpp"
+
+namespace asn {
+
+namespace {
+
+bool has(const google::protobuf::RepeatedField<uint32_t>& ports, uint32_t port) {
+  return std::find(ports.begin(), ports.end(), port) != ports.end();
+}
+
+void check_member(uint32_t group, const state::v1::StripeGroupState& st, uint32_t port) {
+  if (has(st.data_ports(), port) || has(st.parity_ports(), port)) return;
+  std::vector<uint32_t> members(st.data_ports().begin(), st.data_ports().end());
+  members.insert(members.end(), st.parity_ports().begin(), st.parity_ports().end());
+  throw Error(ErrorCode::kInvalidArgument,
+              fmt::format("port {} is not a member of stripe group {} (members: {})", port, group,
+                          fmt::join(members, ",")));
+}
+
+}  // namespace
+
+StripeChange StripeManager::fail_member(uint32_t group, uint32_t port) {
+  std::lock_guard group_guard(group_lock(group));
+  std::lock_guard lock(mutex_);
+  state_.require_usable();
+  state::v1::StripeGroupState next = existing(group);
+  check_member(group, next, port);
+  StripeChange out;
+  out.revision = state_.revision();
+  if (!has(next.failed_ports(), port)) {
+    if (next.failed_ports_size() >= next.parity_ports_size()) {
+      throw Error(
+          ErrorCode::kFailedPrecondition,
+          fmt::format("stripe group {} has failed members already (ports {}) and RAID {} "
+                      "tolerates {}: failing port {} too would lose the file; rebuild a member "
+                      "first",
+                      group, fmt::join(next.failed_ports(), ","), next.raid(),
+                      next.parity_ports_size(), port));
+    }
+    std::set<uint32_t> failed(next.failed_ports().begin(), next.failed_ports().end());
+    failed.insert(port);
+    next.clear_failed_ports();
+    next.mutable_failed_ports()->Add(failed.begin(), failed.end());
+    // The mark first: from then on reads rebuild the member's units and writes skip it, so
+    // losing its data below (or a crash before) never serves a unit it no longer holds.
+    out = commit_group(group, &next);
+  }
+  if (StripeDataPort* data = device_.stripe_data_port()) {
+    data->fail_member(static_cast<uint16_t>(group), port);
+  }
+  out.group = view(group, next, entry_words(&next));
+  return out;
+}
+
+StripeChange StripeManager::rebuild_member(uint32_t group, uint32_t port,
+                                           const Progress& progress) {
+  std::lock_guard group_guard(group_lock(group));
+  StripeDataPort& data = data_port();
+  {
+    std::lock_guard lock(mutex_);
+    state_.require_usable();
+    const state::v1::StripeGroupState& st = existing(group);
+    check_member(group, st, port);
+    if (!has(st.failed_ports(), port)) {
+      throw Error(ErrorCode::kFailedPrecondition,
+                  fmt::format("port {} of stripe group {} has not failed: nothing to rebuild "
+                              "(asnctl stripe fail-member marks a member failed)",
+                              port, group));
+    }
+  }
+  // Without the document's lock: a rebuild of a large file takes long, and other groups go
+  // on. The group's own lock keeps this group's writes out.
+  data.rebuild_member(static_cast<uint16_t>(group), port, progress);
+  std::lock_guard lock(mutex_);
+  state::v1::StripeGroupState next = existing(group);
+  std::vector<uint32_t> failed;
+  for (uint32_t p : next.failed_ports()) {
+    if (p != port) failed.push_back(p);
+  }
+  next.clear_failed_ports();
+  next.mutable_failed_ports()->Add(failed.begin(), failed.end());
+  StripeChange out = commit_group(group, &next);
+  out.group = view(group, next, entry_words(&next));
+  return out;
+}
+
+uint64_t StripeManager::write(uint32_t group, uint64_t offset, std::span<const uint8_t> bytes) {
+  StripeDataPort& data = data_port();
+  std::lock_guard group_guard(group_lock(group));
+  {
+    std::lock_guard lock(mutex_);
+    existing(group);
+  }
+  data.write(static_cast<uint16_t>(group), offset, bytes);
+  return data.file_size(static_cast<uint16_t>(group));
+}
+
+size_t StripeManager::read(uint32_t group, uint64_t offset, std::span<uint8_t> out) {
+  StripeDataPort& data = data_port();
+  std::lock_guard group_guard(group_lock(group));
+  {
+    std::lock_guard lock(mutex_);
+    existing(group);
+  }
+  return data.read(static_cast<uint16_t>(group), offset, out);
+}
+
+uint64_t StripeManager::file_size(uint32_t group) {
+  StripeDataPort& data = data_port();
+  std::lock_guard group_guard(group_lock(group));
+  {
+    std::lock_guard lock(mutex_);
+    existing(group);
+  }
+  return data.file_size(static_cast<uint16_t>(group));
+}
+
+uint64_t StripeManager::stripe_bytes(uint32_t group) {
+  std::lock_guard lock(mutex_);
+  const auto& st = existing(group);
+  return uint64_t{static_cast<uint32_t>(st.data_ports_size())} * st.unit_bytes();
+}
+
+StripeStreamWriter::StripeStreamWriter(StripeManager& manager, uint32_t group, uint64_t offset)
+    : manager_(manager),
+      group_(group),
+      stripe_(manager.stripe_bytes(group)),
+      start_(offset),
+      position_(offset) {
+  file_size_ = manager_.file_size(group);
+}
+
+void StripeStreamWriter::flush(std::span<const uint8_t> bytes) {
+  if (bytes.empty()) return;
+  file_size_ = manager_.write(group_, position_, bytes);
+  position_ += bytes.size();
+}
+
+uint64_t StripeStreamWriter::add(std::span<const uint8_t> bytes) {
+  if (!buffer_.empty()) {
+    // Complete the buffered stripe first.
+    const uint64_t end = position_ + buffer_.size();
+    const uint64_t boundary = (end / stripe_ + 1) * stripe_;
+    const size_t take = static_cast<size_t>(std::min<uint64_t>(boundary - end, bytes.size()));
+    buffer_.insert(buffer_.end(), bytes.begin(), bytes.begin() + static_cast<long>(take));
+    bytes = bytes.subspan(take);
+    if (position_ + buffer_.size() < boundary) return acked();
+    flush(buffer_);
+    buffer_.clear();
+  }
+  // Whole stripes straight from the message, the rest kept.
+  const uint64_t cut = (position_ + bytes.size()) / stripe_ * stripe_;
+  if (cut > position_) {
+    const size_t whole = static_cast<size_t>(cut - position_);
+    flush(bytes.first(whole));
+    bytes = bytes.subspan(whole);
+  }
+  buffer_.assign(bytes.begin(), bytes.end());
+  return acked();
+}
+
+uint64_t StripeStreamWriter::finish() {
+  flush(buffer_);
+  buffer_.clear();
+  return acked();
+}
+
+}  // namespace asn

@@ -1,0 +1,234 @@
+#include "services/stripe_service.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <vector>
+
+#include "services/grpc_status.hpp"
+
+namespace asn {
+
+namespace {
+
+// A rebuild reports progress at most this often (the data path may call back per unit).
+constexpr auto kProgressInterval = std::chrono::milliseconds(100);
+
+StripeGroupSpec spec_of(const v1::GroupSpec& in) {
+  StripeGroupSpec out;
+  out.group = in.group();
+  out.raid = static_cast<unsigned>(in.raid());
+  if (in.raid() == v1::RAID_LEVEL_UNSPECIFIED) {
+    throw Error(ErrorCode::kInvalidArgument, "raid: give the raid level, 4, 5 or 6");
+  }
+  out.data_ports.assign(in.data_ports().begin(), in.data_ports().end());
+  out.parity_ports.assign(in.parity_ports().begin(), in.parity_ports().end());
+  out.unit_bytes = in.unit_bytes();
+  return out;
+}
+
+void fill(const StripeGroupView& view, v1::StripeGroup* out) {
+  auto* spec = out->mutable_spec();
+  spec->set_group(view.group);
+  spec->set_raid(static_cast<v1::RaidLevel>(view.state.raid()));
+  *spec->mutable_data_ports() = view.state.data_ports();
+  *spec->mutable_parity_ports() = view.state.parity_ports();
+  spec->set_unit_bytes(view.state.unit_bytes());
+  for (uint32_t m : view.members()) out->add_members(m);
+  *out->mutable_failed_ports() = view.state.failed_ports();
+  out->set_stripe_bytes(view.stripe_bytes());
+  out->set_file_size(view.file_size);
+  out->set_board(view.board);
+}
+
+void fill(const StripeChange& change, v1::GroupResponse* out) {
+  fill(change.group, out->mutable_group());
+  out->set_revision(change.revision);
+  out->set_changed(change.changed);
+}
+
+}  // namespace
+
+grpc::Status StripeService::CreateGroup(grpc::ServerContext* context,
+                                        const v1::CreateGroupRequest* request,
+                                        v1::GroupResponse* response) {
+  return guarded("CreateGroup", [&] {
+    authorizer_.require(Permission::kConfigure, "creating a stripe group", *context);
+    const StripeChange change = stripe_.create(spec_of(request->spec()), request->validate_only());
+    fill(change, response);
+    if (change.changed) {
+      spdlog::info("stripe: group {} created (RAID {}) by {}", request->spec().group(),
+                   static_cast<int>(request->spec().raid()), authorizer_.principal(*context));
+    }
+  });
+}
+
+grpc::Status StripeService::UpdateGroup(grpc::ServerContext* context,
+                                        const v1::UpdateGroupRequest* request,
+                                        v1::GroupResponse* response) {
+  return guarded("UpdateGroup", [&] {
+    authorizer_.require(Permission::kConfigure, "changing a stripe group", *context);
+    const StripeChange change =
+        stripe_.update(spec_of(request->spec()), request->validate_only(), request->discard_file());
+    fill(change, response);
+    if (change.changed) {
+      spdlog::info("stripe: group {} changed by {}", request->spec().group(),
+                   authorizer_.principal(*context));
+    }
+  });
+}
+
+grpc::Status StripeService::DeleteGroup(grpc::ServerContext* context,
+                                        const v1::DeleteGroupRequest* request,
+                                        v1::DeleteGroupResponse* response) {
+  return guarded("DeleteGroup", [&] {
+    authorizer_.require(Permission::kConfigure, "deleting a stripe group", *context);
+    const StripeChange change = stripe_.remove(request->group(), request->validate_only());
+    fill(change.group, response->mutable_group());
+    response->set_revision(change.revision);
+    if (change.changed) {
+      spdlog::info("stripe: group {} deleted by {}", request->group(),
+                   authorizer_.principal(*context));
+    }
+  });
+}
+
+grpc::Status StripeService::ListGroups(grpc::ServerContext*, const v1::ListGroupsRequest*,
+                                       v1::ListGroupsResponse* response) {
+  return guarded("ListGroups", [&] {
+    authorizer_.require(Permission::kRead, "listing the stripe groups");
+    for (const auto& group : stripe_.list()) fill(group, response->add_groups());
+    response->set_capacity(stripe_.capacity());
+    response->set_revision(stripe_.revision());
+    response->set_data_path(stripe_.has_data_path());
+  });
+}
+
+grpc::Status StripeService::GetGroupStats(grpc::ServerContext*,
+                                          const v1::GetGroupStatsRequest* request,
+                                          v1::GetGroupStatsResponse* response) {
+  return guarded("GetGroupStats", [&] {
+    authorizer_.require(Permission::kRead, "reading a stripe group's counters");
+    const StripeStats stats = stripe_.stats(request->group());
+    fill(stats.group, response->mutable_group());
+    for (const auto& m : stats.members) {
+      auto* out = response->add_members();
+      out->set_port(m.port);
+      out->set_role(m.parity ? "parity" : "data");
+      out->set_failed(m.failed);
+      out->set_units(m.units);
+      out->set_bytes(m.bytes);
+    }
+    response->set_data_units(stats.data_units);
+    response->set_parity_units(stats.parity_units);
+    response->set_bytes_striped(stats.bytes_striped);
+    response->set_errors(stats.errors);
+    response->set_bytes_read(stats.bytes_read);
+    response->set_units_rebuilt(stats.units_rebuilt);
+  });
+}
+
+grpc::Status StripeService::FailMember(grpc::ServerContext* context,
+                                       const v1::MemberRequest* request,
+                                       v1::GroupResponse* response) {
+  return guarded("FailMember", [&] {
+    authorizer_.require(Permission::kConfigure, "failing a stripe group member", *context);
+    const StripeChange change = stripe_.fail_member(request->group(), request->port());
+    fill(change, response);
+    if (!change.changed) return;
+    spdlog::warn("stripe: group {} member port {} marked failed by {}", request->group(),
+                 request->port(), authorizer_.principal(*context));
+  });
+}
+
+grpc::Status StripeService::RebuildMember(grpc::ServerContext* context,
+                                          const v1::MemberRequest* request,
+                                          grpc::ServerWriter<v1::RebuildProgress>* writer) {
+  return guarded("RebuildMember", [&] {
+    authorizer_.require(Permission::kConfigure, "rebuilding a stripe group member", *context);
+    auto last = std::chrono::steady_clock::now() - kProgressInterval;
+    // The data path counts stripes (bus/stripe_data_port.hpp allows bytes or stripes; the
+    // emulated board's says stripes).
+    const auto progress = [&](uint64_t done, uint64_t total) {
+      const auto now = std::chrono::steady_clock::now();
+      if (now - last < kProgressInterval && done < total) return;
+      last = now;
+      v1::RebuildProgress message;
+      message.set_stripes_done(done);
+      message.set_stripes_total(total);
+      writer->Write(message);  // a client gone away only misses progress
+    };
+    const StripeChange change = stripe_.rebuild_member(request->group(), request->port(), progress);
+    v1::RebuildProgress message;
+    message.set_finished(true);
+    fill(change.group, message.mutable_group());
+    writer->Write(message);
+    spdlog::info("stripe: group {} member port {} rebuilt by {}", request->group(), request->port(),
+                 authorizer_.principal(*context));
+  });
+}
+
+grpc::Status StripeService::Write(
+    grpc::ServerContext* context,
+    grpc::ServerReaderWriter<v1::WriteReply, v1::WriteRequest>* stream) {
+  return guarded("Write", [&] {
+    authorizer_.require(Permission::kConfigure, "writing a stripe group's file", *context);
+    if (!stripe_.has_data_path()) throw Error(ErrorCode::kFailedPrecondition, kNoDataPath);
+    v1::WriteRequest request;
+    if (!stream->Read(&request)) {
+      throw Error(ErrorCode::kInvalidArgument, "the write named no group: the stream was empty");
+    }
+    StripeStreamWriter writer(stripe_, request.group(), request.offset());
+    const auto reply = [&](bool done) {
+      v1::WriteReply message;
+      message.set_acked(writer.acked());
+      message.set_file_size(writer.file_size());
+      message.set_done(done);
+      stream->Write(message);
+    };
+    do {
+      const uint64_t before = writer.acked();
+      writer.add({reinterpret_cast<const uint8_t*>(request.data().data()), request.data().size()});
+      if (writer.acked() != before) reply(false);
+    } while (stream->Read(&request));
+    if (context->IsCancelled()) {
+      throw Error(
+          ErrorCode::kAborted,
+          fmt::format("the client cancelled the write; {} bytes were written", writer.acked()));
+    }
+    writer.finish();
+    reply(true);
+  });
+}
+
+grpc::Status StripeService::Read(grpc::ServerContext*, const v1::ReadRequest* request,
+                                 grpc::ServerWriter<v1::ReadChunk>* writer) {
+  return guarded("Read", [&] {
+    authorizer_.require(Permission::kRead, "reading a stripe group's file");
+    if (!stripe_.has_data_path()) throw Error(ErrorCode::kFailedPrecondition, kNoDataPath);
+    const uint64_t size = stripe_.file_size(request->group());
+    uint64_t offset = request->offset();
+    const uint64_t end = request->length() == 0 ? size : std::min(size, offset + request->length());
+    v1::ReadChunk chunk;
+    chunk.set_file_size(size);
+    std::string* data = chunk.mutable_data();
+    bool first = true;
+    while (offset < end || first) {
+      const size_t want = static_cast<size_t>(
+          std::min<uint64_t>(offset < end ? end - offset : 0, kStripeChunkBytes));
+      data->resize(want);
+      const size_t got = want == 0 ? 0
+                                   : stripe_.read(request->group(), offset,
+                                                  {reinterpret_cast<uint8_t*>(data->data()), want});
+      data->resize(got);
+      if (!writer->Write(chunk)) return;  // the client went away
+      chunk.clear_file_size();
+      offset += got;
+      first = false;
+      if (got == 0) break;
+    }
+  });
+}
+
+}  // namespace asn

@@ -1,0 +1,420 @@
+// The Stripe gRPC service through a real gRPC server on a Unix socket, over the emulated
+// board: groups are created, listed, changed and deleted, each programmed into the STRIPE
+// group table whole; bad groups are refused with a clear message and nothing written; groups
+// survive a restart and a board reset; a reader may not write. With the emulated board's data
+// path: files written and read back byte-exactly, degraded reads, rebuilds, and the refusals
+// of the data calls.
+#include "services/stripe_service.hpp"
+
+#include <gmock/gmock.h>
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "asn/regmap/regs.hpp"
+#include "daemon_stack.hpp"
+#include "managers/stripe_manager.hpp"
+#include "status_assert.hpp"
+#include "support.hpp"
+
+namespace asn {
+namespace {
+
+using ::testing::HasSubstr;
+
+namespace s = regs::stripe;
+
+class StripeServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override { start(); }
+  void TearDown() override { stack_.reset(); }
+
+  void start() {
+    test::DaemonStackOptions options;
+    options.board_name = board_name_;
+    options.dir = dir_.path();
+    stack_ = std::make_unique<test::DaemonStack>(options);
+    stripe_ = &stack_->add_manager<StripeManager>();
+    stack_->start();
+    admin_ =
+        v1::Stripe::NewStub(stack_->serve<StripeService>("admin.sock", Role::kAdmin, *stripe_));
+    reader_ =
+        v1::Stripe::NewStub(stack_->serve<StripeService>("reader.sock", Role::kReader, *stripe_));
+  }
+
+  void restart() {
+    stack_.reset();
+    start();
+  }
+
+  static v1::GroupSpec spec(uint32_t group, v1::RaidLevel raid, std::vector<uint32_t> data,
+                            std::vector<uint32_t> parity, uint32_t unit = 4096) {
+    v1::GroupSpec out;
+    out.set_group(group);
+    out.set_raid(raid);
+    for (uint32_t p : data) out.add_data_ports(p);
+    for (uint32_t p : parity) out.add_parity_ports(p);
+    out.set_unit_bytes(unit);
+    return out;
+  }
+
+  grpc::Status create(const v1::GroupSpec& spec, v1::GroupResponse* response = nullptr,
+                      bool validate_only = false) {
+    v1::CreateGroupRequest request;
+    *request.mutable_spec() = spec;
+    request.set_validate_only(validate_only);
+    v1::GroupResponse ignored;
+    grpc::ClientContext context;
+    return admin_->CreateGroup(&context, request, response ? response : &ignored);
+  }
+
+  grpc::Status update(const v1::GroupSpec& spec, bool discard = false, bool validate_only = false) {
+    v1::UpdateGroupRequest request;
+    *request.mutable_spec() = spec;
+    request.set_discard_file(discard);
+    request.set_validate_only(validate_only);
+    v1::GroupResponse response;
+    grpc::ClientContext context;
+    return admin_->UpdateGroup(&context, request, &response);
+  }
+
+  grpc::Status remove(uint32_t group) {
+    v1::DeleteGroupRequest request;
+    request.set_group(group);
+    v1::DeleteGroupResponse response;
+    grpc::ClientContext context;
+    return admin_->DeleteGroup(&context, request, &response);
+  }
+
+  grpc::Status fail(uint32_t group, uint32_t port) {
+    v1::MemberRequest request;
+    request.set_group(group);
+    request.set_port(port);
+    v1::GroupResponse response;
+    grpc::ClientContext context;
+    return admin_->FailMember(&context, request, &response);
+  }
+
+  grpc::Status rebuild(uint32_t group, uint32_t port, int* messages = nullptr) {
+    v1::MemberRequest request;
+    request.set_group(group);
+    request.set_port(port);
+    grpc::ClientContext context;
+    auto reader = admin_->RebuildMember(&context, request);
+    v1::RebuildProgress progress;
+    int count = 0;
+    bool finished = false;
+    while (reader->Read(&progress)) {
+      ++count;
+      finished = progress.finished();
+    }
+    grpc::Status status = reader->Finish();
+    if (status.ok()) {
+      EXPECT_TRUE(finished);
+    }
+    if (messages) *messages = count;
+    return status;
+  }
+
+  v1::ListGroupsResponse list() {
+    v1::ListGroupsResponse response;
+    grpc::ClientContext context;
+    EXPECT_TRUE(reader_->ListGroups(&context, {}, &response).ok());
+    return response;
+  }
+
+  // The group table entry as the board holds it.
+  std::vector<uint32_t> entry(uint32_t group) {
+    return stack_->device().read_entries(s::kGroupTable, group, 1);
+  }
+
+  // Writes `data` at `offset` in messages of `chunk` bytes; returns the last reply.
+  grpc::Status write(uint32_t group, uint64_t offset, const std::string& data,
+                     v1::WriteReply* last = nullptr, size_t chunk = kStripeChunkBytes) {
+    grpc::ClientContext context;
+    auto stream = admin_->Write(&context);
+    v1::WriteRequest request;
+    request.set_group(group);
+    request.set_offset(offset);
+    size_t at = 0;
+    do {
+      request.set_data(data.substr(at, chunk));
+      at += request.data().size();
+      if (!stream->Write(request)) break;
+      request.clear_group();
+      request.clear_offset();
+    } while (at < data.size());
+    stream->WritesDone();
+    v1::WriteReply reply;
+    v1::WriteReply seen;
+    while (stream->Read(&reply)) seen = reply;
+    if (last) *last = seen;
+    return stream->Finish();
+  }
+
+  grpc::Status read(uint32_t group, std::string* out, uint64_t offset = 0, uint64_t length = 0) {
+    v1::ReadRequest request;
+    request.set_group(group);
+    request.set_offset(offset);
+    request.set_length(length);
+    grpc::ClientContext context;
+    auto reader = reader_->Read(&context, request);
+    v1::ReadChunk chunk;
+    out->clear();
+    while (reader->Read(&chunk)) *out += chunk.data();
+    return reader->Finish();
+  }
+
+  bool data_path() { return stripe_->has_data_path(); }
+
+  test::TempDir dir_;
+  std::string board_name_ = test::unique_name("stripe");
+  std::unique_ptr<test::DaemonStack> stack_;
+  StripeManager* stripe_ = nullptr;
+  std::unique_ptr<v1::Stripe::Stub> admin_;
+  std::unique_ptr<v1::Stripe::Stub> reader_;
+};
+
+std::string random_bytes(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::string out(n, '\0');
+  for (auto& c : out) c = static_cast<char>(rng());
+  return out;
+}
+
+TEST_F(StripeServiceTest, CreateProgramsTheEntryAndListShowsMembersInOrder) {
+  v1::GroupResponse created;
+  // The operator's order does not matter: members are data ascending, then parity.
+  ASSERT_OK(create(spec(3, v1::RAID_5, {2, 0, 1}, {5}, 65536), &created));
+  EXPECT_TRUE(created.changed());
+  EXPECT_THAT(created.group().members(), ::testing::ElementsAre(0, 1, 2, 5));
+  EXPECT_EQ(created.group().stripe_bytes(), 3u * 65536);
+  EXPECT_EQ(created.group().board(), "in force");
+
+  const auto words = entry(3);
+  EXPECT_EQ(s::kGroupTableValid.get(words), 1u);
+  EXPECT_EQ(s::kGroupTableRaidLevel.get(words), 5u);
+  EXPECT_EQ(s::kGroupTableUnitLog2.get(words), 16u);
+  EXPECT_EQ(s::kGroupTableDataMembersLo.get(words), 0b111u);
+  EXPECT_EQ(s::kGroupTableParityMembersLo.get(words), 0b100000u);
+  EXPECT_EQ(s::kGroupTableFailedMembersLo.get(words), 0u);
+  EXPECT_EQ(stack_->device().read(s::kConfigEnable), 1u);
+
+  const auto listed = list();
+  ASSERT_EQ(listed.groups_size(), 1);
+  EXPECT_EQ(listed.groups(0).spec().group(), 3u);
+  EXPECT_THAT(listed.groups(0).spec().data_ports(), ::testing::ElementsAre(0, 1, 2));
+  EXPECT_EQ(listed.capacity(), 16u);  // netfpga-1g
+  EXPECT_EQ(listed.groups(0).board(), "in force");
+
+  // Again: it exists.
+  const grpc::Status again = create(spec(3, v1::RAID_5, {0, 1, 2}, {5}));
+  EXPECT_EQ(again.error_code(), grpc::StatusCode::ALREADY_EXISTS);
+}
+
+// Each bad group: a clear message, and the table entry (here an existing group's) unchanged.
+TEST_F(StripeServiceTest, BadGroupsAreRefusedAndNothingIsWritten) {
+  ASSERT_OK(create(spec(1, v1::RAID_4, {0, 1}, {2})));
+  const auto before = entry(1);
+  const uint64_t writes = stack_->bus().writes.load();
+  struct Bad {
+    v1::GroupSpec spec;
+    std::string says;
+  };
+  const Bad bad[] = {
+      {spec(1, v1::RAID_5, {0, 0, 1}, {2}), "data port 0 is given twice"},
+      {spec(1, v1::RAID_5, {0, 1, 9}, {2}), "data port 9 cannot be a member"},
+      {spec(1, v1::RAID_5, {0, 1, 2}, {2}), "port 2 is given as a data port and as a parity"},
+      {spec(1, v1::RAID_5, {0}, {2}), "data"},
+      {spec(1, v1::RAID_5, {0, 1, 3}, {2}, 3000), "3000"},
+      {spec(1, v1::RAID_6, {0, 1, 3}, {2}), "parity"},
+      {spec(16, v1::RAID_5, {0, 1, 3}, {2}),
+       "group 16: the board's stripe group table has "
+       "entries 0 to 15"},
+      {spec(1, v1::RAID_LEVEL_UNSPECIFIED, {0, 1, 3}, {2}), "raid"},
+  };
+  for (const auto& b : bad) {
+    const grpc::Status status = update(b.spec);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << b.says;
+    EXPECT_THAT(status.error_message(), HasSubstr(b.says));
+    const grpc::Status created = create(b.spec);
+    EXPECT_FALSE(created.ok()) << b.says;
+  }
+  EXPECT_EQ(entry(1), before);
+  EXPECT_EQ(stack_->bus().writes.load(), writes);
+}
+
+TEST_F(StripeServiceTest, DryRunWritesNothing) {
+  v1::GroupResponse checked;
+  ASSERT_OK(create(spec(2, v1::RAID_6, {0, 1}, {2, 3}), &checked, true));
+  EXPECT_FALSE(checked.changed());
+  EXPECT_EQ(stack_->bus().writes.load(), 0u);
+  EXPECT_EQ(list().groups_size(), 0);
+
+  ASSERT_OK(create(spec(2, v1::RAID_5, {0, 1, 2}, {3})));
+  const auto before = entry(2);
+  const uint64_t writes = stack_->bus().writes.load();
+  ASSERT_OK(update(spec(2, v1::RAID_6, {0, 1}, {2, 3}, 8192), false, true));
+  EXPECT_EQ(entry(2), before);
+  EXPECT_EQ(stack_->bus().writes.load(), writes);
+  v1::DeleteGroupRequest request;
+  request.set_group(2);
+  request.set_validate_only(true);
+  v1::DeleteGroupResponse response;
+  grpc::ClientContext context;
+  ASSERT_OK(admin_->DeleteGroup(&context, request, &response));
+  EXPECT_EQ(entry(2), before);
+}
+
+TEST_F(StripeServiceTest, UpdateAndDeleteChangeTheEntry) {
+  ASSERT_OK(create(spec(4, v1::RAID_5, {0, 1, 2}, {3})));
+  ASSERT_OK(update(spec(4, v1::RAID_6, {0, 1}, {2, 3}, 8192)));
+  auto words = entry(4);
+  EXPECT_EQ(s::kGroupTableRaidLevel.get(words), 6u);
+  EXPECT_EQ(s::kGroupTableUnitLog2.get(words), 13u);
+  EXPECT_EQ(s::kGroupTableParityMembersLo.get(words), 0b1100u);
+  const grpc::Status missing = update(spec(5, v1::RAID_5, {0, 1, 2}, {3}));
+  EXPECT_EQ(missing.error_code(), grpc::StatusCode::NOT_FOUND);
+  // Not there is what matters, not the ports an update of it leaves out.
+  EXPECT_EQ(update(spec(5, v1::RAID_5, {}, {}, 8192)).error_code(), grpc::StatusCode::NOT_FOUND);
+
+  ASSERT_OK(remove(4));
+  EXPECT_EQ(entry(4), std::vector<uint32_t>(s::kGroupTable.words(), 0));
+  EXPECT_EQ(stack_->device().read(s::kConfigEnable), 0u);
+  EXPECT_EQ(remove(4).error_code(), grpc::StatusCode::NOT_FOUND);
+}
+
+TEST_F(StripeServiceTest, GroupsSurviveARestartAndABoardReset) {
+  ASSERT_OK(create(spec(0, v1::RAID_5, {0, 1, 2}, {3})));
+  ASSERT_OK(create(spec(7, v1::RAID_4, {4, 5}, {0}, 1 << 20)));
+  const auto before0 = entry(0);
+  const auto before7 = entry(7);
+  restart();
+  EXPECT_EQ(list().groups_size(), 2);
+  EXPECT_EQ(entry(0), before0);
+  const uint32_t generation = stack_->device().reset_board();
+  EXPECT_EQ(entry(0), std::vector<uint32_t>(s::kGroupTable.words(), 0));  // the reset cleared it
+  stack_->reconciler().board_was_reset(generation, "test");
+  EXPECT_EQ(entry(0), before0);
+  EXPECT_EQ(entry(7), before7);
+  EXPECT_EQ(list().groups(1).board(), "in force");
+}
+
+TEST_F(StripeServiceTest, AReaderMayNotChangeGroups) {
+  v1::CreateGroupRequest request;
+  *request.mutable_spec() = spec(0, v1::RAID_5, {0, 1, 2}, {3});
+  v1::GroupResponse response;
+  grpc::ClientContext context;
+  const grpc::Status status = reader_->CreateGroup(&context, request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  grpc::ClientContext write_context;
+  auto stream = reader_->Write(&write_context);
+  stream->WritesDone();
+  EXPECT_EQ(stream->Finish().error_code(), grpc::StatusCode::PERMISSION_DENIED);
+}
+
+TEST_F(StripeServiceTest, FailMemberIsBoundedByTheParityMembers) {
+  ASSERT_OK(create(spec(2, v1::RAID_5, {0, 1, 2}, {3})));
+  EXPECT_EQ(fail(2, 4).error_code(), grpc::StatusCode::INVALID_ARGUMENT);  // not a member
+  ASSERT_OK(fail(2, 1));
+  EXPECT_EQ(s::kGroupTableFailedMembersLo.get(entry(2)), 0b10u);
+  ASSERT_OK(fail(2, 1));  // again: already marked
+  const grpc::Status second = fail(2, 3);
+  EXPECT_EQ(second.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(second.error_message(), HasSubstr("tolerates 1"));
+  EXPECT_EQ(s::kGroupTableFailedMembersLo.get(entry(2)), 0b10u);
+  restart();  // the mark is desired state
+  EXPECT_EQ(s::kGroupTableFailedMembersLo.get(entry(2)), 0b10u);
+  EXPECT_THAT(list().groups(0).failed_ports(), ::testing::ElementsAre(1));
+}
+
+TEST_F(StripeServiceTest, WithoutADataPathTheDataCallsSayWhy) {
+  stack_->bus().no_stripe_data_port = true;  // a real board
+  ASSERT_OK(create(spec(2, v1::RAID_5, {0, 1, 2}, {3})));
+  std::string out;
+  const grpc::Status r = read(2, &out);
+  EXPECT_EQ(r.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(r.error_message(), HasSubstr("arrives on the switch's ports from the clients"));
+  EXPECT_EQ(write(2, 0, "abc").error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  ASSERT_OK(fail(2, 1));
+  EXPECT_EQ(rebuild(2, 1).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+}
+
+// ---- the data path --------------------------------------------------------------------------
+
+TEST_F(StripeServiceTest, FilesRoundTripForEveryLayout) {
+  ASSERT_TRUE(data_path());
+  ASSERT_OK(create(spec(0, v1::RAID_4, {0, 1, 2}, {3})));
+  ASSERT_OK(create(spec(1, v1::RAID_5, {0, 1, 2}, {3}, 8192)));
+  ASSERT_OK(create(spec(2, v1::RAID_6, {0, 1}, {2, 3})));
+  uint32_t seed = 1;
+  for (uint32_t group : {0u, 1u, 2u}) {
+    for (size_t size : {size_t{0}, size_t{1}, size_t{4096 * 3}, size_t{100001}}) {
+      const std::string data = random_bytes(size, seed++);
+      v1::WriteReply last;
+      ASSERT_OK(write(group, 0, data, &last, 7777));  // chunks across stripe boundaries
+      EXPECT_TRUE(last.done());
+      EXPECT_EQ(last.acked(), size);
+      std::string back;
+      ASSERT_OK(read(group, &back, 0, size));
+      EXPECT_EQ(back, data) << "group " << group << ", " << size << " bytes";
+    }
+  }
+  // A part in the middle, rewritten, and read back.
+  const std::string patch = random_bytes(5000, 99);
+  ASSERT_OK(write(1, 3000, patch));
+  std::string back;
+  ASSERT_OK(read(1, &back, 3000, 5000));
+  EXPECT_EQ(back, patch);
+}
+
+TEST_F(StripeServiceTest, DegradedReadsRebuildAndTheLimitOfFailures) {
+  ASSERT_TRUE(data_path());
+  ASSERT_OK(create(spec(5, v1::RAID_5, {0, 1, 2}, {3})));
+  const std::string data = random_bytes(200000, 5);
+  ASSERT_OK(write(5, 0, data));
+  ASSERT_OK(fail(5, 1));
+  std::string back;
+  ASSERT_OK(read(5, &back));
+  EXPECT_EQ(back, data);
+  int messages = 0;
+  ASSERT_OK(rebuild(5, 1, &messages));
+  EXPECT_GE(messages, 1);
+  EXPECT_EQ(s::kGroupTableFailedMembersLo.get(entry(5)), 0u);
+  EXPECT_EQ(rebuild(5, 1).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  ASSERT_OK(read(5, &back));
+  EXPECT_EQ(back, data);
+
+  // More failed members than RAID 5 tolerates, marked behind asnd's back: the read is
+  // refused, not answered with garbage.
+  auto words = entry(5);
+  s::kGroupTableFailedMembersLo.put(words, 0b11);
+  stack_->device().write_entries(s::kGroupTable, 5, words);
+  const grpc::Status refused = read(5, &back);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+}
+
+TEST_F(StripeServiceTest, ALayoutChangeOfAFileIsRefusedAndDeletedGroupsHaveNoFile) {
+  ASSERT_TRUE(data_path());
+  ASSERT_OK(create(spec(6, v1::RAID_5, {0, 1, 2}, {3})));
+  ASSERT_OK(write(6, 0, random_bytes(10000, 6)));
+  const auto before = entry(6);
+  const grpc::Status refused = update(spec(6, v1::RAID_4, {0, 1, 2}, {3}));
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(refused.error_message(), HasSubstr("holds a file of 10000 bytes"));
+  EXPECT_EQ(entry(6), before);
+  ASSERT_OK(update(spec(6, v1::RAID_4, {0, 1, 2}, {3}), true));
+  EXPECT_EQ(list().groups(0).file_size(), 0);
+
+  ASSERT_OK(remove(6));
+  const grpc::Status gone = write(6, 0, "late");
+  EXPECT_EQ(gone.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_THAT(gone.error_message(), HasSubstr("stripe group 6 does not exist"));
+}
+
+}  // namespace
+}  // namespace asn
