@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdarg>
+#include <cstdio>
 #include <stdexcept>
 
 namespace asnctl {
@@ -135,6 +136,17 @@ void print_json_array_text(const std::vector<std::string>& elements) {
   }
   out += "]\n";
   std::fputs(out.c_str(), stdout);
+}
+
+void print_desired_state_outcome(bool dry_run, bool changed, uint64_t revision) {
+  const auto rev = static_cast<unsigned long long>(revision);
+  if (dry_run) {
+    std::printf("dry run: nothing was changed (desired state revision %llu)\n", rev);
+  } else if (!changed) {
+    std::printf("unchanged: it is already so (desired state revision %llu)\n", rev);
+  } else {
+    std::printf("desired state revision %llu: kept across restarts and board resets\n", rev);
+  }
 }
 
 }  // namespace asnctl

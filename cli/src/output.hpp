@@ -50,6 +50,10 @@ std::string hex_and_decimal(uint64_t value, uint32_t width_bits);
 // "3d 4h 5m 6s", leaving out leading zero units ("42s", "5m 0s").
 std::string format_duration(uint64_t seconds);
 
+// The last line of a change to asnd's desired state: a dry run, a change that changed
+// nothing, or the revision now kept across restarts and board resets.
+void print_desired_state_outcome(bool dry_run, bool changed, uint64_t revision);
+
 // Printf into a std::string.
 std::string strprintf(const char* format, ...) __attribute__((format(printf, 1, 2)));
 

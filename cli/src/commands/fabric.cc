@@ -260,11 +260,7 @@ class RoutingSet final : public Command {
       return kExitOk;
     }
     print_routing(response.settings());
-    std::printf("%s\n", dry_run_
-                            ? "dry run: nothing was changed"
-                            : ("desired state revision " + std::to_string(response.revision()) +
-                               ": kept across restarts and board resets")
-                                  .c_str());
+    print_desired_state_outcome(dry_run_, true, response.revision());
     return kExitOk;
   }
 

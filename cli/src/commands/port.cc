@@ -95,13 +95,7 @@ class PortSet final : public Command {
       return kExitOk;
     }
     print_ports(response.ports());
-    if (dry_run_) {
-      std::printf("dry run: nothing was changed (desired state revision %llu)\n",
-                  static_cast<unsigned long long>(response.revision()));
-    } else {
-      std::printf("desired state revision %llu: kept across restarts and board resets\n",
-                  static_cast<unsigned long long>(response.revision()));
-    }
+    print_desired_state_outcome(dry_run_, true, response.revision());
     return kExitOk;
   }
 

@@ -122,16 +122,7 @@ class GroupCommand : public Command {
       return kExitOk;
     }
     print_groups({&response.group()});
-    if (dry_run_) {
-      std::printf("dry run: nothing was changed (desired state revision %llu)\n",
-                  static_cast<unsigned long long>(response.revision()));
-    } else if (!response.changed()) {
-      std::printf("unchanged: the group is already so (desired state revision %llu)\n",
-                  static_cast<unsigned long long>(response.revision()));
-    } else {
-      std::printf("desired state revision %llu: kept across restarts and board resets\n",
-                  static_cast<unsigned long long>(response.revision()));
-    }
+    print_desired_state_outcome(dry_run_, response.changed(), response.revision());
     return kExitOk;
   }
 
