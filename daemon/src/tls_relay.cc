@@ -152,6 +152,8 @@ struct TlsRelay::Connection {
   Flow down;  // gRPC -> client
   // Set once gRPC closed its end: the client's last chance to take the rest.
   std::chrono::steady_clock::time_point drain_until{};
+  uint32_t client_events = 0;  // what epoll watches for (0: not yet added)
+  uint32_t backend_events = 0;
 };
 
 TlsRelay::TlsRelay(std::string backend)
@@ -263,17 +265,33 @@ void TlsRelay::take_new() {
   }
   for (auto& c : taken) {
     const uint64_t id = next_id_++;
-    epoll_event ev{};
-    ev.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
-    ev.data.u64 = id;
-    if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, c->client, &ev) != 0 ||
-        ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, c->backend, &ev) != 0) {
-      spdlog::warn("TLS relay: epoll_ctl: {}; connection closed", std::strerror(errno));
-      continue;  // closed by ~Connection
-    }
     connections_.emplace(id, std::move(c));
-    pump(id);  // bytes that came before it was watched
+    pump(id);  // moves what came already, and watches both sockets
   }
+}
+
+// Readable always; writable only while bytes wait for the socket, since every bit of send
+// buffer freed would otherwise wake the relay for nothing (about twice the wakeups).
+bool TlsRelay::watch(uint64_t id, Connection& c) {
+  const uint32_t base = EPOLLIN | EPOLLRDHUP | EPOLLET;
+  const int fds[2] = {c.client, c.backend};
+  const uint32_t wanted[2] = {base | (c.down.queued > 0 ? EPOLLOUT : 0u),
+                              base | (c.up.queued > 0 ? EPOLLOUT : 0u)};
+  uint32_t* const current[2] = {&c.client_events, &c.backend_events};
+  for (int i = 0; i < 2; ++i) {
+    if (*current[i] == wanted[i]) continue;
+    epoll_event ev{};
+    ev.events = wanted[i];
+    ev.data.u64 = id;
+    // Adding, or changing, a socket that is ready already reports it at once.
+    const int op = *current[i] == 0 ? EPOLL_CTL_ADD : EPOLL_CTL_MOD;
+    if (::epoll_ctl(epoll_fd_, op, fds[i], &ev) != 0) {
+      spdlog::warn("TLS relay: epoll_ctl: {}; connection closed", std::strerror(errno));
+      return false;
+    }
+    *current[i] = wanted[i];
+  }
+  return true;
 }
 
 void TlsRelay::pump(uint64_t id) {
@@ -295,6 +313,7 @@ void TlsRelay::pump(uint64_t id) {
       c.drain_until = std::chrono::steady_clock::now() + kDrainTimeout;
     }
   }
+  if (!done) done = !watch(id, c);
   if (done) connections_.erase(it);  // closing a descriptor takes it out of the epoll set
 }
 

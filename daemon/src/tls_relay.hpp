@@ -58,6 +58,7 @@ class TlsRelay {
   void run();
   void take_new();
   void pump(uint64_t id);
+  bool watch(uint64_t id, Connection& c);
   void close_expired();
 
   std::string backend_;

@@ -346,13 +346,15 @@ bool closed_by_server(int fd, std::chrono::milliseconds wait) {
   return false;
 }
 
+// Asks `done` once per try: a try may use up what it tests (a free connection slot).
 template <typename Done>
 bool wait_until(Done done, std::chrono::seconds limit = std::chrono::seconds(10)) {
   const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!done() && std::chrono::steady_clock::now() < deadline) {
+  for (;;) {
+    if (done()) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  return done();
 }
 
 // The TLS listener's connections count toward listen.max_connections_per_peer like the
