@@ -407,6 +407,19 @@ TEST_F(TlsCapTest, SilentConnectionsHoldSlotsOnlyUntilTheHandshakeTimeout) {
       << asnd_.log();
 }
 
+// A client's FIN reaches gRPC (the relay's shutdown(SHUT_WR)), which then ends the
+// connection: closed at once, not after the handshake timeout.
+TEST_F(TlsCapTest, AClientsHalfCloseEndsTheConnection) {
+  const int fd = connect_silently(port());
+  ASSERT_EQ(::send(fd, "\x16\x03\x01", 3, MSG_NOSIGNAL), 3);  // the start of a TLS record
+  ::shutdown(fd, SHUT_WR);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(closed_by_server(fd, std::chrono::seconds(5)));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
+  ::close(fd);
+  EXPECT_TRUE(stats(channel()).ok());
+}
+
 TEST_F(TlsTest, WithoutAClientCertificateNoCallIsServed) {
   const grpc::Status status = stats(channel(""), std::chrono::seconds(3));
   EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE) << status.error_message();
