@@ -23,6 +23,10 @@
 // kDrainTimeout) and both sockets are closed; any error on either side closes both at once.
 // The listener counts a connection until its TCP descriptor is closed, here.
 //
+// Descriptors: gRPC 1.51's listener stops accepting for good once accept(2) fails with
+// EMFILE, and gRPC must accept the relay's end of every connection; so add() refuses (as out
+// of descriptors) while fewer than kHeadroom would be left free.
+//
 // The caller's peer, as gRPC reports it, is the Unix socket's autobound abstract name
 // ("unix-abstract:1a2b3"); add() returns it so that the listener can map a call back to the
 // TCP address it accepted.
@@ -56,6 +60,10 @@ constexpr size_t kPipeBytes = 64 * 1024;
 // After gRPC closed its end, how long the client has to take what gRPC sent last.
 constexpr auto kDrainTimeout = std::chrono::seconds(5);
 constexpr int kEventsPerWait = 64;
+// gRPC 1.51 stops accepting for good when accept(2) fails with EMFILE, so gRPC's end of a
+// relayed connection must always find a descriptor: a connection is relayed only while this
+// many are free besides the five it takes (a Unix socket, two pipes).
+constexpr int kHeadroom = 16;
 
 void close_fd(int& fd) {
   if (fd >= 0) ::close(fd);
@@ -191,9 +199,29 @@ void TlsRelay::stop() {
   new_.clear();
 }
 
+namespace {
+
+// Whether `count` more descriptors could be opened now (by duplicating `fd`).
+bool descriptors_free(int fd, int count) {
+  std::vector<int> taken;
+  while (static_cast<int>(taken.size()) < count) {
+    const int dup = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (dup < 0) break;
+    taken.push_back(dup);
+  }
+  for (int dup : taken) ::close(dup);
+  return static_cast<int>(taken.size()) == count;
+}
+
+}  // namespace
+
 std::string TlsRelay::add(int client, int& error) {
   auto c = std::make_unique<Connection>();
   c->client = client;
+  if (!descriptors_free(wake_fd_, kHeadroom + 5)) {
+    error = EMFILE;
+    return "";
+  }
   c->backend = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   sockaddr_un to{};
   to.sun_family = AF_UNIX;

@@ -46,8 +46,9 @@ class TlsRelay {
   // Takes `client` (a connected, non-blocking socket) and relays it to a new connection to
   // the backend; closes `client` when either side ends. Returns "" and closes `client` at once
   // when that connection cannot be made, setting `error` to the errno (EMFILE and ENFILE: out
-  // of descriptors). Otherwise returns the peer name gRPC will report for the connection
-  // ("unix-abstract:..."), by which a call's peer maps back to `client`.
+  // of descriptors, or too few left for gRPC to accept its end). Otherwise returns the peer
+  // name gRPC will report for the connection ("unix-abstract:..."), by which a call's peer
+  // maps back to `client`.
   std::string add(int client, int& error);
 
   // Closes every connection still relayed and stops the thread.

@@ -111,12 +111,14 @@ class TlsTest : public ::testing::Test {
         "listen:\n" + listen_extra() + "  tls:\n    cert: " + pki_.file("server.crt") +
         "\n    key: " + pki_.file("server.key") + "\n    client_ca: " + pki_.file("ca.crt") +
         "\nlocks:\n  placement: software-prefix:/big\n";
+    if (fd_limit() != 0) asnd_.set_fd_limit(fd_limit());
     ASSERT_TRUE(asnd_.start({"--tcp", address_}, config))
         << "asnd did not start (exit " << asnd_.exit_code() << "):\n"
         << asnd_.log();
   }
   // More of asnd.yaml's listen section ("  key: value\n").
   virtual std::string listen_extra() const { return ""; }
+  virtual unsigned fd_limit() const { return 0; }  // asnd's RLIMIT_NOFILE; 0: as inherited
 
   // A channel with a connection of its own (not shared through gRPC's subchannel pool), so
   // that each one is a TCP connection to asnd; with the certificate `client` ("": none).
@@ -405,6 +407,26 @@ TEST_F(TlsCapTest, SilentConnectionsHoldSlotsOnlyUntilTheHandshakeTimeout) {
   ::close(second);
   EXPECT_TRUE(wait_until([&] { return stats(channel(), std::chrono::seconds(2)).ok(); }))
       << asnd_.log();
+}
+
+// Out of descriptors (each relayed connection takes six), asnd refuses TLS connections
+// instead of wedging, and serves again once the flood is gone.
+class TlsFdTest : public TlsCapTest {
+ protected:
+  std::string listen_extra() const override { return "  max_connections_per_peer: 5000\n"; }
+  unsigned fd_limit() const override { return 96; }
+};
+
+TEST_F(TlsFdTest, RunningOutOfDescriptorsNeverWedgesTheListener) {
+  std::vector<int> flood;
+  for (int i = 0; i < 100; ++i) flood.push_back(connect_silently(port()));
+  int refused = 0;
+  for (int fd : flood) refused += closed_by_server(fd, std::chrono::milliseconds(20));
+  EXPECT_GT(refused, 0);
+  for (int fd : flood) ::close(fd);
+  EXPECT_TRUE(wait_until([&] { return stats(channel(), std::chrono::seconds(2)).ok(); }))
+      << asnd_.log();
+  EXPECT_TRUE(asnd_.running());
 }
 
 // A client's FIN reaches gRPC (the relay's shutdown(SHUT_WR)), which then ends the
