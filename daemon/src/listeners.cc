@@ -26,12 +26,12 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
-#include <optional>
 #include <thread>
 
 #include "error.hpp"
 #include "services/grpc_status.hpp"
 #include "services/support.hpp"
+#include "tls_relay.hpp"
 
 namespace asn {
 
@@ -201,14 +201,6 @@ Fd open_tcp_listener(const std::string& address) {
 
 }  // namespace
 
-// Where gRPC itself listens, with TLS: gRPC 1.51 cannot serve TLS on a connection accepted
-// elsewhere (grpc_server_add_channel_from_fd refuses any credentials but insecure ones and
-// builds the HTTP/2 transport without a handshake), so the mutual-TLS listener is gRPC's.
-struct TlsPort {
-  std::string address;  // listen.tcp
-  std::shared_ptr<grpc::ServerCredentials> credentials;
-};
-
 std::shared_ptr<grpc::ServerCredentials> mutual_tls_credentials(const TlsConfig& tls) {
   // Read again (and checked again) now: the files may have changed since the configuration
   // was loaded.
@@ -224,12 +216,13 @@ std::shared_ptr<grpc::ServerCredentials> mutual_tls_credentials(const TlsConfig&
 // holds a connection only this long.
 constexpr int kTlsHandshakeTimeoutMs = 10'000;
 
-// One listener: its socket, its gRPC server, and the thread that accepts for it (or, with
-// TLS, the port gRPC listens on).
+// One listener: its socket, its gRPC server, and the thread that accepts for it. With TLS
+// (`tls`: gRPC's credentials) gRPC serves a private Unix socket and the listener relays the
+// connections it accepts there (tls_relay.cc).
 class Listener {
  public:
   Listener(Fd listen_fd, bool unix_socket, ListenerPolicy policy, const ListenConfig& limits,
-           const ServiceFactory& services, std::optional<TlsPort> tls = std::nullopt)
+           const ServiceFactory& services, std::shared_ptr<grpc::ServerCredentials> tls = nullptr)
       : listen_fd_(std::move(listen_fd)),
         unix_socket_(unix_socket),
         limits_(limits),
@@ -252,21 +245,23 @@ class Listener {
     builder.SetMaxReceiveMessageSize(static_cast<int>(kMaxRequestBytes));
     int tls_port = 0;
     if (tls) {
+      backend_ = std::make_unique<RelayBackend>(limits.socket);
       builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS, kTlsHandshakeTimeoutMs);
-      builder.AddListeningPort(tls->address, tls->credentials, &tls_port);
+      builder.AddListeningPort("unix:" + backend_->path(), tls, &tls_port);
     }
     services(builder, policy_, services_);
     server_ = builder.BuildAndStart();
     if (tls && (!server_ || tls_port == 0)) {
       throw Error(ErrorCode::kUnavailable,
-                  fmt::format("cannot listen on {} (listen.tcp, with listen.tls): the address is "
-                              "in use or not this host's (gRPC's log above says more)",
-                              tls->address));
+                  fmt::format("cannot serve TLS on {} (asnd's private socket for listen.tls; "
+                              "gRPC's log above says more)",
+                              backend_->path()));
     }
     if (!server_ || wake_fd_.get() < 0) {
       throw Error(ErrorCode::kUnavailable, "cannot start the server of " + policy.name);
     }
-    if (!tls) acceptor_ = std::thread([this] { accept_loop(); });
+    if (tls) relay_ = std::make_unique<TlsRelay>(backend_->path());
+    acceptor_ = std::thread([this] { accept_loop(); });
   }
 
   ~Listener() {
@@ -287,6 +282,8 @@ class Listener {
     shut_down_ = true;
     server_->Shutdown(std::chrono::system_clock::now() + grace);
     server_->Wait();
+    // Only now: the calls in flight during the grace period went through it.
+    if (relay_) relay_->stop();
   }
 
   grpc::Server& server() { return *server_; }
@@ -306,7 +303,14 @@ class Listener {
       auto it = connections_.find(std::atoi(peer.c_str() + 3));
       if (it != connections_.end()) return it->second.description;
     }
-    return peer.empty() || peer.rfind("unix:", 0) == 0 ? "a client" : peer;
+    // Relayed: gRPC saw the relay's Unix socket, the listener the client's address.
+    if (relay_ && peer.rfind("unix-abstract:", 0) == 0) {
+      std::lock_guard lock(mutex_);
+      for (const auto& [_, c] : connections_) {
+        if (c.relayed_as == peer) return c.description;
+      }
+    }
+    return peer.empty() || peer.rfind("unix", 0) == 0 ? "a client" : peer;
   }
 
  private:
@@ -315,6 +319,7 @@ class Listener {
     ino_t ino;
     std::string peer;         // what the per-peer cap counts by
     std::string description;  // for logs
+    std::string relayed_as;   // with TLS: the peer gRPC reports (TlsRelay::add)
   };
 
   void accept_loop() {
@@ -407,9 +412,33 @@ class Listener {
     }
     struct stat st {};
     ::fstat(fd.get(), &st);
-    connections_[fd.get()] = Connection{st.st_dev, st.st_ino, peer, description};
+    const int key = fd.get();
+    Connection connection{st.st_dev, st.st_ino, peer, description, ""};
+    if (relay_) {
+      if (!relay(std::move(fd), connection)) return;
+    } else {
+      grpc::AddInsecureChannelFromFd(server_.get(), fd.release());
+    }
+    connections_[key] = std::move(connection);
     ++stats_.accepted;
-    grpc::AddInsecureChannelFromFd(server_.get(), fd.release());
+  }
+
+  // Hands a TLS connection to the relay, which closes it when it ends (and so frees its
+  // slot: reap_closed). False when the relay could not take it: refused and counted.
+  bool relay(Fd fd, Connection& connection) {
+    int error = 0;
+    connection.relayed_as = relay_->add(fd.release(), error);
+    if (connection.relayed_as.empty()) {
+      const bool no_fd = error == EMFILE || error == ENFILE;
+      ++(no_fd ? stats_.refused_no_descriptor : stats_.refused_over_limit);
+      ++unlogged_;
+      last_refused_peer_ =
+          fmt::format("{} (not relayed to gRPC: {})", connection.description, std::strerror(error));
+      return false;
+    }
+    spdlog::debug("{}: {} relayed as {}", policy_.name, connection.description,
+                  connection.relayed_as);
+    return true;
   }
 
   // gRPC closes a connection's descriptor when it ends; a descriptor that is gone, or now
@@ -443,7 +472,9 @@ class Listener {
   Fd reserve_fd_;
   ListenerPolicy policy_;
   std::vector<std::unique_ptr<grpc::Service>> services_;
+  std::unique_ptr<RelayBackend> backend_;  // with TLS: where gRPC listens
   std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<TlsRelay> relay_;  // with TLS
   bool shut_down_ = false;
   std::thread acceptor_;
 
@@ -472,16 +503,10 @@ Listeners::Listeners(const ListenConfig& config, const ServiceFactory& services)
                        config.tcp_admin ? Role::kAdmin : Role::kLockClient,
                        "use asnd's Unix socket, or set listen.tcp_admin: true in asnd.yaml",
                        {}};
-    if (tls) {
-      listeners_.push_back(
-          std::make_unique<Listener>(Fd(), false, std::move(tcp), config, services,
-                                     TlsPort{config.tcp, mutual_tls_credentials(config.tls)}));
-      description_ += " and " + config.tcp + " (mutual TLS)";
-    } else {
-      listeners_.push_back(std::make_unique<Listener>(open_tcp_listener(config.tcp), false,
-                                                      std::move(tcp), config, services));
-      description_ += " and " + config.tcp;
-    }
+    listeners_.push_back(
+        std::make_unique<Listener>(open_tcp_listener(config.tcp), false, std::move(tcp), config,
+                                   services, tls ? mutual_tls_credentials(config.tls) : nullptr));
+    description_ += " and " + config.tcp + (tls ? " (mutual TLS)" : "");
   }
 }
 

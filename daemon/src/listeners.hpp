@@ -6,7 +6,9 @@
 // asnd accepts the connections itself and hands each one to its listener's server, so that
 // a flood can neither wedge the listener (EMFILE is survived with a reserve descriptor) nor
 // take every slot (caps per listener and per peer: a Unix peer is its uid, a TCP peer its
-// address), and so that logs can say who a caller is.
+// address), and so that logs can say who a caller is. With mutual TLS (listen.tls) the same
+// accept loop applies the same caps, and relays each connection to gRPC's TLS on a private
+// Unix socket (tls_relay.hpp), since gRPC cannot run TLS on a descriptor it is handed.
 #pragma once
 
 #include <grpcpp/grpcpp.h>

@@ -1,6 +1,8 @@
 // Remote clients over mutual TLS (listen.tls): certificates made with the openssl command at
 // test time, the real asnd serving TCP with them, the real asnctl connecting with and
-// without a good client certificate; and the TCP listener's role (lock client).
+// without a good client certificate; the TCP listener's role (lock client); and what asnd's
+// relay to gRPC's TLS (tls_relay.cc) must keep: the connection caps, the handshake timeout,
+// messages of megabytes intact.
 #include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <grpcpp/grpcpp.h>
@@ -9,9 +11,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "asn/v1/locks.grpc.pb.h"
@@ -85,18 +92,47 @@ class Pki {
   int serial_ = 1;
 };
 
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
 class TlsTest : public ::testing::Test {
  protected:
   void SetUp() override {
     pki_.make();
     if (HasFatalFailure()) return;
     address_ = "127.0.0.1:" + std::to_string(free_port());
-    const std::string config = "listen:\n  tls:\n    cert: " + pki_.file("server.crt") +
-                               "\n    key: " + pki_.file("server.key") +
-                               "\n    client_ca: " + pki_.file("ca.crt") + "\n";
+    // Files under /big live in the software domain, whose table holds the large test's
+    // locks whatever the board's switch table holds.
+    const std::string config =
+        "listen:\n" + listen_extra() + "  tls:\n    cert: " + pki_.file("server.crt") +
+        "\n    key: " + pki_.file("server.key") + "\n    client_ca: " + pki_.file("ca.crt") +
+        "\nlocks:\n  placement: software-prefix:/big\n";
+    if (fd_limit() != 0) asnd_.set_fd_limit(fd_limit());
     ASSERT_TRUE(asnd_.start({"--tcp", address_}, config))
         << "asnd did not start (exit " << asnd_.exit_code() << "):\n"
         << asnd_.log();
+  }
+  // More of asnd.yaml's listen section ("  key: value\n").
+  virtual std::string listen_extra() const { return ""; }
+  virtual unsigned fd_limit() const { return 0; }  // asnd's RLIMIT_NOFILE; 0: as inherited
+
+  // A channel with a connection of its own (not shared through gRPC's subchannel pool), so
+  // that each one is a TCP connection to asnd; with the certificate `client` ("": none).
+  std::shared_ptr<grpc::Channel> channel(const std::string& client = "client") const {
+    grpc::SslCredentialsOptions tls;
+    tls.pem_root_certs = slurp(pki_.file("ca.crt"));
+    if (!client.empty()) {
+      tls.pem_cert_chain = slurp(pki_.file(client + ".crt"));
+      tls.pem_private_key = slurp(pki_.file(client + ".key"));
+    }
+    grpc::ChannelArguments args;
+    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+    args.SetMaxReceiveMessageSize(-1);
+    return grpc::CreateCustomChannel(address_, grpc::SslCredentials(tls), args);
   }
 
   // asnctl over TCP with these options before the command.
@@ -213,13 +249,6 @@ TEST(PlainTcp, GrantsTheLockClientRole) {
 // Lock sessions over mutual TLS belong to the certificate that opened them: the owner is its
 // subject, and another client (another certificate of the same CA) can neither unlock, renew
 // nor close them.
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 TEST_F(TlsTest, ALockSessionBelongsToTheCertificateThatOpenedIt) {
   auto channel_for = [&](const std::string& client) {
     grpc::SslCredentialsOptions tls;
@@ -281,6 +310,255 @@ TEST_F(TlsTest, ALockSessionBelongsToTheCertificateThatOpenedIt) {
   deadline(c);
   v1::UnlockResponse response;
   EXPECT_TRUE(one->Unlock(&c, unlock, &response).ok());
+}
+
+void with_deadline(grpc::ClientContext& context, std::chrono::milliseconds timeout) {
+  context.set_deadline(std::chrono::system_clock::now() + timeout);
+}
+
+// A read call on `channel`, which opens its connection: OK when asnd took it.
+grpc::Status stats(const std::shared_ptr<grpc::Channel>& channel,
+                   std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
+  grpc::ClientContext context;
+  with_deadline(context, timeout);
+  v1::GetLockStatsResponse response;
+  return v1::Locks::NewStub(channel)->GetLockStats(&context, {}, &response);
+}
+
+// A raw TCP connection to `port` that says nothing, as a flooding client holds it.
+int connect_silently(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  return fd;
+}
+
+// True when asnd closed the connection within `wait`.
+bool closed_by_server(int fd, std::chrono::milliseconds wait) {
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  while (std::chrono::steady_clock::now() < deadline) {
+    char byte;
+    const ssize_t n = ::recv(fd, &byte, 1, MSG_DONTWAIT);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+// Asks `done` once per try: a try may use up what it tests (a free connection slot).
+template <typename Done>
+bool wait_until(Done done, std::chrono::seconds limit = std::chrono::seconds(10)) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  for (;;) {
+    if (done()) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+// The TLS listener's connections count toward listen.max_connections_per_peer like the
+// plain ones: asnd accepts them itself and relays them to gRPC's TLS.
+class TlsCapTest : public TlsTest {
+ protected:
+  std::string listen_extra() const override { return "  max_connections_per_peer: 2\n"; }
+  int port() const { return std::stoi(address_.substr(address_.rfind(':') + 1)); }
+};
+
+TEST_F(TlsCapTest, AThirdConnectionOfAnAddressIsRefusedUntilASlotIsFree) {
+  auto one = channel();
+  auto two = channel();
+  ASSERT_TRUE(stats(one).ok());
+  ASSERT_TRUE(stats(two).ok());
+  // A third one from the same address: closed at once, TLS or not.
+  EXPECT_FALSE(stats(channel(), std::chrono::seconds(2)).ok());
+  const int raw = connect_silently(port());
+  EXPECT_TRUE(closed_by_server(raw, std::chrono::seconds(2)));
+  ::close(raw);
+  // The two open ones still serve, and so does the Unix socket.
+  EXPECT_TRUE(stats(one).ok());
+  EXPECT_EQ(asnd_.asnctl({"status"}).exit_code, 0);
+  // The refusal is logged with the client's real address.
+  EXPECT_TRUE(wait_until([&] {
+    return asnd_.log().find("tls " + address_ + ": refused") != std::string::npos;
+  })) << asnd_.log();
+  EXPECT_THAT(asnd_.log(), HasSubstr("last refused: 127.0.0.1:"));
+  // A slot freed is a slot to use.
+  one.reset();
+  EXPECT_TRUE(wait_until([&] { return stats(channel(), std::chrono::seconds(2)).ok(); }))
+      << asnd_.log();
+  EXPECT_TRUE(stats(two).ok());
+  EXPECT_TRUE(asnd_.running());
+}
+
+// A connection that never completes its handshake holds its slot only as long as the
+// handshake timeout (10 s), then asnd closes it.
+TEST_F(TlsCapTest, SilentConnectionsHoldSlotsOnlyUntilTheHandshakeTimeout) {
+  const int first = connect_silently(port());
+  const int second = connect_silently(port());
+  EXPECT_FALSE(stats(channel(), std::chrono::seconds(2)).ok());
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(closed_by_server(first, std::chrono::seconds(15)));
+  EXPECT_TRUE(closed_by_server(second, std::chrono::seconds(2)));
+  EXPECT_GT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  ::close(first);
+  ::close(second);
+  EXPECT_TRUE(wait_until([&] { return stats(channel(), std::chrono::seconds(2)).ok(); }))
+      << asnd_.log();
+}
+
+// Out of descriptors (each relayed connection takes six), asnd refuses TLS connections
+// instead of wedging, and serves again once the flood is gone.
+class TlsFdTest : public TlsCapTest {
+ protected:
+  std::string listen_extra() const override { return "  max_connections_per_peer: 5000\n"; }
+  unsigned fd_limit() const override { return 96; }
+};
+
+TEST_F(TlsFdTest, RunningOutOfDescriptorsNeverWedgesTheListener) {
+  std::vector<int> flood;
+  for (int i = 0; i < 100; ++i) flood.push_back(connect_silently(port()));
+  int refused = 0;
+  for (int fd : flood) refused += closed_by_server(fd, std::chrono::milliseconds(20));
+  EXPECT_GT(refused, 0);
+  for (int fd : flood) ::close(fd);
+  EXPECT_TRUE(wait_until([&] { return stats(channel(), std::chrono::seconds(2)).ok(); }))
+      << asnd_.log();
+  EXPECT_TRUE(asnd_.running());
+}
+
+// A client's FIN reaches gRPC (the relay's shutdown(SHUT_WR)), which then ends the
+// connection: closed at once, not after the handshake timeout.
+TEST_F(TlsCapTest, AClientsHalfCloseEndsTheConnection) {
+  const int fd = connect_silently(port());
+  ASSERT_EQ(::send(fd, "\x16\x03\x01", 3, MSG_NOSIGNAL), 3);  // the start of a TLS record
+  ::shutdown(fd, SHUT_WR);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(closed_by_server(fd, std::chrono::seconds(5)));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
+  ::close(fd);
+  EXPECT_TRUE(stats(channel()).ok());
+}
+
+TEST_F(TlsTest, WithoutAClientCertificateNoCallIsServed) {
+  const grpc::Status status = stats(channel(""), std::chrono::seconds(3));
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE) << status.error_message();
+  EXPECT_TRUE(stats(channel()).ok());
+}
+
+// Messages of megabytes cross the relay intact both ways: a 4 MiB request, and a listing of
+// 50,000 locks (about 3 MB) that must come back entry for entry.
+TEST_F(TlsTest, LargeMessagesPassIntact) {
+  auto locks = v1::Locks::NewStub(channel());
+  v1::OpenSessionResponse session;
+  {
+    grpc::ClientContext c;
+    with_deadline(c, std::chrono::seconds(5));
+    ASSERT_TRUE(locks->OpenSession(&c, {}, &session).ok());
+  }
+  {
+    // A file id of 4 MiB: refused (too long) with its length, which asnd read all of.
+    v1::LockRequest big;
+    big.set_session(session.session());
+    big.set_file("/big/" + std::string(size_t{4} << 20, 'x'));
+    big.set_mode(v1::LOCK_MODE_SHARED);
+    big.add_ranges()->set_length(1);
+    grpc::ClientContext c;
+    with_deadline(c, std::chrono::seconds(20));
+    v1::LockResponse response;
+    const grpc::Status status = locks->TryLock(&c, big, &response);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << status.error_message();
+    EXPECT_THAT(status.error_message(), HasSubstr("(4194309 bytes)"));
+  }
+  constexpr uint64_t kRanges = 50'000;
+  v1::LockRequest lock;
+  lock.set_session(session.session());
+  lock.set_file("/big/file");
+  lock.set_mode(v1::LOCK_MODE_EXCLUSIVE);
+  auto* strided = lock.mutable_strided();
+  strided->set_block_length(4096);
+  strided->set_stride(8192);
+  strided->set_count(kRanges);
+  {
+    grpc::ClientContext c;
+    with_deadline(c, std::chrono::seconds(20));
+    v1::LockResponse granted;
+    const grpc::Status status = locks->TryLock(&c, lock, &granted);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    EXPECT_EQ(granted.ranges_size(), static_cast<int>(kRanges));
+  }
+  v1::ListLocksRequest list;
+  list.set_file("/big/file");
+  list.set_limit(100'000);
+  grpc::ClientContext c;
+  with_deadline(c, std::chrono::seconds(20));
+  v1::ListLocksResponse listed;
+  const grpc::Status status = locks->ListLocks(&c, list, &listed);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_GT(listed.ByteSizeLong(), size_t{2} << 20);
+  ASSERT_EQ(listed.held_size(), static_cast<int>(kRanges));
+  std::vector<uint64_t> offsets;
+  for (const auto& held : listed.held()) {
+    EXPECT_EQ(held.range().length(), 4096u);
+    EXPECT_EQ(held.owner(), listed.held(0).owner());
+    offsets.push_back(held.range().offset());
+  }
+  std::sort(offsets.begin(), offsets.end());
+  for (uint64_t i = 0; i < kRanges; ++i) ASSERT_EQ(offsets[i], i * 8192) << i;
+  EXPECT_THAT(listed.held(0).owner(), HasSubstr("CN=pfs-client-1"));
+}
+
+// Not a check but a figure (docs/operator-guide.md, "Limits over TLS"): lock+unlock pairs a
+// second over mutual TLS, one client and eight (each its own connection and session),
+// printed for the record.
+double pairs_per_second(const std::vector<std::shared_ptr<grpc::Channel>>& channels,
+                        std::chrono::milliseconds run) {
+  std::atomic<uint64_t> pairs{0};
+  std::vector<std::thread> clients;
+  for (size_t i = 0; i < channels.size(); ++i) {
+    clients.emplace_back([&, i] {
+      auto locks = v1::Locks::NewStub(channels[i]);
+      grpc::ClientContext oc;
+      v1::OpenSessionResponse session;
+      if (!locks->OpenSession(&oc, {}, &session).ok()) return;
+      v1::LockRequest lock;
+      lock.set_session(session.session());
+      lock.set_file("/bench/" + std::to_string(i));
+      lock.set_mode(v1::LOCK_MODE_EXCLUSIVE);
+      lock.add_ranges()->set_length(4096);
+      v1::UnlockRequest unlock;
+      unlock.set_session(session.session());
+      unlock.set_file(lock.file());
+      unlock.add_ranges()->set_length(4096);
+      const auto end = std::chrono::steady_clock::now() + run;
+      while (std::chrono::steady_clock::now() < end) {
+        grpc::ClientContext lc;
+        grpc::ClientContext uc;
+        v1::LockResponse granted;
+        v1::UnlockResponse released;
+        if (!locks->Lock(&lc, lock, &granted).ok() || !locks->Unlock(&uc, unlock, &released).ok()) {
+          return;
+        }
+        pairs.fetch_add(1);
+      }
+    });
+  }
+  for (auto& t : clients) t.join();
+  return static_cast<double>(pairs.load()) * 1000.0 / static_cast<double>(run.count());
+}
+
+TEST_F(TlsTest, LockUnlockPairsPerSecond) {
+  for (const size_t clients : {size_t{1}, size_t{8}}) {
+    std::vector<std::shared_ptr<grpc::Channel>> channels;
+    for (size_t i = 0; i < clients; ++i) channels.push_back(channel());
+    for (auto& ch : channels) ASSERT_TRUE(stats(ch).ok());
+    const double rate = pairs_per_second(channels, std::chrono::seconds(3));
+    std::printf("lock+unlock pairs/s over mutual TLS, %zu client(s): %.0f\n", clients, rate);
+    RecordProperty("pairs_per_s_" + std::to_string(clients), static_cast<int>(rate));
+    EXPECT_GT(rate, 0.0);
+  }
 }
 
 }  // namespace
