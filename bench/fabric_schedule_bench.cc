@@ -13,7 +13,7 @@
 // Each case is one Google Benchmark with its figures as counters (bench/table.py prints
 // them); the reference, BM_GreedyTorus1600, is the greedy baseline on one 1600-connection
 // pattern. The program also prints the tables to stderr at the end.
-//   build/bench/fabric_schedule_bench [--benchmark_filter=...]   (FABRIC_BUDGET_MS=300)
+//   build/bench/fabric_schedule_bench [--benchmark_filter=...]   (FABRIC_BUDGET_MS=500)
 #include <benchmark/benchmark.h>
 #include <malloc.h>
 
@@ -73,7 +73,7 @@ using Clock = std::chrono::steady_clock;
 
 std::chrono::milliseconds budget() {
   const char* env = std::getenv("FABRIC_BUDGET_MS");
-  return std::chrono::milliseconds(env != nullptr ? std::atoi(env) : 300);
+  return std::chrono::milliseconds(env != nullptr ? std::atoi(env) : 500);
 }
 
 Conns random_pattern(uint32_t n, size_t count, uint64_t seed) {

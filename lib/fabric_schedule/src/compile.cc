@@ -109,9 +109,9 @@ void own_search(const Target& t, std::span<const Conn> conns, uint32_t bound, co
     best.offer(detail::first_fit(t, conns, order, hint), "first-fit");
     if (best.slots == bound) return;
   }
-  // Random orders while a quarter of the budget lasts, then the local search on the best.
+  // Random orders while an eighth of the budget lasts, then the local searches on the best.
   std::mt19937_64 random(o.seed);
-  const auto random_end = Clock::now() + (deadline - Clock::now()) / 4;
+  const auto random_end = Clock::now() + (deadline - Clock::now()) / 8;
   std::vector<uint32_t> order = identity(conns.size());
   while (Clock::now() < random_end && best.slots > bound) {
     std::shuffle(order.begin(), order.end(), random);
@@ -121,6 +121,11 @@ void own_search(const Target& t, std::span<const Conn> conns, uint32_t bound, co
     Placed p = best.placed;
     detail::empty_slots(t, conns, p, bound, deadline);
     best.offer(std::move(p), "search");
+  }
+  if (best.slots > bound) {
+    Placed p = best.placed;
+    detail::tabu_slots(t, conns, p, bound, deadline, o.seed);
+    best.offer(std::move(p), "tabu");
   }
 }
 

@@ -26,4 +26,9 @@ Placed first_fit(const Target& t, std::span<const Conn> conns, std::span<const u
 void empty_slots(const Target& t, std::span<const Conn> conns, Placed& placed, uint32_t floor,
                  Clock::time_point deadline);
 
+// Tabu search (TabuCol) for one slot fewer at a time, paths fixed, until the deadline or
+// `floor` (tabu.cc).
+void tabu_slots(const Target& t, std::span<const Conn> conns, Placed& placed, uint32_t floor,
+                Clock::time_point deadline, uint64_t seed);
+
 }  // namespace asn::fabric_schedule::detail

@@ -13,7 +13,8 @@
 //  - default: paths and slots together. Paths are balanced to lower the largest link load;
 //    then first-fit colourings in several orders pick, per connection, the path and slot
 //    that is free earliest; then a local search empties the least used slot by moving its
-//    connections (one displacement deep) until the time budget ends or the lower bound is
+//    connections (one displacement deep), and a tabu search (TabuCol) takes one slot away at
+//    a time and walks the conflicts out, until the time budget ends or the lower bound is
 //    reached. The baselines run too and the best schedule is kept, so default never uses
 //    more slots than any baseline that ran. A fabric without links (one crossbar) goes to
 //    lib/schedule's exact edge colouring: the lower bound, always.
