@@ -113,7 +113,8 @@ void own_search(const Target& t, std::span<const Conn> conns, uint32_t bound, co
   std::mt19937_64 random(o.seed);
   const auto random_end = Clock::now() + (deadline - Clock::now()) / 8;
   std::vector<uint32_t> order = identity(conns.size());
-  while (Clock::now() < random_end && best.slots > bound) {
+  // (Past a few hundred thousand connections one more order costs more than it finds.)
+  while (conns.size() <= 200'000 && Clock::now() < random_end && best.slots > bound) {
     std::shuffle(order.begin(), order.end(), random);
     best.offer(detail::first_fit(t, conns, order, hint), "first-fit");
   }

@@ -1,6 +1,8 @@
 // The targets with a choice of paths: the 2DFB (lib/topology's Fabric) and the fat tree of
 // 000 Ch. 7.
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <string>
 
 #include "asn/fabric_schedule/target.hpp"
@@ -15,7 +17,9 @@ constexpr ChannelMode kMode = ChannelMode::kDilated;
 class FlattenedButterfly final : public Target {
  public:
   FlattenedButterfly(uint64_t n, uint32_t k, bool detours)
-      : f_(n, k), channels_(f_.radix(kMode) - f_.k()), detours_(detours) {}
+      : f_(n, k), channels_(f_.radix(kMode) - f_.k()), detours_(detours) {
+    for (unsigned d = 0; d < f_.dimensions(); ++d) lanes_.push_back(f_.lanes(d, kMode));
+  }
   std::string name() const override {
     return "2dfb N=" + std::to_string(f_.terminals()) + " k=" + std::to_string(f_.k());
   }
@@ -25,14 +29,14 @@ class FlattenedButterfly final : public Target {
   uint32_t minimal_paths(uint32_t src, uint32_t dst) const override {
     Hops h = hops(src, dst);
     uint32_t count = orders(h.count);
-    for (unsigned d = 0; d < f_.dimensions(); ++d) count *= h.differs[d] ? f_.lanes(d, kMode) : 1;
+    for (unsigned d = 0; d < f_.dimensions(); ++d) count *= h.differs(d) ? lanes_[d] : 1;
     return count;
   }
   uint32_t path_count(uint32_t src, uint32_t dst) const override {
     uint32_t count = minimal_paths(src, dst);
     if (!detours_) return count;
     Hops h = hops(src, dst);
-    for (unsigned d = 0; d < f_.dimensions(); ++d) count += h.differs[d] ? detours(d) : 0;
+    for (unsigned d = 0; d < f_.dimensions(); ++d) count += h.differs(d) ? detours(d) : 0;
     return count;
   }
   void path(uint32_t src, uint32_t dst, uint32_t index, std::vector<uint32_t>& out) const override;
@@ -50,17 +54,20 @@ class FlattenedButterfly final : public Target {
   uint32_t switch_ports() const override { return f_.radix(kMode); }
 
  private:
+  // The dimensions in which two routers differ, as bits (a fabric has at most 31).
   struct Hops {
-    std::vector<bool> differs;
+    uint32_t mask = 0;
     unsigned count = 0;
+    bool differs(unsigned d) const { return (mask >> d & 1) != 0; }
   };
   Hops hops(uint32_t src, uint32_t dst) const {
     const uint32_t a = src / f_.k();
     const uint32_t b = dst / f_.k();
-    Hops h{std::vector<bool>(f_.dimensions(), false), 0};
+    Hops h;
     for (unsigned d = 0; d < f_.dimensions(); ++d) {
-      h.differs[d] = digit(a, d) != digit(b, d);
-      h.count += h.differs[d] ? 1 : 0;
+      if (digit(a, d) == digit(b, d)) continue;
+      h.mask |= 1u << d;
+      ++h.count;
     }
     return h;
   }
@@ -75,11 +82,11 @@ class FlattenedButterfly final : public Target {
   unsigned first_lane(uint32_t src, unsigned d) const {
     const uint32_t p = src % f_.k();
     const uint32_t r = f_.routers();
-    return (f_.k() > r ? p / r : p) % f_.lanes(d, kMode);
+    return (f_.k() > r ? p / r : p) % lanes_[d];
   }
   bool aapc_ok() const { return f_.dimensions() == 1 && f_.k() <= 2 * f_.routers(); }
   // Detours in dimension d: through each router of it but the two ends, on each lane.
-  uint32_t detours(unsigned d) const { return (f_.dimension_radix(d) - 2) * f_.lanes(d, kMode); }
+  uint32_t detours(unsigned d) const { return (f_.dimension_radix(d) - 2) * lanes_[d]; }
   void detour_path(uint32_t src, uint32_t dst, uint32_t index, std::vector<uint32_t>& out) const;
   // Appends the hop from `at` to digit m of dimension d on `lane`; returns the router reached.
   uint32_t hop(uint32_t at, unsigned d, uint32_t m, unsigned lane,
@@ -92,6 +99,7 @@ class FlattenedButterfly final : public Target {
   topology::Fabric f_;
   uint32_t channels_;
   bool detours_;
+  std::vector<unsigned> lanes_;  // per dimension
 };
 
 // Detour j: in the first differing dimension whose detours reach j, through the
@@ -101,7 +109,7 @@ void FlattenedButterfly::detour_path(uint32_t src, uint32_t dst, uint32_t j,
   Hops h = hops(src, dst);
   unsigned via_dim = 0;
   for (unsigned d = 0; d < f_.dimensions(); ++d) {
-    if (!h.differs[d]) continue;
+    if (!h.differs(d)) continue;
     if (j < detours(d)) {
       via_dim = d;
       break;
@@ -110,14 +118,14 @@ void FlattenedButterfly::detour_path(uint32_t src, uint32_t dst, uint32_t j,
   }
   uint32_t at = src / f_.k();
   const uint32_t to = dst / f_.k();
-  const unsigned lanes = f_.lanes(via_dim, kMode);
+  const unsigned lanes = lanes_[via_dim];
   uint32_t via = j / lanes;  // the via-th digit other than the two ends
   for (uint32_t m = 0; m <= via; ++m) {
     if (m == digit(at, via_dim) || m == digit(to, via_dim)) ++via;
   }
   for (unsigned d = 0; d < f_.dimensions(); ++d) {
-    if (!h.differs[d]) continue;
-    const unsigned lane = (first_lane(src, d) + j % lanes) % f_.lanes(d, kMode);
+    if (!h.differs(d)) continue;
+    const unsigned lane = (first_lane(src, d) + j % lanes) % lanes_[d];
     if (d == via_dim) at = hop(at, d, via, lane, out);
     at = hop(at, d, digit(to, d), lane, out);
   }
@@ -128,17 +136,19 @@ void FlattenedButterfly::path(uint32_t src, uint32_t dst, uint32_t index,
   const uint32_t minimal = minimal_paths(src, dst);
   if (index >= minimal) return detour_path(src, dst, index - minimal, out);
   Hops h = hops(src, dst);
-  std::vector<unsigned> dims;
+  std::array<unsigned, 32> dims;
+  unsigned n_dims = 0;
   for (unsigned d = 0; d < f_.dimensions(); ++d) {
-    if (h.differs[d]) dims.push_back(d);
+    if (h.differs(d)) dims[n_dims++] = d;
   }
   const uint32_t n_orders = orders(h.count);
-  if (index % n_orders == 1) std::reverse(dims.begin(), dims.end());
+  if (index % n_orders == 1) std::reverse(dims.begin(), dims.begin() + n_dims);
   uint32_t lanes_index = index / n_orders;
   uint32_t at = src / f_.k();
   const uint32_t to = dst / f_.k();
-  for (unsigned d : dims) {
-    const unsigned lanes = f_.lanes(d, kMode);
+  for (unsigned i = 0; i < n_dims; ++i) {
+    const unsigned d = dims[i];
+    const unsigned lanes = lanes_[d];
     const unsigned lane = (first_lane(src, d) + lanes_index % lanes) % lanes;
     lanes_index /= lanes;
     at = hop(at, d, digit(to, d), lane, out);
@@ -176,9 +186,7 @@ uint32_t FlattenedButterfly::link_lower_bound(std::span<const Conn> conns) const
     if (!pairs) continue;
     Hops h = hops(c.src, c.dst);
     if (h.count != 1) continue;
-    const unsigned d = static_cast<unsigned>(std::find(h.differs.begin(), h.differs.end(), true) -
-                                             h.differs.begin());
-    const uint32_t lanes = f_.lanes(d, kMode);
+    const uint32_t lanes = lanes_[std::countr_zero(h.mask)];
     most = std::max(most, (++pair[size_t{a} * routers + b] + lanes - 1) / lanes);
   }
   return most;
