@@ -227,6 +227,20 @@ TEST(FabricScheduleTest, PathsChainThroughTheWiring) {
   }
 }
 
+TEST(FabricScheduleTest, TargetsParseFromText) {
+  EXPECT_EQ(parse_target("torus:8x8")->name(), "torus 8x8");
+  EXPECT_EQ(parse_target("2dfb:1024:32")->name(), "2dfb N=1024 k=32");
+  EXPECT_EQ(parse_target("2dfb:64:8:minimal")->path_count(0, 63), 2u);  // lanes A and B
+  EXPECT_GT(parse_target("2dfb:64:8")->path_count(0, 63), 2u);          // and the detours
+  EXPECT_EQ(parse_target("fat-tree:4:4")->terminals(), 256u);
+  EXPECT_EQ(parse_target("crossbar:64")->terminals(), 64u);
+  EXPECT_EQ(parse_target("linear:5")->links(), 8u);
+  for (const char* bad : {"torus:8", "torus:8x", "ring:8", "2dfb:64:8:fast", "crossbar:x", "",
+                          "fat-tree:4:1", "2dfb:100:8"}) {
+    EXPECT_THROW(parse_target(bad), std::invalid_argument) << bad;
+  }
+}
+
 TEST(FabricScheduleTest, BadConnectionsAreRefused) {
   auto t = make_torus(4, 4);
   EXPECT_THROW(compile(*t, Conns{{3, 3}}), std::invalid_argument);

@@ -17,6 +17,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace asn::fabric_schedule {
@@ -103,5 +104,10 @@ std::unique_ptr<Target> make_flattened_butterfly(uint64_t terminals, uint32_t k,
 // parents each; w^l terminals, terminal t at switch (0, t / w). Path index = the up ports
 // P_0..P_{H-1} as base-w digits (P_0 least significant), H the common ancestor's level.
 std::unique_ptr<Target> make_fat_tree(uint32_t levels, uint32_t w);
+
+// A target from its text, as asnctl and CompileSchedule take it: "torus:8x8",
+// "2dfb:1024:32" (":minimal" after it: no detours), "fat-tree:4:4", "crossbar:64",
+// "linear:5". Throws std::invalid_argument naming what is accepted.
+std::unique_ptr<Target> parse_target(std::string_view spec);
 
 }  // namespace asn::fabric_schedule
