@@ -9,6 +9,7 @@
 #include <random>
 #include <set>
 
+#include "asn/schedule/plan_file.hpp"
 #include "asn/schedule/validate.hpp"
 
 namespace asn::fabric_schedule {
@@ -71,6 +72,29 @@ TEST(FabricPlanTest, EveryProgramPassesTheValidator) {
     EXPECT_FALSE(program.reconfigure[0].switches.empty()) << t->name();
     EXPECT_TRUE(program.reconfigure[1].switches.empty()) << t->name();  // same pattern again
   }
+}
+
+// The fabric plan as a plan file (what `asnctl schedule compile --fabric --yaml` prints) reads
+// back as the same fabric plan and passes the validator again.
+TEST(FabricPlanTest, TheFabricPlanRoundTripsThroughItsFile) {
+  auto t = make_torus(3, 3);
+  std::vector<PhaseInput> phases{{"one", random_pattern(9, 30, 3), timing()},
+                                 {"two", random_pattern(9, 12, 4), timing()}};
+  FabricProgram program = compile_program(*t, phases, {}, "round-trip");
+  const std::string text = schedule::format_plan(program.plan);
+  schedule::Plan read = schedule::parse_plan(text, "fabric.yaml");
+  EXPECT_EQ(read.switches, program.plan.switches);
+  ASSERT_EQ(read.phases.size(), 2u);
+  for (size_t p = 0; p < 2; ++p) {
+    ASSERT_EQ(read.phases[p].parts.size(), program.plan.phases[p].parts.size());
+    for (size_t sw = 0; sw < read.phases[p].parts.size(); ++sw) {
+      const auto& a = read.phases[p].parts[sw].slots;
+      const auto& b = program.plan.phases[p].parts[sw].slots;
+      ASSERT_EQ(a.size(), b.size());
+      for (size_t s = 0; s < a.size(); ++s) EXPECT_EQ(a[s].connections, b[s].connections);
+    }
+  }
+  EXPECT_TRUE(schedule::validate(read, board(*t)).ok());
 }
 
 // Two connections sharing a link in one slot: two inputs to one output of switch 1, which
