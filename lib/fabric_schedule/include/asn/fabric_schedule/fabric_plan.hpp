@@ -28,6 +28,7 @@ struct PhaseReport {
   uint32_t slots = 0;
   uint32_t lower_bound = 0;
   std::string method;
+  std::vector<BaselineResult> baselines;  // what each baseline gave (default, combined)
   std::chrono::nanoseconds elapsed{0};
   bool optimal() const { return slots == lower_bound; }
 };
