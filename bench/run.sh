@@ -8,23 +8,24 @@
 # Builds first if needed, in $BENCH_BUILD_DIR (default build/) as $BENCH_BUILD_TYPE (default
 # RelWithDebInfo).
 #   bench/run.sh [PROGRAM...] [-- extra Google Benchmark flags, e.g. --benchmark_repetitions=5]
-#   PROGRAM: regs, topology, schedule, fabric, tdm, tdm_fabric, locks, stripe, stripe_io
-#   (default: all)
+#   PROGRAM: regs, topology, schedule, fabric, tdm, tdm_fabric, locks, stripe, stripe_io,
+#   fabric_schedule (default: all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # program -> its reference benchmark
 declare -A reference=([regs]=BM_ModelRead32 [topology]=BM_RouterDigits [schedule]=""
                       [fabric]=BM_GetTopology [tdm]=BM_GetSchedule [tdm_fabric]=""
-                      [locks]=BM_GetLockStats [stripe]=BM_Memcpy [stripe_io]="")
+                      [locks]=BM_GetLockStats [stripe]=BM_Memcpy [stripe_io]=""
+                      [fabric_schedule]=BM_GreedyTorus1600)
 programs=()
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do
-  [ -n "${reference[$1]+set}" ] || { echo "bench/run.sh: unknown program '$1' (regs, topology, schedule, fabric, tdm, tdm_fabric, locks, stripe, stripe_io)" >&2; exit 2; }
+  [ -n "${reference[$1]+set}" ] || { echo "bench/run.sh: unknown program '$1' (regs, topology, schedule, fabric, tdm, tdm_fabric, locks, stripe, stripe_io, fabric_schedule)" >&2; exit 2; }
   programs+=("$1")
   shift
 done
 [ "${1:-}" = "--" ] && shift
-[ ${#programs[@]} -gt 0 ] || programs=(regs topology schedule fabric tdm tdm_fabric locks stripe stripe_io)
+[ ${#programs[@]} -gt 0 ] || programs=(regs topology schedule fabric tdm tdm_fabric locks stripe stripe_io fabric_schedule)
 
 export BENCH_BUILD_DIR=${BENCH_BUILD_DIR:-build}
 build=$BENCH_BUILD_DIR

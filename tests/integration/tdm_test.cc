@@ -133,6 +133,33 @@ TEST_F(TdmTest, APatternTakesAsManySlotsAsItsLowerBound) {
   EXPECT_EQ(active().plan, "all");
 }
 
+// Issue 11: the pattern names terminals of a fabric; asnd compiles it for the fabric and
+// says, per phase, the slots against the lower bound. The seed's linear array (002 L1698):
+// greedy needs 3 slots, the default compiler the optimum, 2.
+TEST_F(TdmTest, AFabricTargetCompilesThePatternForTheFabric) {
+  const std::string file =
+      write_plan("array.yaml",
+                 plan("array", "    pattern: [\"0 -> 2\", \"1 -> 3\", \"3 -> 4\", \"2 -> 4\"]\n"));
+  auto r =
+      asnd_.asnctl({"schedule", "compile", file, "--fabric", "linear:5", "--algorithm", "greedy"});
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_THAT(squeezed(r.out), HasSubstr("main 4 3 2 50.0% greedy"));
+  r = asnd_.asnctl({"schedule", "compile", file, "--fabric", "linear:5", "--time-budget", "200ms"});
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_THAT(squeezed(r.out), HasSubstr("main 4 2 2 optimal"));
+  EXPECT_THAT(r.out, HasSubstr("for linear array 5: valid on this board"));
+  r = asnd_.asnctl({"schedule", "compile", file, "--fabric", "linear:5", "--yaml"});
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_THAT(r.out, HasSubstr("switches:"));
+
+  r = asnd_.asnctl({"schedule", "compile", file, "--algorithm", "coloring"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.err, HasSubstr("needs --fabric"));
+  r = asnd_.asnctl({"schedule", "compile", file, "--fabric", "ring:5"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.err, HasSubstr("torus:XxY"));
+}
+
 TEST_F(TdmTest, ADryRunWritesNothing) {
   ASSERT_EQ(load({kExamples + "/netfpga-explicit.yaml"}).exit_code, 0);
   const Active before = active();

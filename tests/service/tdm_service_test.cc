@@ -309,6 +309,48 @@ TEST_F(TdmServiceTest, AReaderMayCompileAndReadButNotLoad) {
   EXPECT_EQ(stack_->bus().writes.load(), 0u);
 }
 
+// Issue 11: a fabric target compiles the patterns (terminal pairs) into a fabric plan, one
+// part per switch, validated against this board; nothing is written.
+TEST_F(TdmServiceTest, AFabricTargetCompilesAFabricPlan) {
+  constexpr char kTerminals[] = R"(plan: array
+defaults:
+  slot_length: 1 us
+  guard_band: 48 ns
+phases:
+  - name: seed
+    pattern: ["0 -> 2", "1 -> 3", "3 -> 4", "2 -> 4"]
+  - name: back
+    pattern: ["4 -> 0", "3 -> 1"]
+)";
+  v1::CompileScheduleRequest request;
+  *request.mutable_plan() = source(kTerminals);
+  request.set_fabric_target("linear:5");
+  request.set_fabric_algorithm("greedy");
+  v1::CompileScheduleResponse response;
+  grpc::ClientContext context;
+  ASSERT_TRUE(reader_->CompileSchedule(&context, request, &response).ok());
+  EXPECT_EQ(response.fabric_target(), "linear array 5");
+  ASSERT_EQ(response.fabric_phases_size(), 2);
+  EXPECT_EQ(response.fabric_phases(0).slots(), 3u);  // 002 L1698: greedy needs 3
+  EXPECT_EQ(response.fabric_phases(0).lower_bound(), 2u);
+  ASSERT_EQ(response.fabric_reconfigurations_size(), 1);
+  EXPECT_GT(response.fabric_reconfigurations(0).switches(), 0u);
+  EXPECT_THAT(response.compiled_yaml(), HasSubstr("switches:"));
+
+  request.set_fabric_algorithm("");  // default: the optimum, 2 slots
+  grpc::ClientContext context2;
+  ASSERT_TRUE(reader_->CompileSchedule(&context2, request, &response).ok());
+  EXPECT_EQ(response.fabric_phases(0).slots(), 2u);
+  EXPECT_TRUE(response.fabric_phases(0).optimal());
+
+  request.set_fabric_target("ring:5");
+  grpc::ClientContext context3;
+  const grpc::Status bad = reader_->CompileSchedule(&context3, request, &response);
+  EXPECT_EQ(bad.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(bad.error_message(), HasSubstr("torus:XxY"));
+  EXPECT_EQ(stack_->bus().writes.load(), 0u);
+}
+
 TEST_F(TdmServiceTest, PlansAreKeptListedAndActivated) {
   ASSERT_OK(load(kPlan, "writes"));
   ASSERT_TRUE(load(kOther).ok());

@@ -3,6 +3,8 @@
 // switching between them (the Tdm service; docs/schedule-format.md).
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -133,9 +135,24 @@ class ScheduleCompile final : public Command {
  public:
   explicit ScheduleCompile(CLI::App* sub) : sub_(sub) {
     sub->add_option("FILE", file_, "The plan file")->required();
-    add_algorithm_option(sub, algorithm_);
+    sub->add_option("--algorithm", algorithm_,
+                    "How patterns become slots: optimal (default: the fewest slots) or greedy "
+                    "(the 000 baseline); with --fabric: default, greedy, coloring, aapc, "
+                    "combined, level-wise, local-random")
+        ->check(CLI::IsMember({"optimal", "greedy", "default", "coloring", "aapc", "combined",
+                               "level-wise", "local-random"})
+                    .description(""))
+        ->type_name("ALGORITHM");
     sub->add_option("--switch", switch_name_, "This switch's name in a fabric plan")
         ->type_name("NAME");
+    sub->add_option("--fabric", fabric_,
+                    "Compile for a multi-hop fabric (patterns name its terminals): torus:XxY, "
+                    "2dfb:N:k[:minimal], fat-tree:LEVELS:W, crossbar:PORTS, linear:NODES")
+        ->type_name("TARGET");
+    sub->add_option("--time-budget", budget_,
+                    "With --fabric: the default compiler's search per phase (500ms, 2s; "
+                    "default 1s)")
+        ->type_name("DURATION");
     sub->add_flag("--yaml", yaml_, "Print the plan with every pattern laid out as slots");
   }
   void check() override {
@@ -148,7 +165,7 @@ class ScheduleCompile final : public Command {
     request_.mutable_plan()->set_text(read_plan_file(file_));
     request_.mutable_plan()->set_file(file_);
     request_.mutable_plan()->set_switch_name(switch_name_);
-    request_.mutable_plan()->set_algorithm(to_algorithm(algorithm_));
+    check_fabric();
   }
   int run(Session& s) override {
     auto stub = Tdm::NewStub(s.connection.channel());
@@ -161,6 +178,8 @@ class ScheduleCompile final : public Command {
       print_json(r);
     } else if (yaml_) {
       std::fputs(r.compiled_yaml().c_str(), stdout);
+    } else if (!fabric_.empty()) {
+      print_fabric(r);
     } else {
       print_phases(r.phases(), "");
       std::printf(
@@ -173,11 +192,77 @@ class ScheduleCompile final : public Command {
   }
 
  private:
+  void check_fabric();
+  static void print_fabric(const asn::v1::CompileScheduleResponse& r);
+
   CLI::App* sub_;
-  std::string file_, algorithm_, switch_name_;
+  std::string file_, algorithm_, switch_name_, fabric_, budget_;
   bool yaml_ = false;
   asn::v1::CompileScheduleRequest request_;
 };
+
+// "500ms", "2s", "1.5 s" as milliseconds; nullopt for anything else.
+std::optional<uint32_t> parse_budget(const std::string& text) {
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  std::string unit(end);
+  unit.erase(0, unit.find_first_not_of(' '));
+  if (end == text.c_str() || value < 0 || value > 3600) return std::nullopt;
+  if (unit == "ms") return static_cast<uint32_t>(value);
+  if (unit == "s") return static_cast<uint32_t>(value * 1000);
+  return std::nullopt;
+}
+
+void ScheduleCompile::check_fabric() {
+  const bool crossbar_name =
+      algorithm_.empty() || algorithm_ == "optimal" || algorithm_ == "greedy";
+  if (fabric_.empty()) {
+    if (!crossbar_name) throw UsageError("--algorithm " + algorithm_ + " needs --fabric TARGET");
+    if (!budget_.empty()) throw UsageError("--time-budget needs --fabric TARGET");
+    request_.mutable_plan()->set_algorithm(to_algorithm(algorithm_));
+    return;
+  }
+  if (algorithm_ == "optimal") {
+    throw UsageError(
+        "--algorithm optimal is the one-switch compiler; with --fabric: default, "
+        "greedy, coloring, aapc, combined, level-wise, local-random");
+  }
+  if (!switch_name_.empty()) throw UsageError("--switch and --fabric exclude each other");
+  request_.set_fabric_target(fabric_);
+  request_.set_fabric_algorithm(algorithm_);
+  if (!budget_.empty()) {
+    const auto ms = parse_budget(budget_);
+    if (!ms) throw UsageError("--time-budget " + budget_ + ": give it as 500ms or 2s");
+    request_.set_time_budget_ms(*ms);
+  }
+}
+
+// Per phase: connections, slots, lower bound, gap, what made the schedule, compile time; then
+// what changes between phases.
+void ScheduleCompile::print_fabric(const asn::v1::CompileScheduleResponse& r) {
+  Table table({"PHASE", "CONNECTIONS", "SLOTS", "LOWER BOUND", "GAP", "METHOD", "COMPILE"});
+  for (const auto& p : r.fabric_phases()) {
+    const double gap = p.lower_bound() == 0 ? 0
+                                            : 100.0 * (p.slots() - p.lower_bound()) /
+                                                  static_cast<double>(p.lower_bound());
+    table.add_row({p.phase(), std::to_string(p.connections()), std::to_string(p.slots()),
+                   std::to_string(p.lower_bound()),
+                   p.optimal() ? "optimal" : strprintf("%.1f%%", gap), p.method(),
+                   ms(p.compile_us())});
+  }
+  table.print(stdout);
+  for (const auto& c : r.fabric_reconfigurations()) {
+    std::printf("%s -> %s: %u switches change (%llu circuits torn down, %llu set up)\n",
+                c.from_phase().c_str(), c.to_phase().c_str(), c.switches(),
+                static_cast<unsigned long long>(c.torn_down()),
+                static_cast<unsigned long long>(c.set_up()));
+  }
+  std::printf(
+      "plan '%s' for %s: valid on this board, one part per switch (parse %s, compile %s, "
+      "validate %s), nothing written\n",
+      r.plan().c_str(), r.fabric_target().c_str(), ms(r.parse_us()).c_str(),
+      ms(r.compile_us()).c_str(), ms(r.validate_us()).c_str());
+}
 
 // The program a bank holds, as the library's diff wants it; empty when nothing is there.
 sched::TdmProgram program_of(const asn::v1::Program& p) {

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "asn/fabric_schedule/fabric_plan.hpp"
 #include "asn/schedule/error.hpp"
 #include "asn/schedule/plan.hpp"
 #include "asn/schedule/validate.hpp"
@@ -57,6 +58,23 @@ struct CompiledPlan {
   std::vector<schedule::Problem> warnings;
   std::string compiled_yaml;  // with compile(): the plan with its patterns laid out
   LoadTimes times;            // parse, compile, validate
+};
+
+// Issue 11: a one-switch plan whose patterns name terminals, to compile for a multi-hop
+// fabric (lib/fabric_schedule), and what that gives.
+struct FabricCompileSource {
+  PlanSource plan;
+  std::string target;     // parse_target's text: "torus:8x8", "2dfb:1024:32", ...
+  std::string algorithm;  // "" or default, greedy, coloring, aapc, combined, ...
+  std::chrono::milliseconds time_budget{1000};
+};
+struct CompiledFabric {
+  std::string plan_name;
+  std::string target_name;
+  fabric_schedule::FabricProgram program;  // the fabric plan, per-phase reports, changes
+  std::vector<schedule::Problem> warnings;
+  std::string compiled_yaml;
+  LoadTimes times;  // parse, compile, validate
 };
 
 struct LoadOutcome {
@@ -138,6 +156,11 @@ class TdmManager final : public Reconcilable {
   // plan that is wrong (every message has file:line:column), kResourceExhausted for one that
   // does not fit the board (slots needed and available).
   CompiledPlan compile(const PlanSource& source) const;
+  // Compiles the plan's patterns for a fabric and validates the fabric plan against this
+  // board (every switch's part); writes nothing. Throws asn::Error kInvalidArgument for a
+  // bad target, algorithm or plan (a fabric plan, a phase without a pattern, a terminal
+  // outside the target), kResourceExhausted when a part does not fit the board.
+  CompiledFabric compile_fabric(const FabricCompileSource& source) const;
   // Loads `phase` (the first when empty) of the plan and keeps the plan. Throws as compile(),
   // kNotFound for an unknown phase, kFailedPrecondition while a fabric-wide swap is armed,
   // kHardware when the inactive banks do not read back, kDeadlineExceeded when the board

@@ -125,11 +125,57 @@ void fill(const BankProgram& bank, v1::Program* out) {
 
 }  // namespace
 
+// A fabric target (issue 11): the fabric plan and a summary per phase.
+void TdmService::compile_fabric(const v1::CompileScheduleRequest& request,
+                                v1::CompileScheduleResponse* response) {
+  FabricCompileSource source;
+  source.plan = source_of(request.plan());
+  source.target = request.fabric_target();
+  source.algorithm = request.fabric_algorithm();
+  if (request.time_budget_ms() != 0) {
+    source.time_budget = std::chrono::milliseconds(request.time_budget_ms());
+  }
+  const CompiledFabric compiled = tdm_.compile_fabric(source);
+  response->set_plan(compiled.plan_name);
+  response->set_fabric_target(compiled.target_name);
+  for (const auto& p : compiled.program.phases) {
+    auto* out = response->add_fabric_phases();
+    out->set_phase(p.name);
+    out->set_connections(p.connections);
+    out->set_slots(p.slots);
+    out->set_lower_bound(p.lower_bound);
+    out->set_optimal(p.optimal());
+    out->set_method(p.method);
+    out->set_compile_us(static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(p.elapsed).count()));
+    for (const auto& b : p.baselines) {
+      out->add_baselines(std::string(fabric_schedule::to_string(b.algorithm)) + " " +
+                         std::to_string(b.slots));
+    }
+  }
+  for (const auto& r : compiled.program.reconfigure) {
+    auto* out = response->add_fabric_reconfigurations();
+    out->set_from_phase(r.from_phase);
+    out->set_to_phase(r.to_phase);
+    out->set_switches(static_cast<uint32_t>(r.switches.size()));
+    for (const auto& sw : r.switches) {
+      out->set_torn_down(out->torn_down() + sw.torn_down);
+      out->set_set_up(out->set_up() + sw.set_up);
+    }
+  }
+  for (const auto& w : compiled.warnings) fill(w, response->add_warnings());
+  response->set_compiled_yaml(compiled.compiled_yaml);
+  response->set_parse_us(compiled.times.parse_us);
+  response->set_compile_us(compiled.times.compile_us);
+  response->set_validate_us(compiled.times.validate_us);
+}
+
 grpc::Status TdmService::CompileSchedule(grpc::ServerContext*,
                                          const v1::CompileScheduleRequest* request,
                                          v1::CompileScheduleResponse* response) {
   return guarded("CompileSchedule", [&] {
     authorizer_.require(Permission::kRead, "compiling a schedule");
+    if (!request->fabric_target().empty()) return compile_fabric(*request, response);
     const CompiledPlan compiled = tdm_.compile(source_of(request->plan()));
     response->set_plan(compiled.plan.name());
     fill_phases(compiled.plan, response->mutable_phases());

@@ -33,6 +33,9 @@ class TdmService final : public v1::Tdm::Service {
                              v1::DiscardStagedResponse* response) override;
 
  private:
+  void compile_fabric(const v1::CompileScheduleRequest& request,
+                      v1::CompileScheduleResponse* response);
+
   TdmManager& tdm_;
   Authorizer authorizer_;
 };
