@@ -172,7 +172,13 @@ class ScheduleCompile final : public Command {
     grpc::ClientContext context;
     s.connection.prepare(context);
     asn::v1::CompileScheduleResponse r;
-    s.connection.check(stub->CompileSchedule(&context, request_, &r));
+    {
+      // A fabric compile searches for up to its time budget per phase: say that it runs.
+      Progress progress("compiling " + file_ + (fabric_.empty() ? "" : " for " + fabric_));
+      const grpc::Status status = stub->CompileSchedule(&context, request_, &r);
+      progress.stop();
+      s.connection.check(status);
+    }
     print_warnings(r.warnings());
     if (s.format == OutputFormat::kJson) {
       print_json(r);
