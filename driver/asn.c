@@ -1,0 +1,549 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * asn.ko: the active storage network switch (NetFPGA boards).
+ *
+ * Binds the boards, walks their register block list at probe and serves
+ * batched register access over the generic netlink family "asn".
+ */
+#include <linux/kernel.h>
+#include <linux/module.h>
+#include <linux/pci.h>
+#include <linux/mutex.h>
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/idr.h>
+#include <linux/slab.h>
+#include <net/genetlink.h>
+
+#include "asn_regs.h"
+#include "asn_access.h"
+#include "asn_genl.h"
+
+#define ASN_MAX_BLOCKS	512
+
+static bool ivshmem;
+module_param(ivshmem, bool, 0444);
+MODULE_PARM_DESC(ivshmem,
+		 "Also bind QEMU ivshmem-plain (1af4:1110, BAR 2): for tests only");
+
+/* driver_data: the BAR that holds the register space. */
+static const struct pci_device_id asn_pci_ids[] = {
+	{ PCI_DEVICE(0xfeed, 0x0001), .driver_data = 0 },	/* NetFPGA-1G */
+	{ PCI_DEVICE(0x10ee, 0x7028), .driver_data = 0 },	/* NetFPGA SUME */
+	{ PCI_DEVICE(0x10ee, 0x903f), .driver_data = 2 },	/* NetFPGA PLUS */
+	{ PCI_DEVICE(0x10ee, 0x913f), .driver_data = 2 },	/* NetFPGA PLUS */
+	{ }
+};
+MODULE_DEVICE_TABLE(pci, asn_pci_ids);
+
+#define ASN_IVSHMEM_VENDOR	0x1af4
+#define ASN_IVSHMEM_DEVICE	0x1110
+#define ASN_IVSHMEM_BAR		2
+
+struct asn_block {
+	u32 offset;
+	const struct asn_block_desc *desc;
+};
+
+struct asn_dev {
+	struct kref ref;
+	struct list_head node;		/* on asn_devs, under asn_devs_lock */
+	struct pci_dev *pdev;
+	int index;
+	/* Serialises every register access; regs is NULL once removed. */
+	struct mutex lock;
+	void __iomem *regs;
+	u32 len;
+	u32 board_kind;
+	u32 nblocks;
+	struct asn_block blocks[ASN_MAX_BLOCKS];
+};
+
+static LIST_HEAD(asn_devs);
+static DEFINE_MUTEX(asn_devs_lock);
+static DEFINE_IDA(asn_ida);
+static struct genl_family asn_genl_family;
+
+static void asn_dev_release(struct kref *ref)
+{
+	struct asn_dev *adev = container_of(ref, struct asn_dev, ref);
+
+	ida_free(&asn_ida, adev->index);
+	mutex_destroy(&adev->lock);
+	kfree(adev);
+}
+
+static const struct asn_block_desc *asn_find_desc(u32 type)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(asn_block_descs); i++)
+		if (asn_block_descs[i].type == type)
+			return &asn_block_descs[i];
+	return NULL;
+}
+
+/* Walks the block list; one dev_err line and -ENODEV when the board is not ours. */
+static int asn_walk_blocks(struct asn_dev *adev)
+{
+	struct device *dev = &adev->pdev->dev;
+	u32 offset = 0, type, version, next, magic;
+	const struct asn_block_desc *desc;
+
+	magic = ioread32(adev->regs + ASN_ID_MAGIC);
+	type = ioread32(adev->regs + ASN_BLOCK_TYPE);
+	if (magic != ASN_REGMAP_MAGIC || type != ASN_ID_TYPE) {
+		dev_err(dev, "not an asn board: magic 0x%08x (want 0x%08x), first block type 0x%x (want 0x%x)\n",
+			magic, ASN_REGMAP_MAGIC, type, ASN_ID_TYPE);
+		return -ENODEV;
+	}
+	adev->board_kind = ioread32(adev->regs + ASN_ID_BOARD_KIND);
+
+	for (;;) {
+		if (adev->nblocks == ASN_MAX_BLOCKS) {
+			dev_err(dev, "block list longer than %d blocks\n", ASN_MAX_BLOCKS);
+			return -ENODEV;
+		}
+		type = ioread32(adev->regs + offset + ASN_BLOCK_TYPE);
+		version = ioread32(adev->regs + offset + ASN_BLOCK_VERSION);
+		next = ioread32(adev->regs + offset + ASN_BLOCK_NEXT);
+		desc = asn_find_desc(type);
+		if (!desc) {
+			dev_err(dev, "unknown block type 0x%x at 0x%x\n", type, offset);
+			return -ENODEV;
+		}
+		if (version < desc->min_version || version > desc->version) {
+			dev_err(dev, "block %s at 0x%x: version %u unsupported (driver supports %u-%u)\n",
+				desc->name, offset, version, desc->min_version, desc->version);
+			return -ENODEV;
+		}
+		if (offset % desc->size || desc->size > adev->len - offset) {
+			dev_err(dev, "block %s at 0x%x: misplaced or past the end of the BAR (0x%x bytes)\n",
+				desc->name, offset, adev->len);
+			return -ENODEV;
+		}
+		adev->blocks[adev->nblocks].offset = offset;
+		adev->blocks[adev->nblocks].desc = desc;
+		adev->nblocks++;
+		if (!next)
+			return 0;
+		if (next <= offset || next % 4 || next >= adev->len) {
+			dev_err(dev, "block %s at 0x%x: bad block_next 0x%x\n",
+				desc->name, offset, next);
+			return -ENODEV;
+		}
+		offset = next;
+	}
+}
+
+static int asn_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+{
+	struct asn_dev *adev;
+	int bar = id->driver_data;
+	int err;
+
+	if (pdev->vendor == ASN_IVSHMEM_VENDOR) {
+		if (!ivshmem)
+			return -ENODEV;
+		bar = ASN_IVSHMEM_BAR;
+	}
+
+	adev = kzalloc(sizeof(*adev), GFP_KERNEL);
+	if (!adev)
+		return -ENOMEM;
+	kref_init(&adev->ref);
+	mutex_init(&adev->lock);
+	adev->pdev = pdev;
+	adev->index = ida_alloc(&asn_ida, GFP_KERNEL);
+	if (adev->index < 0) {
+		err = adev->index;
+		mutex_destroy(&adev->lock);
+		kfree(adev);
+		return err;
+	}
+
+	err = pcim_enable_device(pdev);
+	if (err)
+		goto err_put;
+	if (!(pci_resource_flags(pdev, bar) & IORESOURCE_MEM) ||
+	    pci_resource_len(pdev, bar) < ASN_ID_SIZE ||
+	    pci_resource_len(pdev, bar) > U32_MAX) {
+		dev_err(&pdev->dev, "BAR %d is not a usable register space\n", bar);
+		err = -ENODEV;
+		goto err_put;
+	}
+	err = pcim_iomap_regions(pdev, BIT(bar), KBUILD_MODNAME);
+	if (err)
+		goto err_put;
+	adev->regs = pcim_iomap_table(pdev)[bar];
+	adev->len = pci_resource_len(pdev, bar);
+
+	err = asn_walk_blocks(adev);
+	if (err)
+		goto err_put;
+
+	pci_set_drvdata(pdev, adev);
+	mutex_lock(&asn_devs_lock);
+	list_add_tail(&adev->node, &asn_devs);
+	mutex_unlock(&asn_devs_lock);
+	dev_info(&pdev->dev, "asn%d: board kind 0x%x, %u blocks, BAR %d (0x%x bytes)\n",
+		 adev->index, adev->board_kind, adev->nblocks, bar, adev->len);
+	return 0;
+
+err_put:
+	adev->regs = NULL;
+	kref_put(&adev->ref, asn_dev_release);
+	return err;
+}
+
+static void asn_remove(struct pci_dev *pdev)
+{
+	struct asn_dev *adev = pci_get_drvdata(pdev);
+
+	mutex_lock(&asn_devs_lock);
+	list_del(&adev->node);
+	mutex_unlock(&asn_devs_lock);
+
+	/* Waits for a request in flight; later ones find regs NULL. */
+	mutex_lock(&adev->lock);
+	adev->regs = NULL;
+	mutex_unlock(&adev->lock);
+
+	dev_info(&pdev->dev, "asn%d removed\n", adev->index);
+	kref_put(&adev->ref, asn_dev_release);
+}
+
+static struct pci_driver asn_pci_driver = {
+	.name = KBUILD_MODNAME,
+	.id_table = asn_pci_ids,
+	.probe = asn_probe,
+	.remove = asn_remove,
+};
+
+/* Generic netlink */
+
+static const struct nla_policy asn_policy[ASN_ATTR_MAX + 1] = {
+	[ASN_ATTR_DEV_INDEX] = { .type = NLA_U32 },
+	[ASN_ATTR_DEV_NAME] = { .type = NLA_REJECT },
+	[ASN_ATTR_PCI_ADDR] = { .type = NLA_REJECT },
+	[ASN_ATTR_BOARD_KIND] = { .type = NLA_REJECT },
+	[ASN_ATTR_GENERATION] = { .type = NLA_REJECT },
+	[ASN_ATTR_REG_BYTES] = { .type = NLA_REJECT },
+	[ASN_ATTR_BLOCK_COUNT] = { .type = NLA_REJECT },
+	[ASN_ATTR_OFFSETS] = NLA_POLICY_RANGE(NLA_BINARY, sizeof(u32),
+					       ASN_MAX_BATCH * sizeof(u32)),
+	[ASN_ATTR_VALUES] = NLA_POLICY_RANGE(NLA_BINARY, sizeof(u32),
+					      ASN_MAX_BATCH * sizeof(u32)),
+};
+
+/* Finds the device and takes a reference; NULL with an extack message if none. */
+static struct asn_dev *asn_get_dev(struct genl_info *info)
+{
+	struct asn_dev *adev;
+	u32 index;
+
+	if (GENL_REQ_ATTR_CHECK(info, ASN_ATTR_DEV_INDEX))
+		return NULL;
+	index = nla_get_u32(info->attrs[ASN_ATTR_DEV_INDEX]);
+	mutex_lock(&asn_devs_lock);
+	list_for_each_entry(adev, &asn_devs, node) {
+		if (adev->index == index) {
+			kref_get(&adev->ref);
+			mutex_unlock(&asn_devs_lock);
+			return adev;
+		}
+	}
+	mutex_unlock(&asn_devs_lock);
+	NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[ASN_ATTR_DEV_INDEX],
+			    "ASN_ATTR_DEV_INDEX: no such asn device");
+	return NULL;
+}
+
+static const struct asn_block *asn_find_block(const struct asn_dev *adev, u32 offset)
+{
+	unsigned int lo = 0, hi = adev->nblocks;
+
+	while (lo < hi) {
+		unsigned int mid = lo + (hi - lo) / 2;
+
+		if (adev->blocks[mid].offset <= offset)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	if (offset - adev->blocks[lo - 1].offset >= adev->blocks[lo - 1].desc->size)
+		return NULL;
+	return &adev->blocks[lo - 1];
+}
+
+/* Checks one offset against the register map; returns the reason or NULL. */
+static const char *asn_check_offset(const struct asn_dev *adev, u32 offset, bool write)
+{
+	const struct asn_block *blk;
+	u32 rel;
+	unsigned int i;
+
+	if (offset % 4)
+		return "ASN_ATTR_OFFSETS: offset not 4-byte aligned";
+	blk = asn_find_block(adev, offset);
+	if (!blk)
+		return "ASN_ATTR_OFFSETS: offset outside every register block";
+	if (!write)
+		return NULL;
+	rel = offset - blk->offset;
+	for (i = 0; i < blk->desc->ro_count; i++) {
+		const struct asn_ro_range *ro = &blk->desc->ro[i];
+
+		if (rel >= ro->offset && rel - ro->offset < ro->bytes)
+			return "ASN_ATTR_OFFSETS: offset in a read-only register";
+	}
+	return NULL;
+}
+
+/* Checks the whole batch before any access; 0 or -EINVAL with extack. */
+static int asn_check_batch(const struct asn_dev *adev, struct genl_info *info,
+			   const u32 *offsets, unsigned int n, bool write)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		const char *why = asn_check_offset(adev, offsets[i], write);
+
+		if (why) {
+			/* why is a string literal, as NL_SET_ERR_MSG_ATTR() needs */
+			if (info->extack) {
+				info->extack->_msg = why;
+				info->extack->bad_attr = info->attrs[ASN_ATTR_OFFSETS];
+			}
+			dev_dbg(&adev->pdev->dev, "refused batch: op %u offset 0x%x: %s\n",
+				i, offsets[i], why);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int asn_nl_reg_read(struct sk_buff *skb, struct genl_info *info)
+{
+	struct asn_dev *adev;
+	struct sk_buff *msg;
+	struct nlattr *nla;
+	const u32 *offsets;
+	unsigned int n, i;
+	u32 *values;
+	void *hdr;
+	int err;
+
+	if (GENL_REQ_ATTR_CHECK(info, ASN_ATTR_OFFSETS))
+		return -EINVAL;
+	if (nla_len(info->attrs[ASN_ATTR_OFFSETS]) % sizeof(u32)) {
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[ASN_ATTR_OFFSETS],
+				    "ASN_ATTR_OFFSETS: length not a multiple of 4");
+		return -EINVAL;
+	}
+	adev = asn_get_dev(info);
+	if (!adev)
+		return -ENODEV;
+	offsets = nla_data(info->attrs[ASN_ATTR_OFFSETS]);
+	n = nla_len(info->attrs[ASN_ATTR_OFFSETS]) / sizeof(u32);
+
+	err = asn_check_batch(adev, info, offsets, n, false);
+	if (err)
+		goto out_put;
+
+	err = -ENOMEM;
+	msg = genlmsg_new(nla_total_size(n * sizeof(u32)), GFP_KERNEL);
+	if (!msg)
+		goto out_put;
+	hdr = genlmsg_put_reply(msg, info, &asn_genl_family, 0, ASN_CMD_REG_READ);
+	if (!hdr)
+		goto out_free;
+	nla = nla_reserve(msg, ASN_ATTR_VALUES, n * sizeof(u32));
+	if (!nla)
+		goto out_free;
+	values = nla_data(nla);
+
+	mutex_lock(&adev->lock);
+	if (!adev->regs) {
+		mutex_unlock(&adev->lock);
+		NL_SET_ERR_MSG(info->extack, "asn device was removed");
+		err = -ENODEV;
+		goto out_free;
+	}
+	for (i = 0; i < n; i++)
+		values[i] = ioread32(adev->regs + offsets[i]);
+	mutex_unlock(&adev->lock);
+
+	genlmsg_end(msg, hdr);
+	kref_put(&adev->ref, asn_dev_release);
+	return genlmsg_reply(msg, info);
+
+out_free:
+	nlmsg_free(msg);
+out_put:
+	kref_put(&adev->ref, asn_dev_release);
+	return err;
+}
+
+static int asn_nl_reg_write(struct sk_buff *skb, struct genl_info *info)
+{
+	const u32 *offsets, *values;
+	struct asn_dev *adev;
+	unsigned int n, i;
+	int err;
+
+	if (GENL_REQ_ATTR_CHECK(info, ASN_ATTR_OFFSETS) ||
+	    GENL_REQ_ATTR_CHECK(info, ASN_ATTR_VALUES))
+		return -EINVAL;
+	if (nla_len(info->attrs[ASN_ATTR_OFFSETS]) % sizeof(u32)) {
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[ASN_ATTR_OFFSETS],
+				    "ASN_ATTR_OFFSETS: length not a multiple of 4");
+		return -EINVAL;
+	}
+	if (nla_len(info->attrs[ASN_ATTR_VALUES]) !=
+	    nla_len(info->attrs[ASN_ATTR_OFFSETS])) {
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[ASN_ATTR_VALUES],
+				    "ASN_ATTR_VALUES: not one value per offset");
+		return -EINVAL;
+	}
+	adev = asn_get_dev(info);
+	if (!adev)
+		return -ENODEV;
+	offsets = nla_data(info->attrs[ASN_ATTR_OFFSETS]);
+	values = nla_data(info->attrs[ASN_ATTR_VALUES]);
+	n = nla_len(info->attrs[ASN_ATTR_OFFSETS]) / sizeof(u32);
+
+	err = asn_check_batch(adev, info, offsets, n, true);
+	if (err)
+		goto out_put;
+
+	mutex_lock(&adev->lock);
+	if (!adev->regs) {
+		NL_SET_ERR_MSG(info->extack, "asn device was removed");
+		err = -ENODEV;
+	} else {
+		for (i = 0; i < n; i++)
+			iowrite32(values[i], adev->regs + offsets[i]);
+	}
+	mutex_unlock(&adev->lock);
+
+out_put:
+	kref_put(&adev->ref, asn_dev_release);
+	return err;
+}
+
+static int asn_fill_dev(struct sk_buff *msg, struct asn_dev *adev, u32 portid,
+			u32 seq, int flags)
+{
+	char name[16];
+	u32 generation = 0;
+	void *hdr;
+
+	hdr = genlmsg_put(msg, portid, seq, &asn_genl_family, flags, ASN_CMD_DEV_GET);
+	if (!hdr)
+		return -EMSGSIZE;
+	mutex_lock(&adev->lock);
+	if (adev->regs)
+		generation = ioread32(adev->regs + ASN_ID_GENERATION);
+	mutex_unlock(&adev->lock);
+	snprintf(name, sizeof(name), "asn%d", adev->index);
+	if (nla_put_u32(msg, ASN_ATTR_DEV_INDEX, adev->index) ||
+	    nla_put_string(msg, ASN_ATTR_DEV_NAME, name) ||
+	    nla_put_string(msg, ASN_ATTR_PCI_ADDR, pci_name(adev->pdev)) ||
+	    nla_put_u32(msg, ASN_ATTR_BOARD_KIND, adev->board_kind) ||
+	    nla_put_u32(msg, ASN_ATTR_GENERATION, generation) ||
+	    nla_put_u32(msg, ASN_ATTR_REG_BYTES, adev->len) ||
+	    nla_put_u32(msg, ASN_ATTR_BLOCK_COUNT, adev->nblocks)) {
+		genlmsg_cancel(msg, hdr);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(msg, hdr);
+	return 0;
+}
+
+static int asn_nl_dev_dump(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	struct asn_dev *adev;
+	long skip = cb->args[0], i = 0;
+
+	mutex_lock(&asn_devs_lock);
+	list_for_each_entry(adev, &asn_devs, node) {
+		if (i++ < skip)
+			continue;
+		if (asn_fill_dev(skb, adev, NETLINK_CB(cb->skb).portid,
+				 cb->nlh->nlmsg_seq, NLM_F_MULTI)) {
+			i--;
+			break;
+		}
+	}
+	mutex_unlock(&asn_devs_lock);
+	cb->args[0] = i;
+	return skb->len;
+}
+
+static const struct genl_small_ops asn_genl_ops[] = {
+	{
+		.cmd = ASN_CMD_DEV_GET,
+		.dumpit = asn_nl_dev_dump,
+	},
+	{
+		.cmd = ASN_CMD_REG_READ,
+		.doit = asn_nl_reg_read,
+	},
+	{
+		.cmd = ASN_CMD_REG_WRITE,
+		.doit = asn_nl_reg_write,
+		.flags = GENL_ADMIN_PERM,
+	},
+};
+
+static struct genl_family asn_genl_family __ro_after_init = {
+	.name = ASN_GENL_NAME,
+	.version = ASN_GENL_VERSION,
+	.maxattr = ASN_ATTR_MAX,
+	.policy = asn_policy,
+	.netnsok = false,
+	.module = THIS_MODULE,
+	.small_ops = asn_genl_ops,
+	.n_small_ops = ARRAY_SIZE(asn_genl_ops),
+	.resv_start_op = ASN_CMD_REG_WRITE + 1,
+};
+
+static int __init asn_init(void)
+{
+	int err;
+
+	err = genl_register_family(&asn_genl_family);
+	if (err)
+		return err;
+	err = pci_register_driver(&asn_pci_driver);
+	if (err)
+		goto err_genl;
+	if (ivshmem) {
+		err = pci_add_dynid(&asn_pci_driver, ASN_IVSHMEM_VENDOR, ASN_IVSHMEM_DEVICE,
+				    PCI_ANY_ID, PCI_ANY_ID, 0, 0, ASN_IVSHMEM_BAR);
+		if (err)
+			goto err_pci;
+	}
+	return 0;
+
+err_pci:
+	pci_unregister_driver(&asn_pci_driver);
+err_genl:
+	genl_unregister_family(&asn_genl_family);
+	return err;
+}
+
+static void __exit asn_exit(void)
+{
+	pci_unregister_driver(&asn_pci_driver);
+	genl_unregister_family(&asn_genl_family);
+}
+
+module_init(asn_init);
+module_exit(asn_exit);
+
+MODULE_DESCRIPTION("Active storage network switch (NetFPGA boards)");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * The generic netlink family "asn": asn.ko's interface to user space (asnd's
+ * kernel backend, the QEMU kernel test). Shared by the driver and its clients.
+ */
+#ifndef _UAPI_ASN_GENL_H
+#define _UAPI_ASN_GENL_H
+
+#define ASN_GENL_NAME		"asn"
+#define ASN_GENL_VERSION	1
+
+/* Operations in one batch (read or write): the policy refuses more. */
+#define ASN_MAX_BATCH		256
+
+enum asn_cmd {
+	ASN_CMD_UNSPEC,
+	ASN_CMD_DEV_GET,	/* dump: one ASN_CMD_DEV_GET message per device */
+	ASN_CMD_REG_READ,	/* DEV_INDEX + OFFSETS -> VALUES */
+	ASN_CMD_REG_WRITE,	/* DEV_INDEX + OFFSETS + VALUES; CAP_NET_ADMIN */
+	__ASN_CMD_MAX,
+};
+#define ASN_CMD_MAX (__ASN_CMD_MAX - 1)
+
+enum asn_attr {
+	ASN_ATTR_UNSPEC,
+	ASN_ATTR_DEV_INDEX,	/* u32: the device, as ASN_CMD_DEV_GET lists it */
+	ASN_ATTR_DEV_NAME,	/* string, reply only: "asn0" */
+	ASN_ATTR_PCI_ADDR,	/* string, reply only: "0000:00:04.0" */
+	ASN_ATTR_BOARD_KIND,	/* u32, reply only: id.board_kind */
+	ASN_ATTR_GENERATION,	/* u32, reply only: id.generation */
+	ASN_ATTR_REG_BYTES,	/* u32, reply only: size of the register space */
+	ASN_ATTR_BLOCK_COUNT,	/* u32, reply only: blocks found at probe */
+	ASN_ATTR_OFFSETS,	/* binary: array of u32 byte offsets, host order */
+	ASN_ATTR_VALUES,	/* binary: array of u32 values, host order */
+	__ASN_ATTR_MAX,
+};
+#define ASN_ATTR_MAX (__ASN_ATTR_MAX - 1)
+
+#endif /* _UAPI_ASN_GENL_H */
