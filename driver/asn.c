@@ -92,9 +92,14 @@ static int asn_walk_blocks(struct asn_dev *adev)
 
 	magic = ioread32(adev->regs + ASN_ID_MAGIC);
 	type = ioread32(adev->regs + ASN_BLOCK_TYPE);
-	if (magic != ASN_REGMAP_MAGIC || type != ASN_ID_TYPE) {
-		dev_err(dev, "not an asn board: magic 0x%08x (want 0x%08x), first block type 0x%x (want 0x%x)\n",
-			magic, ASN_REGMAP_MAGIC, type, ASN_ID_TYPE);
+	if (magic != ASN_REGMAP_MAGIC) {
+		dev_err(dev, "not an asn board: magic 0x%08x at id.magic, want 0x%08x\n",
+			magic, ASN_REGMAP_MAGIC);
+		return -ENODEV;
+	}
+	if (type != ASN_ID_TYPE) {
+		dev_err(dev, "not an asn board: first block type 0x%x, want id (0x%x)\n",
+			type, ASN_ID_TYPE);
 		return -ENODEV;
 	}
 	adev->board_kind = ioread32(adev->regs + ASN_ID_BOARD_KIND);
@@ -236,14 +241,16 @@ static const struct nla_policy asn_policy[ASN_ATTR_MAX + 1] = {
 					      ASN_MAX_BATCH * sizeof(u32)),
 };
 
-/* Finds the device and takes a reference; NULL with an extack message if none. */
+/* Finds the device and takes a reference; ERR_PTR with an extack message if none. */
 static struct asn_dev *asn_get_dev(struct genl_info *info)
 {
 	struct asn_dev *adev;
 	u32 index;
 
-	if (GENL_REQ_ATTR_CHECK(info, ASN_ATTR_DEV_INDEX))
-		return NULL;
+	if (GENL_REQ_ATTR_CHECK(info, ASN_ATTR_DEV_INDEX)) {
+		NL_SET_ERR_MSG(info->extack, "ASN_ATTR_DEV_INDEX: missing");
+		return ERR_PTR(-EINVAL);
+	}
 	index = nla_get_u32(info->attrs[ASN_ATTR_DEV_INDEX]);
 	mutex_lock(&asn_devs_lock);
 	list_for_each_entry(adev, &asn_devs, node) {
@@ -256,7 +263,7 @@ static struct asn_dev *asn_get_dev(struct genl_info *info)
 	mutex_unlock(&asn_devs_lock);
 	NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[ASN_ATTR_DEV_INDEX],
 			    "ASN_ATTR_DEV_INDEX: no such asn device");
-	return NULL;
+	return ERR_PTR(-ENODEV);
 }
 
 static const struct asn_block *asn_find_block(const struct asn_dev *adev, u32 offset)
@@ -344,8 +351,8 @@ static int asn_nl_reg_read(struct sk_buff *skb, struct genl_info *info)
 		return -EINVAL;
 	}
 	adev = asn_get_dev(info);
-	if (!adev)
-		return -ENODEV;
+	if (IS_ERR(adev))
+		return PTR_ERR(adev);
 	offsets = nla_data(info->attrs[ASN_ATTR_OFFSETS]);
 	n = nla_len(info->attrs[ASN_ATTR_OFFSETS]) / sizeof(u32);
 
@@ -409,8 +416,8 @@ static int asn_nl_reg_write(struct sk_buff *skb, struct genl_info *info)
 		return -EINVAL;
 	}
 	adev = asn_get_dev(info);
-	if (!adev)
-		return -ENODEV;
+	if (IS_ERR(adev))
+		return PTR_ERR(adev);
 	offsets = nla_data(info->attrs[ASN_ATTR_OFFSETS]);
 	values = nla_data(info->attrs[ASN_ATTR_VALUES]);
 	n = nla_len(info->attrs[ASN_ATTR_OFFSETS]) / sizeof(u32);

@@ -1,0 +1,437 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The guest half of the QEMU kernel test: drives the generic netlink family
+ * "asn" with raw netlink (no libnl, so it links statically with nothing but
+ * libc) and checks every answer, good and bad. Prints one "ok"/"FAIL" line per
+ * check and "ASN-TEST PASS" or "ASN-TEST FAIL" last; exits 0 on pass.
+ *
+ * Usage: asn_guest_test check|reader
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <linux/genetlink.h>
+#include <linux/netlink.h>
+
+#include "asn_genl.h"
+#include "asn_regs.h"
+
+/* Layout of the netfpga-1g image (mkimage.py --layout). */
+#define PORT0 0x1000u
+#define ROUTE 0x40000u
+#define TDM 0x80000u
+#define LOCK 0x400000u
+
+static int failures;
+static int fd;
+static uint16_t family;
+static uint32_t seq = 1;
+static char last_msg[256];
+
+#define CHECK(cond, ...)                                                    \
+	do {                                                                \
+		if (cond) {                                                 \
+			printf("ok   ");                                    \
+		} else {                                                    \
+			printf("FAIL ");                                    \
+			failures++;                                         \
+		}                                                           \
+		printf(__VA_ARGS__);                                        \
+		printf("\n");                                               \
+	} while (0)
+
+struct req {
+	struct nlmsghdr n;
+	struct genlmsghdr g;
+	char buf[8192];
+};
+
+static void put_attr(struct req *r, uint16_t type, const void *data, uint16_t len)
+{
+	struct nlattr *a = (struct nlattr *)((char *)r + NLMSG_ALIGN(r->n.nlmsg_len));
+
+	a->nla_type = type;
+	a->nla_len = NLA_HDRLEN + len;
+	memcpy((char *)a + NLA_HDRLEN, data, len);
+	r->n.nlmsg_len = NLMSG_ALIGN(r->n.nlmsg_len) + NLA_ALIGN(a->nla_len);
+}
+
+static void start(struct req *r, uint16_t type, uint8_t cmd, uint16_t flags)
+{
+	memset(r, 0, sizeof(*r));
+	r->n.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN);
+	r->n.nlmsg_type = type;
+	r->n.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | flags;
+	r->n.nlmsg_seq = seq++;
+	r->g.cmd = cmd;
+	r->g.version = ASN_GENL_VERSION;
+}
+
+static struct nlattr *find_attr(struct nlmsghdr *n, uint16_t type)
+{
+	int len = n->nlmsg_len - NLMSG_LENGTH(GENL_HDRLEN);
+	struct nlattr *a = (struct nlattr *)((char *)NLMSG_DATA(n) + GENL_HDRLEN);
+
+	while (len >= (int)NLA_HDRLEN && a->nla_len >= NLA_HDRLEN && a->nla_len <= len) {
+		if ((a->nla_type & NLA_TYPE_MASK) == type)
+			return a;
+		len -= NLA_ALIGN(a->nla_len);
+		a = (struct nlattr *)((char *)a + NLA_ALIGN(a->nla_len));
+	}
+	return NULL;
+}
+
+/* Pulls the extended ACK message out of an error message. */
+static void read_extack(struct nlmsghdr *n)
+{
+	struct nlmsgerr *e = NLMSG_DATA(n);
+	size_t off = sizeof(*e);
+	int len;
+	struct nlattr *a;
+
+	if (!(n->nlmsg_flags & NLM_F_ACK_TLVS))
+		return;
+	if (!(n->nlmsg_flags & NLM_F_CAPPED))
+		off += e->msg.nlmsg_len - sizeof(e->msg);
+	a = (struct nlattr *)((char *)e + NLMSG_ALIGN(off));
+	len = (int)n->nlmsg_len - (int)NLMSG_HDRLEN - (int)NLMSG_ALIGN(off);
+	while (len >= (int)NLA_HDRLEN && a->nla_len >= NLA_HDRLEN && a->nla_len <= len) {
+		if (a->nla_type == NLMSGERR_ATTR_MSG)
+			snprintf(last_msg, sizeof(last_msg), "%s", (char *)a + NLA_HDRLEN);
+		len -= NLA_ALIGN(a->nla_len);
+		a = (struct nlattr *)((char *)a + NLA_ALIGN(a->nla_len));
+	}
+}
+
+/*
+ * Sends r (raw_len bytes if nonzero, to send truncated messages) and reads
+ * the answers; each data message goes to cb. Returns 0 or the -errno of the ACK.
+ */
+static int transact(struct req *r, size_t raw_len,
+		    void (*cb)(struct nlmsghdr *, void *), void *arg)
+{
+	static char buf[65536];
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	size_t len = raw_len ? raw_len : r->n.nlmsg_len;
+
+	last_msg[0] = 0;
+	if (sendto(fd, r, len, 0, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return -errno;
+	for (;;) {
+		ssize_t got = recv(fd, buf, sizeof(buf), 0);
+		struct nlmsghdr *n;
+
+		if (got < 0)
+			return -errno;
+		for (n = (struct nlmsghdr *)buf; NLMSG_OK(n, got); n = NLMSG_NEXT(n, got)) {
+			if (n->nlmsg_type == NLMSG_ERROR) {
+				struct nlmsgerr *e = NLMSG_DATA(n);
+
+				read_extack(n);
+				return e->error;
+			}
+			if (n->nlmsg_type == NLMSG_DONE)
+				return 0;
+			if (cb)
+				cb(n, arg);
+		}
+	}
+}
+
+static void family_cb(struct nlmsghdr *n, void *arg)
+{
+	struct nlattr *a = find_attr(n, CTRL_ATTR_FAMILY_ID);
+
+	(void)arg;
+	if (a)
+		family = *(uint16_t *)((char *)a + NLA_HDRLEN);
+}
+
+struct devinfo {
+	int count;
+	uint32_t index, kind, blocks, generation;
+	char pci[32];
+};
+
+static void dev_cb(struct nlmsghdr *n, void *arg)
+{
+	struct devinfo *d = arg;
+	struct nlattr *a;
+
+	d->count++;
+	if ((a = find_attr(n, ASN_ATTR_DEV_INDEX)))
+		d->index = *(uint32_t *)((char *)a + NLA_HDRLEN);
+	if ((a = find_attr(n, ASN_ATTR_BOARD_KIND)))
+		d->kind = *(uint32_t *)((char *)a + NLA_HDRLEN);
+	if ((a = find_attr(n, ASN_ATTR_BLOCK_COUNT)))
+		d->blocks = *(uint32_t *)((char *)a + NLA_HDRLEN);
+	if ((a = find_attr(n, ASN_ATTR_GENERATION)))
+		d->generation = *(uint32_t *)((char *)a + NLA_HDRLEN);
+	if ((a = find_attr(n, ASN_ATTR_PCI_ADDR)))
+		snprintf(d->pci, sizeof(d->pci), "%s", (char *)a + NLA_HDRLEN);
+}
+
+struct values {
+	unsigned int n;
+	uint32_t v[ASN_MAX_BATCH];
+};
+
+static void values_cb(struct nlmsghdr *n, void *arg)
+{
+	struct values *out = arg;
+	struct nlattr *a = find_attr(n, ASN_ATTR_VALUES);
+
+	if (!a)
+		return;
+	out->n = (a->nla_len - NLA_HDRLEN) / 4;
+	memcpy(out->v, (char *)a + NLA_HDRLEN, out->n * 4);
+}
+
+static uint32_t dev_index;
+
+static int reg_read(const uint32_t *offs, unsigned int n, struct values *out)
+{
+	struct req r;
+
+	start(&r, family, ASN_CMD_REG_READ, 0);
+	put_attr(&r, ASN_ATTR_DEV_INDEX, &dev_index, 4);
+	put_attr(&r, ASN_ATTR_OFFSETS, offs, n * 4);
+	out->n = 0;
+	return transact(&r, 0, values_cb, out);
+}
+
+static int reg_write(const uint32_t *offs, const uint32_t *vals, unsigned int n)
+{
+	struct req r;
+
+	start(&r, family, ASN_CMD_REG_WRITE, 0);
+	put_attr(&r, ASN_ATTR_DEV_INDEX, &dev_index, 4);
+	put_attr(&r, ASN_ATTR_OFFSETS, offs, n * 4);
+	put_attr(&r, ASN_ATTR_VALUES, vals, n * 4);
+	return transact(&r, 0, NULL, NULL);
+}
+
+static uint32_t read1(uint32_t off)
+{
+	struct values v;
+
+	if (reg_read(&off, 1, &v) || v.n != 1)
+		return 0xdeadbeef;
+	return v.v[0];
+}
+
+static int write1(uint32_t off, uint32_t val)
+{
+	return reg_write(&off, &val, 1);
+}
+
+static void open_family(void)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	struct req r;
+	int one = 1;
+
+	fd = socket(AF_NETLINK, SOCK_RAW, NETLINK_GENERIC);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		perror("netlink socket");
+		exit(2);
+	}
+	setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
+	setsockopt(fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
+	start(&r, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 0);
+	r.g.version = 1;
+	put_attr(&r, CTRL_ATTR_FAMILY_NAME, ASN_GENL_NAME, sizeof(ASN_GENL_NAME));
+	transact(&r, 0, family_cb, NULL);
+}
+
+static void expect_refused(int err, int want, const char *msg_part, const char *what)
+{
+	CHECK(err == -want && strstr(last_msg, msg_part), "%s: %s (\"%s\")", what,
+	      strerror(-err), last_msg);
+}
+
+static int run_checks(void)
+{
+	uint32_t offs[ASN_MAX_BATCH + 1], vals[ASN_MAX_BATCH + 1];
+	struct devinfo d = { 0 };
+	struct values v;
+	struct req r;
+	unsigned int i;
+	int err;
+
+	open_family();
+	CHECK(family != 0, "family \"asn\" resolved (id %u)", family);
+	if (!family)
+		return 1;
+
+	start(&r, family, ASN_CMD_DEV_GET, NLM_F_DUMP);
+	err = transact(&r, 0, dev_cb, &d);
+	CHECK(err == 0 && d.count == 1, "dump lists one device (got %d, err %d)", d.count, err);
+	CHECK(d.kind == ASN_BOARD_KIND_NETFPGA_1G && d.blocks == 11 && d.generation == 1,
+	      "device asn%u at %s: kind %u, %u blocks, generation %u", d.index, d.pci,
+	      d.kind, d.blocks, d.generation);
+	dev_index = d.index;
+
+	/* Reads: single and batched. */
+	CHECK(read1(ASN_ID_MAGIC) == ASN_REGMAP_MAGIC, "read id.magic");
+	offs[0] = ASN_ID_REGMAP_VERSION;
+	offs[1] = ASN_ID_CAP_PORTS;
+	offs[2] = PORT0 + 0x100 * 5 + 0x10; /* port 5 speed_mbps */
+	offs[3] = LOCK;
+	err = reg_read(offs, 4, &v);
+	CHECK(err == 0 && v.n == 4 && v.v[0] == (2u << 16 | 4) && v.v[1] == 6 &&
+	      v.v[2] == 2000 && v.v[3] == ASN_LOCK_TYPE,
+	      "batched read of 4 (err %d: 0x%x %u %u 0x%x)", err, v.v[0], v.v[1], v.v[2], v.v[3]);
+
+	/* Writes: single, then a batch of 64 (the TDM shadow slot table). */
+	CHECK(write1(ASN_ID_SCRATCH, 0x5ca1ab1e) == 0 && read1(ASN_ID_SCRATCH) == 0x5ca1ab1e,
+	      "write + read back id.scratch");
+	for (i = 0; i < 64; i++) {
+		offs[i] = TDM + ASN_TDM_SLOT_TABLE + 4 * i;
+		vals[i] = 0xa5000000u | i;
+	}
+	CHECK(reg_write(offs, vals, 64) == 0, "batched write of 64");
+	err = reg_read(offs, 64, &v);
+	CHECK(err == 0 && v.n == 64 && !memcmp(v.v, vals, 64 * 4), "batched read back of 64");
+	for (i = 0; i < ASN_MAX_BATCH; i++)
+		offs[i] = ASN_ID_SCRATCH;
+	CHECK(reg_read(offs, ASN_MAX_BATCH, &v) == 0 && v.n == ASN_MAX_BATCH,
+	      "batch of ASN_MAX_BATCH (%d) reads", ASN_MAX_BATCH);
+
+	/* Bad requests: each refused with a message, nothing written. */
+	offs[0] = PORT0 + 0x1c;		/* port 0 aldfb_threshold: RW */
+	vals[0] = 0x1111;
+	offs[1] = ASN_ID_SCRATCH + 2;
+	vals[1] = 0;
+	expect_refused(reg_write(offs, vals, 2), EINVAL, "aligned", "unaligned write");
+	offs[1] = 0x200000;		/* between stripe and lock: no block */
+	expect_refused(reg_write(offs, vals, 2), EINVAL, "outside", "write outside every block");
+	expect_refused(reg_read(&offs[1], 1, &v), EINVAL, "outside", "read outside every block");
+	offs[1] = 0x01000000;		/* past the BAR */
+	expect_refused(reg_read(&offs[1], 1, &v), EINVAL, "outside", "read past the BAR");
+	offs[1] = ASN_ID_MAGIC;
+	expect_refused(reg_write(offs, vals, 2), EINVAL, "read-only", "write to id.magic (RO)");
+	offs[1] = TDM + ASN_TDM_SLOT_TABLE_ACTIVE;
+	expect_refused(reg_write(offs, vals, 2), EINVAL, "read-only",
+		       "write to the active TDM bank");
+	CHECK(read1(PORT0 + 0x1c) == 0, "refused batches wrote nothing (port0 threshold %u)",
+	      read1(PORT0 + 0x1c));
+	for (i = 0; i <= ASN_MAX_BATCH; i++)
+		offs[i] = ASN_ID_SCRATCH;
+	expect_refused(reg_read(offs, ASN_MAX_BATCH + 1, &v), ERANGE, "size out of range",
+		       "oversize batch (257 reads)");
+
+	start(&r, family, ASN_CMD_REG_WRITE, 0);
+	put_attr(&r, ASN_ATTR_DEV_INDEX, &dev_index, 4);
+	offs[0] = ASN_ID_SCRATCH;
+	put_attr(&r, ASN_ATTR_OFFSETS, offs, 8);
+	put_attr(&r, ASN_ATTR_VALUES, vals, 4);
+	expect_refused(transact(&r, 0, NULL, NULL), EINVAL, "VALUES", "values shorter than offsets");
+
+	start(&r, family, ASN_CMD_REG_READ, 0);
+	put_attr(&r, ASN_ATTR_DEV_INDEX, &dev_index, 4);
+	put_attr(&r, ASN_ATTR_OFFSETS, offs, 6);
+	expect_refused(transact(&r, 0, NULL, NULL), EINVAL, "", "offsets of 6 bytes");
+
+	start(&r, family, ASN_CMD_REG_READ, 0);
+	put_attr(&r, ASN_ATTR_OFFSETS, offs, 4);
+	expect_refused(transact(&r, 0, NULL, NULL), EINVAL, "DEV_INDEX", "no DEV_INDEX");
+
+	start(&r, family, ASN_CMD_REG_READ, 0);
+	i = 77;
+	put_attr(&r, ASN_ATTR_DEV_INDEX, &i, 4);
+	put_attr(&r, ASN_ATTR_OFFSETS, offs, 4);
+	expect_refused(transact(&r, 0, NULL, NULL), ENODEV, "no such", "unknown device 77");
+
+	start(&r, family, ASN_CMD_REG_READ, 0);
+	put_attr(&r, ASN_ATTR_DEV_INDEX, &dev_index, 2);
+	put_attr(&r, ASN_ATTR_OFFSETS, offs, 4);
+	expect_refused(transact(&r, 0, NULL, NULL), EINVAL, "", "DEV_INDEX of 2 bytes");
+
+	start(&r, family, ASN_CMD_REG_READ, 0);
+	put_attr(&r, ASN_ATTR_DEV_INDEX, &dev_index, 4);
+	put_attr(&r, ASN_ATTR_OFFSETS, offs, 4);
+	put_attr(&r, ASN_ATTR_BOARD_KIND, &dev_index, 4);
+	expect_refused(transact(&r, 0, NULL, NULL), EINVAL, "", "reply-only attribute sent");
+
+	/* Truncated: the attribute claims more bytes than the message holds. */
+	start(&r, family, ASN_CMD_REG_READ, 0);
+	put_attr(&r, ASN_ATTR_DEV_INDEX, &dev_index, 4);
+	put_attr(&r, ASN_ATTR_OFFSETS, offs, 16);
+	r.n.nlmsg_len -= 8;
+	err = transact(&r, 0, NULL, NULL);
+	CHECK(err == -EINVAL || err == -ERANGE, "truncated attribute refused (%s, \"%s\")",
+	      strerror(-err), last_msg);
+
+	start(&r, family, 42, 0);
+	err = transact(&r, 0, NULL, NULL);
+	CHECK(err == -EOPNOTSUPP, "unknown command 42 refused (%s)", strerror(-err));
+
+	/* Unprivileged write: a child without root. */
+	{
+		pid_t pid = fork();
+		int status = 0;
+
+		if (pid == 0) {
+			close(fd);
+			if (setgid(65534) || setuid(65534))
+				_exit(3);
+			open_family();
+			err = write1(ASN_ID_SCRATCH, 1);
+			_exit(err == -EPERM ? 0 : 4);
+		}
+		waitpid(pid, &status, 0);
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "unprivileged write refused with EPERM (child status %d)", status);
+	}
+	CHECK(read1(ASN_ID_SCRATCH) == 0x5ca1ab1e, "scratch unchanged after refused writes");
+
+	/* Final values the host checks in the memory file. */
+	CHECK(write1(PORT0 + 0x100 * 3 + 0x1c, 0x00000042) == 0, "write port 3 aldfb_threshold");
+	CHECK(write1(ROUTE + ASN_ROUTE_DEST_TABLE + 16 * 7 + 4, 0x04030201) == 0,
+	      "write route dest_table[7] shadow word 1");
+
+	printf("ASN-TEST %s (%d failures)\n", failures ? "FAIL" : "PASS", failures);
+	return failures ? 1 : 0;
+}
+
+/* Reads in a loop until the device goes away; the test unbinds it meanwhile. */
+static int run_reader(void)
+{
+	uint32_t offs[ASN_MAX_BATCH];
+	struct values v;
+	unsigned long n = 0;
+	int err, i;
+
+	struct devinfo d = { 0 };
+	struct req r;
+
+	open_family();
+	start(&r, family, ASN_CMD_DEV_GET, NLM_F_DUMP);
+	transact(&r, 0, dev_cb, &d);
+	dev_index = d.index;
+	for (i = 0; i < ASN_MAX_BATCH; i++)
+		offs[i] = ASN_ID_SCRATCH;
+	while ((err = reg_read(offs, ASN_MAX_BATCH, &v)) == 0)
+		n++;
+	printf("%s reader: %lu batches before %s (\"%s\")\n",
+	       err == -ENODEV ? "ok  " : "FAIL", n, strerror(-err), last_msg);
+	return err == -ENODEV ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc > 1 && !strcmp(argv[1], "check"))
+		return run_checks();
+	if (argc > 1 && !strcmp(argv[1], "reader"))
+		return run_reader();
+	fprintf(stderr, "usage: asn_guest_test check|reader\n");
+	return 2;
+}

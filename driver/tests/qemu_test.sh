@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# The QEMU kernel test of asn.ko: builds the module against Debian's packaged
+# headers, boots Debian's packaged kernel (TCG, no KVM) with three ivshmem-plain
+# devices (a valid netfpga-1g register space, one with a wrong magic, one with
+# an unsupported block version), runs the guest test, and checks on the host
+# that the good device's memory file holds what the guest wrote.
+#
+#   driver/tests/qemu_test.sh [OUTDIR]      (default driver/tests/out)
+#
+# Fails loudly (exit 1) when QEMU, the kernel image or the headers are missing:
+# it never skips.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+driver=$(cd "$here/.." && pwd)
+top=$(cd "$driver/.." && pwd)
+out=${1:-$here/out}
+timeout_s=${ASN_QEMU_TIMEOUT:-170}
+start=$(date +%s)
+
+die() { echo "qemu_test: FAIL: $*" >&2; exit 1; }
+step() { echo "qemu_test: [$(( $(date +%s) - start ))s] $*"; }
+
+command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing (apt-get install qemu-system-x86)"
+busybox=$(command -v busybox || true)
+[ -n "$busybox" ] && file -L "$busybox" 2>/dev/null | grep -q 'statically linked' ||
+	busybox=/bin/busybox
+file -L "$busybox" 2>/dev/null | grep -q 'statically linked' || die "no static busybox (apt-get install busybox-static)"
+command -v cpio >/dev/null || die "cpio missing (apt-get install cpio)"
+
+kdir=$(make -s -C "$driver" kdir)
+[ -n "$kdir" ] && [ -f "$kdir/Makefile" ] || die "no kernel headers in /lib/modules/*/build (apt-get install linux-headers-amd64)"
+kver=$(basename "$(dirname "$kdir")")
+kernel=/boot/vmlinuz-$kver
+[ -r "$kernel" ] || die "no kernel image $kernel for headers $kdir (apt-get install linux-image-amd64)"
+
+mkdir -p "$out"
+step "building asn.ko against $kdir"
+make -s -C "$driver" KDIR="$kdir" -j2 >"$out/build.log" 2>&1 || { cat "$out/build.log"; die "module build failed"; }
+mi=$(modinfo -F vermagic "$driver/asn.ko")
+case "$mi" in "$kver "*) ;; *) die "asn.ko vermagic '$mi' does not match $kver";; esac
+
+step "building the guest test program"
+gcc -static -O2 -Wall -Wextra -Werror -I"$driver/include/uapi" -I"$driver/generated" \
+	-o "$out/asn_guest_test" "$here/asn_guest_test.c"
+
+step "building the memory images"
+yaml=$top/fpga/regmap/asn_regmap.yaml
+python3 "$here/mkimage.py" "$yaml" "$out/good.img"
+python3 "$here/mkimage.py" "$yaml" "$out/bad-magic.img" --bad magic
+python3 "$here/mkimage.py" "$yaml" "$out/bad-version.img" --bad version
+cp "$out/good.img" "$out/good.orig.img"
+mem_size=$(stat -c %s "$out/good.img")
+
+step "building the initramfs"
+root=$out/initramfs
+rm -rf "$root"
+mkdir -p "$root"/{bin,dev,proc,sys,tmp}
+cp "$busybox" "$root/bin/busybox"
+cp "$driver/asn.ko" "$out/asn_guest_test" "$root/"
+cp "$here/guest_init.sh" "$root/init"
+chmod +x "$root/init"
+(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$out/initramfs.cpio.gz"
+
+step "booting $kernel in QEMU (TCG)"
+dev() { echo "-object memory-backend-file,id=$1,size=$mem_size,mem-path=$2,share=on -device ivshmem-plain,memdev=$1"; }
+set +e
+# shellcheck disable=SC2046
+timeout "$timeout_s" qemu-system-x86_64 -accel tcg -M pc -m 256M -smp 1 -nographic \
+	-no-reboot -kernel "$kernel" -initrd "$out/initramfs.cpio.gz" \
+	-append "console=ttyS0 panic=-1 loglevel=4 rdinit=/init" \
+	$(dev good "$out/good.img") $(dev badmagic "$out/bad-magic.img") \
+	$(dev badversion "$out/bad-version.img") \
+	-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
+	-serial "file:$out/console.log" -monitor none -display none </dev/null >"$out/qemu.log" 2>&1
+rc=$?
+set -e
+step "QEMU exited with $rc"
+grep -a -E '^(ok|FAIL)|ASN-|asn ' "$out/console.log" || true
+[ "$rc" -ne 124 ] || die "QEMU timed out after ${timeout_s}s (console: $out/console.log)"
+# isa-debug-exit: value v exits QEMU with (v << 1) | 1; the guest writes 0x10 on pass.
+[ "$rc" -eq 33 ] || die "guest did not report a pass (exit $rc; console: $out/console.log)"
+grep -aq 'ASN-GUEST PASS' "$out/console.log" || die "no ASN-GUEST PASS line on the console"
+
+step "checking the memory file on the host"
+word() { od -A n -t x4 -j "$(($2))" -N 4 "$1" | tr -d ' '; }
+check_word() {
+	local got
+	got=$(word "$out/good.img" "$1")
+	[ "$got" = "$2" ] || die "memory file at $1: $got, want $2 ($3)"
+	echo "ok   memory file at $1 = 0x$2 ($3)"
+}
+check_word 0x2c 5ca1ab1e "id.scratch"
+check_word 0x131c 00000042 "port 3 aldfb_threshold"
+check_word 0x60074 04030201 "route dest_table[7] word 1"
+for i in 0 1 63; do
+	check_word $((0x90000 + 4 * i)) "$(printf 'a50000%02x' "$i")" "tdm slot_table shadow word $i"
+done
+check_word 0xa0000 00000000 "tdm slot_table active bank untouched"
+check_word 0x101c 00000000 "port 0 aldfb_threshold untouched"
+# Nothing else changed: every byte but the words above equals the original image.
+changed=$(cmp -l "$out/good.orig.img" "$out/good.img" | awk '{printf "%x\n", int(($1-1)/4)*4}' | sort -u |
+	grep -v -x -E '2c|131c|60074|900[0-9a-f][0-9a-f]' || true)
+[ -z "$changed" ] || die "memory file changed at unexpected offsets: $(echo "$changed" | head -5 | tr '\n' ' ')"
+echo "ok   no other word of the memory file changed"
+step "PASS"
