@@ -37,12 +37,14 @@ kernel=/boot/vmlinuz-$kver
 
 mkdir -p "$out"
 step "building asn.ko against $kdir"
-make -s -C "$driver" KDIR="$kdir" -j2 >"$out/build.log" 2>&1 || { cat "$out/build.log"; die "module build failed"; }
-mi=$(modinfo -F vermagic "$driver/asn.ko")
+mod=$out/module
+make -s -C "$driver" KDIR="$kdir" BUILD="$mod" -j2 >"$out/build.log" 2>&1 || { cat "$out/build.log"; die "module build failed"; }
+grep -i 'warning' "$out/build.log" && die "module build has warnings"
+mi=$(modinfo -F vermagic "$mod/asn.ko")
 case "$mi" in "$kver "*) ;; *) die "asn.ko vermagic '$mi' does not match $kver";; esac
 
 step "building the guest test program"
-gcc -static -O2 -Wall -Wextra -Werror -I"$driver/include/uapi" -I"$driver/generated" \
+gcc -static -O2 -Wall -Wextra -Werror -I"$driver/include/uapi" -I"$mod/generated" \
 	-o "$out/asn_guest_test" "$here/asn_guest_test.c"
 
 step "building the memory images"
@@ -58,7 +60,7 @@ root=$out/initramfs
 rm -rf "$root"
 mkdir -p "$root"/{bin,dev,proc,sys,tmp}
 cp "$busybox" "$root/bin/busybox"
-cp "$driver/asn.ko" "$out/asn_guest_test" "$root/"
+cp "$mod/asn.ko" "$out/asn_guest_test" "$root/"
 cp "$here/guest_init.sh" "$root/init"
 chmod +x "$root/init"
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$out/initramfs.cpio.gz"
