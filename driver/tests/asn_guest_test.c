@@ -165,15 +165,20 @@ static void dev_cb(struct nlmsghdr *n, void *arg)
 	struct nlattr *a;
 
 	d->count++;
-	if ((a = find_attr(n, ASN_ATTR_DEV_INDEX)))
+	a = find_attr(n, ASN_ATTR_DEV_INDEX);
+	if (a)
 		d->index = *(uint32_t *)((char *)a + NLA_HDRLEN);
-	if ((a = find_attr(n, ASN_ATTR_BOARD_KIND)))
+	a = find_attr(n, ASN_ATTR_BOARD_KIND);
+	if (a)
 		d->kind = *(uint32_t *)((char *)a + NLA_HDRLEN);
-	if ((a = find_attr(n, ASN_ATTR_BLOCK_COUNT)))
+	a = find_attr(n, ASN_ATTR_BLOCK_COUNT);
+	if (a)
 		d->blocks = *(uint32_t *)((char *)a + NLA_HDRLEN);
-	if ((a = find_attr(n, ASN_ATTR_GENERATION)))
+	a = find_attr(n, ASN_ATTR_GENERATION);
+	if (a)
 		d->generation = *(uint32_t *)((char *)a + NLA_HDRLEN);
-	if ((a = find_attr(n, ASN_ATTR_PCI_ADDR)))
+	a = find_attr(n, ASN_ATTR_PCI_ADDR);
+	if (a)
 		snprintf(d->pci, sizeof(d->pci), "%s", (char *)a + NLA_HDRLEN);
 }
 

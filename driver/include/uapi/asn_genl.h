@@ -19,6 +19,7 @@ enum asn_cmd {
 	ASN_CMD_REG_WRITE,	/* DEV_INDEX + OFFSETS + VALUES; CAP_NET_ADMIN */
 	__ASN_CMD_MAX,
 };
+
 #define ASN_CMD_MAX (__ASN_CMD_MAX - 1)
 
 enum asn_attr {
@@ -34,6 +35,7 @@ enum asn_attr {
 	ASN_ATTR_VALUES,	/* binary: array of u32 values, host order */
 	__ASN_ATTR_MAX,
 };
+
 #define ASN_ATTR_MAX (__ASN_ATTR_MAX - 1)
 
 #endif /* _UAPI_ASN_GENL_H */
