@@ -30,6 +30,7 @@ n=$(ls /sys/bus/pci/drivers/asn | grep -c '^0000:')
 bdf=$(ls /sys/bus/pci/drivers/asn | grep '^0000:' | head -1)
 
 /asn_guest_test check || fail "asn_guest_test check"
+/kernel_bus_smoke || fail "kernel_bus_smoke"
 
 # Safe removal: unbind while a reader sends batches of 256 reads.
 /asn_guest_test reader > /tmp/reader.log 2>&1 &

@@ -47,6 +47,13 @@ step "building the guest test program"
 gcc -static -O2 -Wall -Wextra -Werror -I"$driver/include/uapi" -I"$mod/generated" \
 	-o "$out/asn_guest_test" "$here/asn_guest_test.c"
 
+step "building asnd's kernel backend smoke test (KernelBus, static libnl)"
+g++ -std=c++20 -O2 -Wall -Wextra -Werror -static -DFMT_HEADER_ONLY -I"$top/daemon/src" \
+	-I"$top/lib/status/include" -I"$driver/include/uapi" -I"$mod/generated" \
+	$(pkg-config --cflags libnl-genl-3.0) -o "$out/kernel_bus_smoke" \
+	"$here/kernel_bus_smoke.cc" "$top/daemon/src/bus/kernel_bus.cc" -lnl-genl-3 -lnl-3 -pthread \
+	2>"$out/smoke-build.log" || { cat "$out/smoke-build.log"; die "kernel_bus_smoke build failed"; }
+
 step "building the memory images"
 yaml=$top/fpga/regmap/asn_regmap.yaml
 python3 "$here/mkimage.py" "$yaml" "$out/good.img"
@@ -60,7 +67,7 @@ root=$out/initramfs
 rm -rf "$root"
 mkdir -p "$root"/{bin,dev,proc,sys,tmp}
 cp "$busybox" "$root/bin/busybox"
-cp "$mod/asn.ko" "$out/asn_guest_test" "$root/"
+cp "$mod/asn.ko" "$out/asn_guest_test" "$out/kernel_bus_smoke" "$root/"
 cp "$here/guest_init.sh" "$root/init"
 chmod +x "$root/init"
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$out/initramfs.cpio.gz"
@@ -79,7 +86,7 @@ timeout "$timeout_s" qemu-system-x86_64 -accel tcg -M pc -m 256M -smp 1 -nograph
 rc=$?
 set -e
 step "QEMU exited with $rc"
-grep -a -E '^(ok|FAIL)|ASN-|asn ' "$out/console.log" || true
+grep -a -E '^(ok|FAIL|bench)|ASN-|KERNEL-BUS|asn ' "$out/console.log" || true
 [ "$rc" -ne 124 ] || die "QEMU timed out after ${timeout_s}s (console: $out/console.log)"
 # isa-debug-exit: value v exits QEMU with (v << 1) | 1; the guest writes 0x10 on pass.
 [ "$rc" -eq 33 ] || die "guest did not report a pass (exit $rc; console: $out/console.log)"
