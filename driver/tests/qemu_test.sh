@@ -23,10 +23,10 @@ die() { echo "qemu_test: FAIL: $*" >&2; exit 1; }
 step() { echo "qemu_test: [$(( $(date +%s) - start ))s] $*"; }
 
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing (apt-get install qemu-system-x86)"
-busybox=$(command -v busybox || true)
-[ -n "$busybox" ] && file -L "$busybox" 2>/dev/null | grep -q 'statically linked' ||
-	busybox=/bin/busybox
-file -L "$busybox" 2>/dev/null | grep -q 'statically linked' || die "no static busybox (apt-get install busybox-static)"
+# busybox-static installs /bin/busybox; a dynamic one would not run in the initramfs.
+busybox=/bin/busybox
+[ -x "$busybox" ] && ! readelf -d "$busybox" 2>/dev/null | grep -q NEEDED ||
+	die "no static busybox at $busybox (apt-get install busybox-static)"
 command -v cpio >/dev/null || die "cpio missing (apt-get install cpio)"
 
 kdir=$(make -s -C "$driver" kdir)
