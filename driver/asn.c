@@ -515,7 +515,7 @@ static struct genl_family asn_genl_family __ro_after_init = {
 	.module = THIS_MODULE,
 	.small_ops = asn_genl_ops,
 	.n_small_ops = ARRAY_SIZE(asn_genl_ops),
-	.resv_start_op = ASN_CMD_REG_WRITE + 1,
+	/* resv_start_op stays 0: every op validates the header's reserved bytes. */
 };
 
 static int __init asn_init(void)

@@ -374,6 +374,14 @@ static int run_checks(void)
 	CHECK(err == -EINVAL || err == -ERANGE, "truncated attribute refused (%s, \"%s\")",
 	      strerror(-err), last_msg);
 
+	start(&r, family, ASN_CMD_REG_READ, 0);
+	r.g.reserved = 1;
+	put_attr(&r, ASN_ATTR_DEV_INDEX, &dev_index, 4);
+	put_attr(&r, ASN_ATTR_OFFSETS, offs, 4);
+	err = transact(&r, 0, NULL, NULL);
+	CHECK(err == -EINVAL, "nonzero reserved header byte refused (%s, \"%s\")",
+	      strerror(-err), last_msg);
+
 	start(&r, family, 42, 0);
 	err = transact(&r, 0, NULL, NULL);
 	CHECK(err == -EOPNOTSUPP, "unknown command 42 refused (%s)", strerror(-err));
