@@ -239,6 +239,8 @@ static const struct nla_policy asn_policy[ASN_ATTR_MAX + 1] = {
 					       ASN_MAX_BATCH * sizeof(u32)),
 	[ASN_ATTR_VALUES] = NLA_POLICY_RANGE(NLA_BINARY, sizeof(u32),
 					      ASN_MAX_BATCH * sizeof(u32)),
+	[ASN_ATTR_ARM_OFFSET] = { .type = NLA_U32 },
+	[ASN_ATTR_ARM_VALUE] = { .type = NLA_U32 },
 };
 
 /* Finds the device and takes a reference; ERR_PTR with an extack message if none. */
@@ -343,8 +345,10 @@ static int asn_nl_reg_read(struct sk_buff *skb, struct genl_info *info)
 	void *hdr;
 	int err;
 
-	if (GENL_REQ_ATTR_CHECK(info, ASN_ATTR_OFFSETS))
+	if (GENL_REQ_ATTR_CHECK(info, ASN_ATTR_OFFSETS)) {
+		NL_SET_ERR_MSG(info->extack, "ASN_ATTR_OFFSETS: required");
 		return -EINVAL;
+	}
 	if (nla_len(info->attrs[ASN_ATTR_OFFSETS]) % sizeof(u32)) {
 		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[ASN_ATTR_OFFSETS],
 				    "ASN_ATTR_OFFSETS: length not a multiple of 4");
@@ -394,16 +398,14 @@ out_put:
 	return err;
 }
 
-static int asn_nl_reg_write(struct sk_buff *skb, struct genl_info *info)
+/* Checks the shape of a write batch: OFFSETS and VALUES present, one value each. */
+static int asn_write_attrs(struct genl_info *info, unsigned int *n)
 {
-	const u32 *offsets, *values;
-	struct asn_dev *adev;
-	unsigned int n, i;
-	int err;
-
 	if (GENL_REQ_ATTR_CHECK(info, ASN_ATTR_OFFSETS) ||
-	    GENL_REQ_ATTR_CHECK(info, ASN_ATTR_VALUES))
+	    GENL_REQ_ATTR_CHECK(info, ASN_ATTR_VALUES)) {
+		NL_SET_ERR_MSG(info->extack, "ASN_ATTR_OFFSETS and ASN_ATTR_VALUES: required");
 		return -EINVAL;
+	}
 	if (nla_len(info->attrs[ASN_ATTR_OFFSETS]) % sizeof(u32)) {
 		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[ASN_ATTR_OFFSETS],
 				    "ASN_ATTR_OFFSETS: length not a multiple of 4");
@@ -415,16 +417,78 @@ static int asn_nl_reg_write(struct sk_buff *skb, struct genl_info *info)
 				    "ASN_ATTR_VALUES: not one value per offset");
 		return -EINVAL;
 	}
+	*n = nla_len(info->attrs[ASN_ATTR_OFFSETS]) / sizeof(u32);
+	return 0;
+}
+
+/*
+ * Checks a table write's arm register and that the batch stays in its block;
+ * returns the block or NULL with an extack message.
+ */
+static const struct asn_block *asn_check_arm(const struct asn_dev *adev,
+					     struct genl_info *info,
+					     const u32 *offsets, unsigned int n)
+{
+	u32 arm = nla_get_u32(info->attrs[ASN_ATTR_ARM_OFFSET]);
+	u32 value = nla_get_u32(info->attrs[ASN_ATTR_ARM_VALUE]);
+	const struct asn_block *blk = asn_find_block(adev, arm);
+	unsigned int i;
+
+	if (!blk || !blk->desc->swap_mask ||
+	    arm - blk->offset != blk->desc->swap_offset) {
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[ASN_ATTR_ARM_OFFSET],
+				    "ASN_ATTR_ARM_OFFSET: not the swap/arm register of a banked block");
+		return NULL;
+	}
+	if (value != blk->desc->swap_mask) {
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[ASN_ATTR_ARM_VALUE],
+				    "ASN_ATTR_ARM_VALUE: must set exactly the swap/arm field");
+		return NULL;
+	}
+	for (i = 0; i < n; i++) {
+		if (offsets[i] < blk->offset ||
+		    offsets[i] - blk->offset >= blk->desc->size) {
+			NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[ASN_ATTR_OFFSETS],
+					    "ASN_ATTR_OFFSETS: table write outside the armed block");
+			return NULL;
+		}
+	}
+	return blk;
+}
+
+static int asn_do_write(struct sk_buff *skb, struct genl_info *info, bool arm)
+{
+	const struct asn_block *blk = NULL;
+	const u32 *offsets, *values;
+	struct asn_dev *adev;
+	unsigned int n, i;
+	int err;
+
+	err = asn_write_attrs(info, &n);
+	if (err)
+		return err;
+	if (arm && (GENL_REQ_ATTR_CHECK(info, ASN_ATTR_ARM_OFFSET) ||
+		    GENL_REQ_ATTR_CHECK(info, ASN_ATTR_ARM_VALUE))) {
+		NL_SET_ERR_MSG(info->extack,
+			       "ASN_ATTR_ARM_OFFSET and ASN_ATTR_ARM_VALUE: required");
+		return -EINVAL;
+	}
 	adev = asn_get_dev(info);
 	if (IS_ERR(adev))
 		return PTR_ERR(adev);
 	offsets = nla_data(info->attrs[ASN_ATTR_OFFSETS]);
 	values = nla_data(info->attrs[ASN_ATTR_VALUES]);
-	n = nla_len(info->attrs[ASN_ATTR_OFFSETS]) / sizeof(u32);
 
 	err = asn_check_batch(adev, info, offsets, n, true);
 	if (err)
 		goto out_put;
+	if (arm) {
+		blk = asn_check_arm(adev, info, offsets, n);
+		if (!blk) {
+			err = -EINVAL;
+			goto out_put;
+		}
+	}
 
 	mutex_lock(&adev->lock);
 	if (!adev->regs) {
@@ -433,12 +497,25 @@ static int asn_nl_reg_write(struct sk_buff *skb, struct genl_info *info)
 	} else {
 		for (i = 0; i < n; i++)
 			iowrite32(values[i], adev->regs + offsets[i]);
+		if (blk)
+			iowrite32(blk->desc->swap_mask,
+				  adev->regs + blk->offset + blk->desc->swap_offset);
 	}
 	mutex_unlock(&adev->lock);
 
 out_put:
 	kref_put(&adev->ref, asn_dev_release);
 	return err;
+}
+
+static int asn_nl_reg_write(struct sk_buff *skb, struct genl_info *info)
+{
+	return asn_do_write(skb, info, false);
+}
+
+static int asn_nl_table_write(struct sk_buff *skb, struct genl_info *info)
+{
+	return asn_do_write(skb, info, true);
 }
 
 static int asn_fill_dev(struct sk_buff *msg, struct asn_dev *adev, u32 portid,
@@ -502,6 +579,11 @@ static const struct genl_small_ops asn_genl_ops[] = {
 	{
 		.cmd = ASN_CMD_REG_WRITE,
 		.doit = asn_nl_reg_write,
+		.flags = GENL_ADMIN_PERM,
+	},
+	{
+		.cmd = ASN_CMD_TABLE_WRITE,
+		.doit = asn_nl_table_write,
 		.flags = GENL_ADMIN_PERM,
 	},
 };

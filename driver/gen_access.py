@@ -35,6 +35,21 @@ def ro_ranges(block, capability_count):
     return sorted(ranges)
 
 
+def swap_register(block):
+    """The (offset, mask) of the register field that swaps or arms the block's banked
+    tables (`swap: register.field`), or (0, 0) when the block has none."""
+    for table in block.get("tables", []):
+        if "swap" not in table:
+            continue
+        reg_name, field_name = table["swap"].split(".")
+        reg = next(r for r in block["registers"] if r["name"] == reg_name)
+        field = next(f for f in reg["fields"] if f["name"] == field_name)
+        bits = str(field["bits"]).split(":")
+        hi, lo = int(bits[0]), int(bits[-1])
+        return reg["offset"], ((1 << (hi - lo + 1)) - 1) << lo
+    return 0, 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("yaml")
@@ -62,6 +77,8 @@ def main():
     out.append("\tconst char *name;")
     out.append("\tconst struct asn_ro_range *ro;")
     out.append("\tunsigned int ro_count;")
+    out.append("\tu32 swap_offset;\t/* register that swaps or arms the banked tables */")
+    out.append("\tu32 swap_mask;\t\t/* its field; 0: the block has no banked tables */")
     out.append("};")
     out.append("")
     for block in regmap["blocks"]:
@@ -76,7 +93,8 @@ def main():
         name = block["name"]
         out.append(f"\t{{ 0x{block['type']:04x}, {block.get('min_version', block['version'])}, "
                    f"{block['version']}, 0x{block['size']:x}, \"{name}\",")
-        out.append(f"\t  asn_ro_{name}, ARRAY_SIZE(asn_ro_{name}) }},")
+        swap_offset, swap_mask = swap_register(block)
+        out.append(f"\t  asn_ro_{name}, ARRAY_SIZE(asn_ro_{name}), 0x{swap_offset:x}, 0x{swap_mask:x} }},")
     out.append("};")
     out.append("")
     out.append("#endif /* ASN_ACCESS_H */")

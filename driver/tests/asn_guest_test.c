@@ -222,6 +222,20 @@ static int reg_write(const uint32_t *offs, const uint32_t *vals, unsigned int n)
 	return transact(&r, 0, NULL, NULL);
 }
 
+static int table_write(const uint32_t *offs, const uint32_t *vals, unsigned int n,
+		       uint32_t arm_off, uint32_t arm_val)
+{
+	struct req r;
+
+	start(&r, family, ASN_CMD_TABLE_WRITE, 0);
+	put_attr(&r, ASN_ATTR_DEV_INDEX, &dev_index, 4);
+	put_attr(&r, ASN_ATTR_OFFSETS, offs, n * 4);
+	put_attr(&r, ASN_ATTR_VALUES, vals, n * 4);
+	put_attr(&r, ASN_ATTR_ARM_OFFSET, &arm_off, 4);
+	put_attr(&r, ASN_ATTR_ARM_VALUE, &arm_val, 4);
+	return transact(&r, 0, NULL, NULL);
+}
+
 static uint32_t read1(uint32_t off)
 {
 	struct values v;
@@ -349,6 +363,10 @@ static int run_checks(void)
 	expect_refused(transact(&r, 0, NULL, NULL), EINVAL, "DEV_INDEX", "no DEV_INDEX");
 
 	start(&r, family, ASN_CMD_REG_READ, 0);
+	put_attr(&r, ASN_ATTR_DEV_INDEX, &dev_index, 4);
+	expect_refused(transact(&r, 0, NULL, NULL), EINVAL, "OFFSETS: required", "no OFFSETS");
+
+	start(&r, family, ASN_CMD_REG_READ, 0);
 	i = 77;
 	put_attr(&r, ASN_ATTR_DEV_INDEX, &i, 4);
 	put_attr(&r, ASN_ATTR_OFFSETS, offs, 4);
@@ -404,6 +422,32 @@ static int run_checks(void)
 		      "unprivileged write refused with EPERM (child status %d)", status);
 	}
 	CHECK(read1(ASN_ID_SCRATCH) == 0x5ca1ab1e, "scratch unchanged after refused writes");
+
+	/* Table write + arm: TDM shadow slot words 64..67, then tdm.control.arm. */
+	for (i = 0; i < 4; i++) {
+		offs[i] = TDM + ASN_TDM_SLOT_TABLE + 0x100 + 4 * i;
+		vals[i] = 0xb0000000u | i;
+	}
+	expect_refused(table_write(offs, vals, 4, ROUTE + ASN_ROUTE_CONTROL, 1), EINVAL,
+		       "outside the armed block", "table write armed in another block");
+	expect_refused(table_write(offs, vals, 4, TDM + ASN_TDM_STATUS, 1), EINVAL,
+		       "ARM_OFFSET", "table write armed by tdm.status");
+	expect_refused(table_write(offs, vals, 4, ASN_ID_SCRATCH, 1), EINVAL,
+		       "ARM_OFFSET", "table write armed by id.scratch");
+	expect_refused(table_write(offs, vals, 4, TDM + ASN_TDM_CONTROL, 2), EINVAL,
+		       "ARM_VALUE", "table write with arm value 2 (disarm)");
+	CHECK(read1(offs[0]) == 0 && read1(TDM + ASN_TDM_CONTROL) == 0,
+	      "refused table writes wrote nothing");
+	start(&r, family, ASN_CMD_TABLE_WRITE, 0);
+	put_attr(&r, ASN_ATTR_DEV_INDEX, &dev_index, 4);
+	put_attr(&r, ASN_ATTR_OFFSETS, offs, 4);
+	put_attr(&r, ASN_ATTR_VALUES, vals, 4);
+	expect_refused(transact(&r, 0, NULL, NULL), EINVAL, "ARM_OFFSET and",
+		       "table write without ARM_*");
+	CHECK(table_write(offs, vals, 4, TDM + ASN_TDM_CONTROL, 1) == 0,
+	      "table write of 4 + arm");
+	CHECK(read1(offs[3]) == 0xb0000003 && read1(TDM + ASN_TDM_CONTROL) == 1,
+	      "table words and the arm bit reached the board");
 
 	/* Final values the host checks in the memory file. */
 	CHECK(write1(PORT0 + 0x100 * 3 + 0x1c, 0x00000042) == 0, "write port 3 aldfb_threshold");

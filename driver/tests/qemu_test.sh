@@ -107,10 +107,14 @@ for i in 0 1 63; do
 	check_word $((0x90000 + 4 * i)) "$(printf 'a50000%02x' "$i")" "tdm slot_table shadow word $i"
 done
 check_word 0xa0000 00000000 "tdm slot_table active bank untouched"
+for i in 0 3; do
+	check_word $((0x90100 + 4 * i)) "$(printf 'b000000%x' "$i")" "table write: tdm slot_table shadow word $((64 + i))"
+done
+check_word 0x80020 00000001 "table write: tdm.control.arm"
 check_word 0x101c 00000000 "port 0 aldfb_threshold untouched"
 # Nothing else changed: every byte but the words above equals the original image.
 changed=$(cmp -l "$out/good.orig.img" "$out/good.img" | awk '{printf "%x\n", int(($1-1)/4)*4}' | sort -u |
-	grep -v -x -E '2c|131c|60074|900[0-9a-f][0-9a-f]' || true)
+	grep -v -x -E '2c|131c|60074|900[0-9a-f][0-9a-f]|9010[0-9a-f]|80020' || true)
 [ -z "$changed" ] || die "memory file changed at unexpected offsets: $(echo "$changed" | head -5 | tr '\n' ' ')"
 echo "ok   no other word of the memory file changed"
 step "PASS"

@@ -17,6 +17,13 @@ enum asn_cmd {
 	ASN_CMD_DEV_GET,	/* dump: one ASN_CMD_DEV_GET message per device */
 	ASN_CMD_REG_READ,	/* DEV_INDEX + OFFSETS -> VALUES */
 	ASN_CMD_REG_WRITE,	/* DEV_INDEX + OFFSETS + VALUES; CAP_NET_ADMIN */
+	/*
+	 * DEV_INDEX + OFFSETS + VALUES + ARM_OFFSET + ARM_VALUE; CAP_NET_ADMIN.
+	 * Writes the batch (shadow bank words and any other writable register of
+	 * one banked block), then ARM_VALUE to the block's swap/arm register, as
+	 * one transaction.
+	 */
+	ASN_CMD_TABLE_WRITE,
 	__ASN_CMD_MAX,
 };
 
@@ -33,6 +40,8 @@ enum asn_attr {
 	ASN_ATTR_BLOCK_COUNT,	/* u32, reply only: blocks found at probe */
 	ASN_ATTR_OFFSETS,	/* binary: array of u32 byte offsets, host order */
 	ASN_ATTR_VALUES,	/* binary: array of u32 values, host order */
+	ASN_ATTR_ARM_OFFSET,	/* u32: the block's swap/arm register */
+	ASN_ATTR_ARM_VALUE,	/* u32: exactly its swap/arm field set */
 	__ASN_ATTR_MAX,
 };
 
