@@ -41,6 +41,15 @@ wait $reader && ok "reader ended cleanly" || fail "reader"
 cat /tmp/reader.log
 rmmod asn && ok "rmmod asn" || fail "rmmod"
 
+# Module removal with a request in flight: load again, read in a loop, rmmod.
+insmod /asn.ko ivshmem=1 && ok "insmod again" || fail "insmod again"
+/asn_guest_test reader-rmmod > /tmp/reader2.log 2>&1 &
+reader=$!
+sleep 1
+rmmod asn && ok "rmmod asn with a reader in flight" || fail "rmmod with a reader"
+wait $reader && ok "reader ended cleanly after rmmod" || fail "reader after rmmod"
+cat /tmp/reader2.log
+
 if dmesg | grep -E 'WARNING|BUG|Oops|Call Trace|general protection'; then fail "dmesg has a warning"; else ok "dmesg free of WARN/BUG/Oops"; fi
 dmesg | grep -E ' asn|asn[0-9]' | sed 's/^/dmesg: /'
 t1=$(cut -d' ' -f1 /proc/uptime)
