@@ -13,6 +13,7 @@
 #include <linux/list.h>
 #include <linux/idr.h>
 #include <linux/slab.h>
+#include <linux/workqueue.h>
 #include <net/genetlink.h>
 
 #include "asn_regs.h"
@@ -20,6 +21,11 @@
 #include "asn_genl.h"
 
 #define ASN_MAX_BLOCKS	512
+
+static unsigned int poll_ms = 100;
+module_param(poll_ms, uint, 0444);
+MODULE_PARM_DESC(poll_ms,
+		 "Poll id.irq_status and id.generation for events every N ms (0: never)");
 
 static bool ivshmem;
 module_param(ivshmem, bool, 0444);
@@ -55,6 +61,10 @@ struct asn_dev {
 	void __iomem *regs;
 	u32 len;
 	u32 board_kind;
+	/* The event poller's view of the board, under lock. */
+	struct delayed_work poll;
+	u32 generation;
+	u32 irq_seen;
 	u32 nblocks;
 	struct asn_block blocks[ASN_MAX_BLOCKS];
 };
@@ -141,6 +151,66 @@ static int asn_walk_blocks(struct asn_dev *adev)
 	}
 }
 
+static void asn_notify(struct asn_dev *adev, u32 event, u32 block_type, u32 generation)
+{
+	struct sk_buff *msg;
+	void *hdr;
+
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return;
+	hdr = genlmsg_put(msg, 0, 0, &asn_genl_family, 0, ASN_CMD_EVENT);
+	if (!hdr ||
+	    nla_put_u32(msg, ASN_ATTR_DEV_INDEX, adev->index) ||
+	    nla_put_u32(msg, ASN_ATTR_EVENT, event) ||
+	    nla_put_u32(msg, ASN_ATTR_BLOCK_TYPE, block_type) ||
+	    nla_put_u32(msg, ASN_ATTR_GENERATION, generation)) {
+		nlmsg_free(msg);
+		return;
+	}
+	genlmsg_end(msg, hdr);
+	/* -ESRCH: nobody listens, which is fine. */
+	genlmsg_multicast(&asn_genl_family, msg, 0, 0, GFP_KERNEL);
+}
+
+/*
+ * Polls id.generation and id.irq_status (no interrupt handling yet; ivshmem-plain
+ * has none). Reports causes newly set since the last poll and writes them back,
+ * which clears them on a board (W1C); plain memory keeps them, hence the edge.
+ */
+static void asn_poll(struct work_struct *work)
+{
+	struct asn_dev *adev = container_of(to_delayed_work(work), struct asn_dev, poll);
+	u32 generation, status, fresh;
+
+	mutex_lock(&adev->lock);
+	if (!adev->regs) {
+		mutex_unlock(&adev->lock);
+		return;
+	}
+	generation = ioread32(adev->regs + ASN_ID_GENERATION);
+	status = ioread32(adev->regs + ASN_ID_IRQ_STATUS);
+	fresh = status & ~adev->irq_seen;
+	adev->irq_seen = status;
+	if (fresh)
+		iowrite32(fresh, adev->regs + ASN_ID_IRQ_STATUS);
+	mutex_unlock(&adev->lock);
+
+	if (generation != adev->generation) {
+		adev->generation = generation;
+		asn_notify(adev, ASN_EVENT_GENERATION_CHANGED, ASN_ID_TYPE, generation);
+	}
+	if (fresh & ASN_ID_IRQ_STATUS_TDM_SWAP_MASK)
+		asn_notify(adev, ASN_EVENT_BANK_SWAPPED, ASN_TDM_TYPE, generation);
+	if (fresh & ASN_ID_IRQ_STATUS_ROUTE_COMMIT_MASK)
+		asn_notify(adev, ASN_EVENT_BANK_SWAPPED, ASN_ROUTE_TYPE, generation);
+	if (fresh & ASN_ID_IRQ_STATUS_LOCK_COMPLETION_MASK)
+		asn_notify(adev, ASN_EVENT_COMPLETIONS, ASN_LOCK_TYPE, generation);
+	if (fresh & ASN_ID_IRQ_STATUS_LINK_CHANGE_MASK)
+		asn_notify(adev, ASN_EVENT_LINK_CHANGE, ASN_PORT_TYPE, generation);
+	schedule_delayed_work(&adev->poll, msecs_to_jiffies(poll_ms));
+}
+
 static int asn_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 {
 	struct asn_dev *adev;
@@ -187,12 +257,17 @@ static int asn_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (err)
 		goto err_put;
 
+	adev->generation = ioread32(adev->regs + ASN_ID_GENERATION);
+	adev->irq_seen = ioread32(adev->regs + ASN_ID_IRQ_STATUS);
+	INIT_DELAYED_WORK(&adev->poll, asn_poll);
 	pci_set_drvdata(pdev, adev);
 	mutex_lock(&asn_devs_lock);
 	list_add_tail(&adev->node, &asn_devs);
 	mutex_unlock(&asn_devs_lock);
 	dev_info(&pdev->dev, "asn%d: board kind 0x%x, %u blocks, BAR %d (0x%x bytes)\n",
 		 adev->index, adev->board_kind, adev->nblocks, bar, adev->len);
+	if (poll_ms)
+		schedule_delayed_work(&adev->poll, msecs_to_jiffies(poll_ms));
 	return 0;
 
 err_put:
@@ -209,6 +284,7 @@ static void asn_remove(struct pci_dev *pdev)
 	list_del(&adev->node);
 	mutex_unlock(&asn_devs_lock);
 
+	cancel_delayed_work_sync(&adev->poll);
 	/* Waits for a request in flight; later ones find regs NULL. */
 	mutex_lock(&adev->lock);
 	adev->regs = NULL;
@@ -241,6 +317,12 @@ static const struct nla_policy asn_policy[ASN_ATTR_MAX + 1] = {
 					      ASN_MAX_BATCH * sizeof(u32)),
 	[ASN_ATTR_ARM_OFFSET] = { .type = NLA_U32 },
 	[ASN_ATTR_ARM_VALUE] = { .type = NLA_U32 },
+	[ASN_ATTR_EVENT] = { .type = NLA_REJECT },
+	[ASN_ATTR_BLOCK_TYPE] = { .type = NLA_REJECT },
+};
+
+static const struct genl_multicast_group asn_mcgrps[] = {
+	{ .name = ASN_GENL_MCGRP_EVENTS },
 };
 
 /* Finds the device and takes a reference; ERR_PTR with an extack message if none. */
@@ -597,6 +679,8 @@ static struct genl_family asn_genl_family __ro_after_init = {
 	.module = THIS_MODULE,
 	.small_ops = asn_genl_ops,
 	.n_small_ops = ARRAY_SIZE(asn_genl_ops),
+	.mcgrps = asn_mcgrps,
+	.n_mcgrps = ARRAY_SIZE(asn_mcgrps),
 	/* resv_start_op stays 0: every op validates the header's reserved bytes. */
 };
 

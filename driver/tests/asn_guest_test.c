@@ -13,6 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -31,6 +34,7 @@
 static int failures;
 static int fd;
 static uint16_t family;
+static uint32_t events_group;
 static uint32_t seq = 1;
 static char last_msg[256];
 
@@ -147,10 +151,130 @@ static int transact(struct req *r, size_t raw_len,
 static void family_cb(struct nlmsghdr *n, void *arg)
 {
 	struct nlattr *a = find_attr(n, CTRL_ATTR_FAMILY_ID);
+	struct nlattr *grps, *grp, *x;
+	int len, glen;
 
 	(void)arg;
 	if (a)
 		family = *(uint16_t *)((char *)a + NLA_HDRLEN);
+	grps = find_attr(n, CTRL_ATTR_MCAST_GROUPS);
+	if (!grps)
+		return;
+	/* nested: one nest per group holding NAME and ID */
+	len = grps->nla_len - NLA_HDRLEN;
+	grp = (struct nlattr *)((char *)grps + NLA_HDRLEN);
+	while (len >= (int)NLA_HDRLEN && grp->nla_len >= NLA_HDRLEN && grp->nla_len <= len) {
+		uint32_t id = 0;
+		int is_events = 0;
+
+		glen = grp->nla_len - NLA_HDRLEN;
+		x = (struct nlattr *)((char *)grp + NLA_HDRLEN);
+		while (glen >= (int)NLA_HDRLEN && x->nla_len >= NLA_HDRLEN && x->nla_len <= glen) {
+			if (x->nla_type == CTRL_ATTR_MCAST_GRP_ID)
+				id = *(uint32_t *)((char *)x + NLA_HDRLEN);
+			if (x->nla_type == CTRL_ATTR_MCAST_GRP_NAME &&
+			    !strcmp((char *)x + NLA_HDRLEN, ASN_GENL_MCGRP_EVENTS))
+				is_events = 1;
+			glen -= NLA_ALIGN(x->nla_len);
+			x = (struct nlattr *)((char *)x + NLA_ALIGN(x->nla_len));
+		}
+		if (is_events)
+			events_group = id;
+		len -= NLA_ALIGN(grp->nla_len);
+		grp = (struct nlattr *)((char *)grp + NLA_ALIGN(grp->nla_len));
+	}
+}
+
+static int write1(uint32_t off, uint32_t val);
+
+/* Waits up to 3 s for an event of this kind on the events socket; 0 if none. */
+static int wait_event(int efd, uint32_t want, uint32_t *block, uint32_t *gen)
+{
+	static char buf[8192];
+	struct pollfd p = { .fd = efd, .events = POLLIN };
+
+	while (poll(&p, 1, 3000) > 0) {
+		ssize_t got = recv(efd, buf, sizeof(buf), 0);
+		struct nlmsghdr *n;
+
+		if (got <= 0)
+			return 0;
+		for (n = (struct nlmsghdr *)buf; NLMSG_OK(n, got); n = NLMSG_NEXT(n, got)) {
+			struct nlattr *ev = find_attr(n, ASN_ATTR_EVENT);
+			struct nlattr *bt = find_attr(n, ASN_ATTR_BLOCK_TYPE);
+			struct nlattr *g = find_attr(n, ASN_ATTR_GENERATION);
+
+			if (!ev || *(uint32_t *)((char *)ev + NLA_HDRLEN) != want)
+				continue;
+			*block = bt ? *(uint32_t *)((char *)bt + NLA_HDRLEN) : 0;
+			*gen = g ? *(uint32_t *)((char *)g + NLA_HDRLEN) : 0;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Events: irq_status causes written by the test, and a board reset faked through BAR 2. */
+static void check_events(const char *bdf)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	uint32_t block = 0, gen = 0;
+	char path[128];
+	int efd, i, asked = 0;
+
+	CHECK(events_group != 0, "multicast group \"events\" resolved (id %u)", events_group);
+	efd = socket(AF_NETLINK, SOCK_RAW, NETLINK_GENERIC);
+	if (efd < 0 || bind(efd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    setsockopt(efd, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &events_group,
+		       sizeof(events_group))) {
+		CHECK(0, "join the events group: %s", strerror(errno));
+		return;
+	}
+	CHECK(write1(ASN_ID_IRQ_STATUS, ASN_ID_IRQ_STATUS_TDM_SWAP_MASK |
+		     ASN_ID_IRQ_STATUS_LOCK_COMPLETION_MASK) == 0, "raise tdm_swap and lock_completion");
+	CHECK(wait_event(efd, ASN_EVENT_BANK_SWAPPED, &block, &gen) && block == ASN_TDM_TYPE,
+	      "event: bank swapped in block 0x%x", block);
+	CHECK(wait_event(efd, ASN_EVENT_COMPLETIONS, &block, &gen) && block == ASN_LOCK_TYPE,
+	      "event: completions available in block 0x%x", block);
+
+	/*
+	 * A board reset: the driver holds BAR 2 of the good board (sysfs mmap is
+	 * refused), so ask the host, through an unbound ivshmem board's memory
+	 * (qemu_test.sh watches bad-magic.img), to write id.generation = 2.
+	 */
+	for (i = 0; i < 32; i++) {
+		volatile uint32_t *mem;
+		int bar;
+
+		char ids[32] = "";
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/0000:00:%02x.0/device", i);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (!fgets(ids, sizeof(ids), f))
+			ids[0] = 0;
+		fclose(f);
+		/* only ivshmem boards (1af4:1110; the slot holds nothing else), not ours */
+		if (strncmp(ids, "0x1110", 6) || !strncmp(path + 21, bdf, 12))
+			continue;
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/0000:00:%02x.0/resource2", i);
+		bar = open(path, O_RDWR | O_SYNC);
+		if (bar < 0)
+			continue;
+		mem = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, bar, 0);
+		if (mem != MAP_FAILED) {
+			mem[0x100 / 4] = 0xcafe0001;	/* the host's cue */
+			munmap((void *)mem, 4096);
+			asked++;
+		}
+		close(bar);
+	}
+	CHECK(asked > 0, "asked the host for a board reset through %d unbound board(s)", asked);
+	CHECK(wait_event(efd, ASN_EVENT_GENERATION_CHANGED, &block, &gen) && gen == 2,
+	      "event: generation changed to %u", gen);
+	close(efd);
 }
 
 struct devinfo {
@@ -448,6 +572,8 @@ static int run_checks(void)
 	      "table write of 4 + arm");
 	CHECK(read1(offs[3]) == 0xb0000003 && read1(TDM + ASN_TDM_CONTROL) == 1,
 	      "table words and the arm bit reached the board");
+
+	check_events(d.pci);
 
 	/* Final values the host checks in the memory file. */
 	CHECK(write1(PORT0 + 0x100 * 3 + 0x1c, 0x00000042) == 0, "write port 3 aldfb_threshold");

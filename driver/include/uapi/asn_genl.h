@@ -24,6 +24,8 @@ enum asn_cmd {
 	 * one transaction.
 	 */
 	ASN_CMD_TABLE_WRITE,
+	/* Notification on the "events" group: DEV_INDEX, EVENT, BLOCK_TYPE, GENERATION */
+	ASN_CMD_EVENT,
 	__ASN_CMD_MAX,
 };
 
@@ -42,9 +44,21 @@ enum asn_attr {
 	ASN_ATTR_VALUES,	/* binary: array of u32 values, host order */
 	ASN_ATTR_ARM_OFFSET,	/* u32: the block's swap/arm register */
 	ASN_ATTR_ARM_VALUE,	/* u32: exactly its swap/arm field set */
+	ASN_ATTR_EVENT,		/* u32, notification only: enum asn_event */
+	ASN_ATTR_BLOCK_TYPE,	/* u32, notification only: the block the event is about */
 	__ASN_ATTR_MAX,
 };
 
 #define ASN_ATTR_MAX (__ASN_ATTR_MAX - 1)
+
+#define ASN_GENL_MCGRP_EVENTS	"events"
+
+enum asn_event {
+	ASN_EVENT_UNSPEC,
+	ASN_EVENT_BANK_SWAPPED,		/* tdm armed swap or route commit happened */
+	ASN_EVENT_COMPLETIONS,		/* a from-board ring has new entries */
+	ASN_EVENT_LINK_CHANGE,		/* a port's link went up or down */
+	ASN_EVENT_GENERATION_CHANGED,	/* the board was reset (GENERATION: the new one) */
+};
 
 #endif /* _UAPI_ASN_GENL_H */
