@@ -3,8 +3,11 @@
 // batched (64 per message). Linked statically into the QEMU test's initramfs. Prints "ok" and
 // "FAIL" lines like asn_guest_test and "KERNEL-BUS PASS" or "KERNEL-BUS FAIL" last.
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "asn_regs.h"
@@ -48,6 +51,33 @@ int main() {
     } catch (const asn::Error& e) {
       std::string what = e.what();
       check(what.find("read-only") != std::string::npos, std::string("refusal: ") + what);
+    }
+
+    // Events: the driver polls id.irq_status every 100 ms and reports causes newly set.
+    {
+      std::mutex mu;
+      std::condition_variable cv;
+      bool got = false;
+      asn::BusEvent seen{};
+      bus.set_event_handler([&](const asn::BusEvent& event) {
+        std::lock_guard lock(mu);
+        std::printf("     event %d block 0x%x generation %u\n", static_cast<int>(event.kind),
+                    event.block_type, event.generation);
+        if (event.kind == asn::BusEvent::Kind::kBankSwapped && event.block_type == ASN_ROUTE_TYPE) {
+          seen = event;
+          got = true;
+          cv.notify_all();
+        }
+      });
+      bus.write32(ASN_ID_IRQ_STATUS, 0);
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      bus.write32(ASN_ID_IRQ_STATUS, ASN_ID_IRQ_STATUS_ROUTE_COMMIT_MASK);
+      std::unique_lock lock(mu);
+      cv.wait_for(lock, std::chrono::seconds(3), [&] { return got; });
+      check(got, "event handler: route bank swapped (generation " +
+                     std::to_string(seen.generation) + ")");
+      lock.unlock();
+      bus.set_event_handler({});
     }
 
     using clock = std::chrono::steady_clock;

@@ -1,7 +1,9 @@
 #include "bus/kernel_bus.hpp"
 
 #include <fmt/format.h>
+#include <poll.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -128,6 +130,9 @@ KernelBus::KernelBus(const KernelBusOptions& options) {
     setsockopt(nl_socket_get_fd(sock_), SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
     setsockopt(nl_socket_get_fd(sock_), SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
     family_ = genl_ctrl_resolve(sock_, ASN_GENL_NAME);
+    if (family_ >= 0) {
+      events_group_ = genl_ctrl_resolve_grp(sock_, ASN_GENL_NAME, ASN_GENL_MCGRP_EVENTS);
+    }
     if (family_ < 0) {
       throw Error(ErrorCode::kUnavailable,
                   "kernel backend: no driver: the generic netlink family \"asn\" does not exist "
@@ -174,7 +179,10 @@ KernelBus::KernelBus(const KernelBusOptions& options) {
   }
 }
 
-KernelBus::~KernelBus() { nl_socket_free(sock_); }
+KernelBus::~KernelBus() {
+  stop_events();
+  nl_socket_free(sock_);
+}
 
 std::string KernelBus::describe() const {
   return fmt::format("kernel board '{}' ({})", name_, bdf_);
@@ -244,8 +252,110 @@ void KernelBus::write32(uint32_t offset, uint32_t value) {
 }
 
 void KernelBus::set_event_handler(std::function<void(const BusEvent&)> handler) {
-  std::lock_guard lock(mu_);
+  stop_events();
   handler_ = std::move(handler);
+  if (!handler_) return;
+  if (events_group_ < 0) {
+    throw Error(ErrorCode::kUnavailable,
+                fmt::format("{}: asn.ko has no \"events\" group (an older driver?)", describe()));
+  }
+  events_sock_ = nl_socket_alloc();
+  if (!events_sock_) throw Error(ErrorCode::kInternal, "libnl: out of memory");
+  nl_socket_disable_seq_check(events_sock_);
+  int err = genl_connect(events_sock_);
+  if (err >= 0) err = nl_socket_add_membership(events_sock_, events_group_);
+  if (err < 0 || pipe(stop_pipe_) != 0) {
+    nl_socket_free(events_sock_);
+    events_sock_ = nullptr;
+    throw Error(ErrorCode::kUnavailable,
+                fmt::format("{}: cannot join the events group: {}", describe(),
+                            err < 0 ? nl_geterror(err) : std::strerror(errno)));
+  }
+  events_thread_ = std::thread([this] { event_loop(); });
+}
+
+void KernelBus::stop_events() {
+  if (!events_thread_.joinable()) return;
+  char byte = 0;
+  if (write(stop_pipe_[1], &byte, 1) != 1) {
+    // the thread also stops when the socket fails; nothing else to do
+  }
+  events_thread_.join();
+  close(stop_pipe_[0]);
+  close(stop_pipe_[1]);
+  stop_pipe_[0] = stop_pipe_[1] = -1;
+  nl_socket_free(events_sock_);
+  events_sock_ = nullptr;
+}
+
+namespace {
+
+int on_event(nl_msg* msg, void* arg) {
+  auto* deliver = static_cast<std::function<void(const BusEvent&)>*>(arg);
+  nlattr* tb[ASN_ATTR_MAX + 1] = {};
+  if (genlmsg_parse(nlmsg_hdr(msg), 0, tb, ASN_ATTR_MAX, nullptr) < 0) return NL_SKIP;
+  if (!tb[ASN_ATTR_EVENT]) return NL_SKIP;
+  BusEvent event{};
+  switch (nla_get_u32(tb[ASN_ATTR_EVENT])) {
+    case ASN_EVENT_BANK_SWAPPED:
+      event.kind = BusEvent::Kind::kBankSwapped;
+      break;
+    case ASN_EVENT_COMPLETIONS:
+      event.kind = BusEvent::Kind::kCompletionsAvailable;
+      break;
+    case ASN_EVENT_LINK_CHANGE:
+      event.kind = BusEvent::Kind::kLinkChange;
+      break;
+    case ASN_EVENT_GENERATION_CHANGED:
+      event.kind = BusEvent::Kind::kGenerationChanged;
+      break;
+    default:
+      return NL_SKIP;
+  }
+  if (tb[ASN_ATTR_BLOCK_TYPE]) {
+    event.block_type = static_cast<uint16_t>(nla_get_u32(tb[ASN_ATTR_BLOCK_TYPE]));
+  }
+  if (tb[ASN_ATTR_GENERATION]) event.generation = nla_get_u32(tb[ASN_ATTR_GENERATION]);
+  (*deliver)(event);
+  return NL_OK;
+}
+
+}  // namespace
+
+void KernelBus::event_loop() {
+  // Every device's events arrive on the group; keep this board's.
+  struct Filter {
+    uint32_t index;
+    std::function<void(const BusEvent&)>* deliver;
+  } filter{dev_index_, &handler_};
+  nl_cb* cb = nl_cb_alloc(NL_CB_CUSTOM);
+  if (!cb) return;
+  // Notifications carry sequence number 0: no sequence check on this callback set (the
+  // socket's own setting does not apply to a callback set of our own).
+  nl_cb_set(
+      cb, NL_CB_SEQ_CHECK, NL_CB_CUSTOM, [](nl_msg*, void*) -> int { return NL_OK; }, nullptr);
+  nl_cb_set(
+      cb, NL_CB_VALID, NL_CB_CUSTOM,
+      [](nl_msg* msg, void* arg) -> int {
+        auto* f = static_cast<Filter*>(arg);
+        nlattr* tb[ASN_ATTR_MAX + 1] = {};
+        if (genlmsg_parse(nlmsg_hdr(msg), 0, tb, ASN_ATTR_MAX, nullptr) < 0) return NL_SKIP;
+        if (!tb[ASN_ATTR_DEV_INDEX] || nla_get_u32(tb[ASN_ATTR_DEV_INDEX]) != f->index) {
+          return NL_SKIP;
+        }
+        return on_event(msg, f->deliver);
+      },
+      &filter);
+  pollfd fds[2] = {{nl_socket_get_fd(events_sock_), POLLIN, 0}, {stop_pipe_[0], POLLIN, 0}};
+  for (;;) {
+    if (poll(fds, 2, -1) < 0 && errno != EINTR) break;
+    if (fds[1].revents) break;
+    if (fds[0].revents && nl_recvmsgs(events_sock_, cb) < 0 && errno != EINTR) {
+      // A lost notification (ENOBUFS) is not fatal: keep listening.
+      if (fds[0].revents & (POLLERR | POLLHUP)) break;
+    }
+  }
+  nl_cb_put(cb);
 }
 
 }  // namespace asn

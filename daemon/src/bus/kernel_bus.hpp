@@ -1,8 +1,8 @@
 // The kernel backend: a RegisterBus over asn.ko's generic netlink family "asn" (libnl-genl-3).
 // A batch of reads or writes is one netlink message (the driver checks it whole against the
 // register map before the first access); a mixed batch is split into runs of one kind, in
-// order. Events (the family's multicast group) are not implemented yet: the handler is kept
-// and never called.
+// order. Events: set_event_handler() starts a thread on a second socket joined to the
+// family's "events" group and maps each notification to a BusEvent.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +10,7 @@
 #include <mutex>
 #include <span>
 #include <string>
+#include <thread>
 
 #include "bus/register_bus.hpp"
 
@@ -40,6 +41,8 @@ class KernelBus final : public RegisterBus {
 
  private:
   void run(std::span<BusOp> ops, bool write);  // one message, ops all of one kind
+  void event_loop();                           // the event thread
+  void stop_events();
 
   std::mutex mu_;
   nl_sock* sock_ = nullptr;
@@ -47,7 +50,11 @@ class KernelBus final : public RegisterBus {
   uint32_t dev_index_ = 0;
   std::string name_;  // "asn0"
   std::string bdf_;
-  std::function<void(const BusEvent&)> handler_;
+  int events_group_ = -1;
+  std::function<void(const BusEvent&)> handler_;  // set before the thread starts
+  nl_sock* events_sock_ = nullptr;
+  int stop_pipe_[2] = {-1, -1};
+  std::thread events_thread_;
 };
 
 }  // namespace asn
