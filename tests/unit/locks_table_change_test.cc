@@ -326,9 +326,11 @@ TEST(LocksTableChange, StaysFastAtAMillionEntriesAndTenThousandWaiters) {
   Change change;
   for (SessionId reader : readers) change = table.expire(reader);
   EXPECT_EQ(requests(change.granted), (std::vector<RequestId>{last.request}));
+  // Recorded, not asserted: speed is the benchmarks' (bench/run.sh locks), and a timed
+  // assertion failed under ThreadSanitizer on a loaded machine (62 s against 60). A quadratic
+  // walk would take hours and end at ctest's timeout.
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   RecordProperty("seconds", std::to_string(seconds));
-  EXPECT_LT(seconds, 60.0);  // a quadratic walk would take hours
 }
 
 }  // namespace
