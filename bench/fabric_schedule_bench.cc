@@ -15,55 +15,19 @@
 // pattern. The program also prints the tables to stderr at the end.
 //   build/bench/fabric_schedule_bench [--benchmark_filter=...]   (FABRIC_BUDGET_MS=500)
 #include <benchmark/benchmark.h>
-#include <malloc.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
-#include <new>
 #include <numeric>
 #include <random>
 #include <set>
 #include <string>
 
 #include "asn/fabric_schedule/compile.hpp"
-
-// ---- heap accounting, as schedule_bench.cc does it ---------------------------------------
-namespace {
-std::atomic<size_t> g_live{0};
-std::atomic<size_t> g_peak{0};
-void* counted(void* p) {
-  if (p == nullptr) throw std::bad_alloc();
-  size_t live = g_live.fetch_add(malloc_usable_size(p)) + malloc_usable_size(p);
-  size_t peak = g_peak.load();
-  while (live > peak && !g_peak.compare_exchange_weak(peak, live)) {
-  }
-  return p;
-}
-void uncounted(void* p) {
-  if (p == nullptr) return;
-  g_live.fetch_sub(malloc_usable_size(p));
-  std::free(p);
-}
-}  // namespace
-void* operator new(size_t n) { return counted(std::malloc(n == 0 ? 1 : n)); }
-void* operator new[](size_t n) { return counted(std::malloc(n == 0 ? 1 : n)); }
-void* operator new(size_t n, std::align_val_t a) {
-  return counted(std::aligned_alloc(
-      static_cast<size_t>(a), (n + static_cast<size_t>(a) - 1) & ~(static_cast<size_t>(a) - 1)));
-}
-void* operator new[](size_t n, std::align_val_t a) { return operator new(n, a); }
-void operator delete(void* p) noexcept { uncounted(p); }
-void operator delete[](void* p) noexcept { uncounted(p); }
-void operator delete(void* p, size_t) noexcept { uncounted(p); }
-void operator delete[](void* p, size_t) noexcept { uncounted(p); }
-void operator delete(void* p, std::align_val_t) noexcept { uncounted(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { uncounted(p); }
-void operator delete(void* p, size_t, std::align_val_t) noexcept { uncounted(p); }
-void operator delete[](void* p, size_t, std::align_val_t) noexcept { uncounted(p); }
+#include "heap_peak.hpp"
 
 namespace {
 
@@ -259,10 +223,8 @@ void dfb_case(benchmark::State& state, uint64_t n, uint32_t k, const std::string
       connections = conns.size();
       Options o;
       o.time_budget = budget();
-      const size_t before = g_live.load();
-      g_peak.store(before);
-      Schedule s = compile(*fabric, conns, o);
-      peak = std::max(peak, static_cast<double>(g_peak.load() - before) / (1 << 20));
+      Schedule s;
+      peak = std::max(peak, asn::bench::peak_mb([&] { s = compile(*fabric, conns, o); }));
       if (connections < 100'000 && find_conflict(*fabric, conns, s))
         state.SkipWithError("conflict");
       slots += s.slots;

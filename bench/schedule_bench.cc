@@ -11,58 +11,19 @@
 // reference's time on the same connections).
 //   build/bench/schedule_bench [--benchmark_filter=...]
 #include <benchmark/benchmark.h>
-#include <malloc.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <functional>
 #include <map>
-#include <new>
 #include <random>
 #include <string>
 
 #include "asn/schedule/compile.hpp"
 #include "asn/schedule/plan_file.hpp"
 #include "asn/schedule/validate.hpp"
-
-// ---- heap accounting: every operator new and delete of the process ---------------------
-
-namespace {
-std::atomic<size_t> g_live{0};
-std::atomic<size_t> g_peak{0};
-
-void* counted(void* p) {
-  if (p == nullptr) throw std::bad_alloc();
-  size_t live = g_live.fetch_add(malloc_usable_size(p)) + malloc_usable_size(p);
-  size_t peak = g_peak.load();
-  while (live > peak && !g_peak.compare_exchange_weak(peak, live)) {
-  }
-  return p;
-}
-void uncounted(void* p) {
-  if (p == nullptr) return;
-  g_live.fetch_sub(malloc_usable_size(p));
-  std::free(p);
-}
-}  // namespace
-
-void* operator new(size_t n) { return counted(std::malloc(n == 0 ? 1 : n)); }
-void* operator new[](size_t n) { return counted(std::malloc(n == 0 ? 1 : n)); }
-void* operator new(size_t n, std::align_val_t a) {
-  return counted(std::aligned_alloc(
-      static_cast<size_t>(a), (n + static_cast<size_t>(a) - 1) & ~(static_cast<size_t>(a) - 1)));
-}
-void* operator new[](size_t n, std::align_val_t a) { return operator new(n, a); }
-void operator delete(void* p) noexcept { uncounted(p); }
-void operator delete[](void* p) noexcept { uncounted(p); }
-void operator delete(void* p, size_t) noexcept { uncounted(p); }
-void operator delete[](void* p, size_t) noexcept { uncounted(p); }
-void operator delete(void* p, std::align_val_t) noexcept { uncounted(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { uncounted(p); }
-void operator delete(void* p, size_t, std::align_val_t) noexcept { uncounted(p); }
-void operator delete[](void* p, size_t, std::align_val_t) noexcept { uncounted(p); }
+#include "heap_peak.hpp"
 
 namespace {
 
@@ -70,14 +31,7 @@ using namespace asn::schedule;
 using Pattern = std::vector<Connection>;
 using Clock = std::chrono::steady_clock;
 
-// Peak heap held during f beyond what was live before it, in MB.
-template <typename F>
-double peak_mb(F&& f) {
-  size_t before = g_live.load();
-  g_peak.store(before);
-  f();
-  return static_cast<double>(g_peak.load() - before) / (1 << 20);
-}
+using asn::bench::peak_mb;
 
 // ---- patterns --------------------------------------------------------------------------
 
