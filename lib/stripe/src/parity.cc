@@ -77,20 +77,25 @@ uint64_t mul2_64(uint64_t v) {
 }
 uint8_t mul2_8(uint8_t v) { return static_cast<uint8_t>((v << 1) ^ ((v & 0x80) ? 0x1D : 0)); }
 
+// Runs ISA-L's xor_gen or pq_gen over `bufs` (sources, then the parity buffers) in chunks
+// of kChunk bytes; false when the buffers do not suit it (alignment, length) or it refused,
+// and the caller computes the parity itself.
+bool isal_chunked(int (*gen)(int, int, void**), std::span<const uint8_t* const> bufs, size_t len) {
+  if (!vector_ok(bufs, len)) return false;
+  std::vector<void*> arr(bufs.size());
+  for (size_t off = 0; off < len; off += kChunk) {
+    const size_t n = std::min(kChunk, len - off);
+    for (size_t i = 0; i < bufs.size(); ++i) arr[i] = const_cast<uint8_t*>(bufs[i]) + off;
+    if (gen(static_cast<int>(arr.size()), static_cast<int>(n), arr.data()) != 0) return false;
+  }
+  return true;
+}
+
 // dst = XOR of srcs (at least one source). dst may not alias a source.
 void gen_p(std::span<const uint8_t* const> srcs, uint8_t* dst, size_t len) {
   std::vector<const uint8_t*> all(srcs.begin(), srcs.end());
   all.push_back(dst);
-  if (srcs.size() >= 2 && vector_ok(all, len)) {
-    std::vector<void*> arr(all.size());
-    bool ok = true;
-    for (size_t off = 0; off < len && ok; off += kChunk) {
-      const size_t n = std::min(kChunk, len - off);
-      for (size_t i = 0; i < all.size(); ++i) arr[i] = const_cast<uint8_t*>(all[i]) + off;
-      ok = xor_gen(static_cast<int>(arr.size()), static_cast<int>(n), arr.data()) == 0;
-    }
-    if (ok) return;
-  }
+  if (srcs.size() >= 2 && isal_chunked(xor_gen, all, len)) return;
   size_t off = 0;
   for (; off + 8 <= len; off += 8) {
     uint64_t v = 0;
@@ -109,16 +114,7 @@ void gen_pq(std::span<const uint8_t* const> srcs, uint8_t* p, uint8_t* q, size_t
   std::vector<const uint8_t*> all(srcs.begin(), srcs.end());
   all.push_back(p);
   all.push_back(q);
-  if (srcs.size() >= 2 && vector_ok(all, len)) {
-    std::vector<void*> arr(all.size());
-    bool ok = true;
-    for (size_t off = 0; off < len && ok; off += kChunk) {
-      const size_t n = std::min(kChunk, len - off);
-      for (size_t i = 0; i < all.size(); ++i) arr[i] = const_cast<uint8_t*>(all[i]) + off;
-      ok = pq_gen(static_cast<int>(arr.size()), static_cast<int>(n), arr.data()) == 0;
-    }
-    if (ok) return;
-  }
+  if (srcs.size() >= 2 && isal_chunked(pq_gen, all, len)) return;
   // Horner, from the highest data index down: q = ((D_{n-1} * g + D_{n-2}) * g + ...) + D_0.
   size_t off = 0;
   for (; off + 8 <= len; off += 8) {
