@@ -49,33 +49,6 @@ int connect_unix(const std::string& path) {
   return fd;
 }
 
-int connect_tcp(const char* from, int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in source{};
-  source.sin_family = AF_INET;
-  ::inet_pton(AF_INET, from, &source.sin_addr);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&source), sizeof source);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  ::inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
-  ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  return fd;
-}
-
-// True when the server closed the connection within `wait`.
-bool closed_by_server(int fd, std::chrono::milliseconds wait) {
-  const auto deadline = std::chrono::steady_clock::now() + wait;
-  while (std::chrono::steady_clock::now() < deadline) {
-    char byte;
-    const ssize_t n = ::recv(fd, &byte, 1, MSG_DONTWAIT);
-    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) return true;
-    // gRPC's server greets with its settings: read them and keep waiting.
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return false;
-}
-
 template <typename Done>
 bool wait_until(Done done, std::chrono::seconds limit = std::chrono::seconds(10)) {
   const auto deadline = std::chrono::steady_clock::now() + limit;
@@ -108,8 +81,7 @@ TEST_F(HardeningTest, RunningOutOfDescriptorsNeverWedgesTheListener) {
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   for (int fd : flood) ::close(fd);
   // asnd accepts again once the flood is gone.
-  EXPECT_TRUE(wait_until([&] { return asnd_.asnctl({"status"}).exit_code == 0; }))
-      << asnd_.log();
+  EXPECT_TRUE(wait_until([&] { return asnd_.asnctl({"status"}).exit_code == 0; })) << asnd_.log();
   EXPECT_TRUE(wait_until([&] {
     return asnd_.log().find("for want of file descriptors") != std::string::npos;
   })) << asnd_.log();
@@ -119,22 +91,21 @@ TEST_F(HardeningTest, RunningOutOfDescriptorsNeverWedgesTheListener) {
 // One peer may hold only so many connections; everyone else is still served.
 TEST_F(HardeningTest, APeerOverItsCapIsRefusedAndOthersServed) {
   const int port = free_port();
-  start({"--tcp", "127.0.0.1:" + std::to_string(port)},
-        "listen:\n  max_connections_per_peer: 3\n");
+  start({"--tcp", "127.0.0.1:" + std::to_string(port)}, "listen:\n  max_connections_per_peer: 3\n");
   std::vector<int> mine;
   for (int i = 0; i < 6; ++i) mine.push_back(connect_tcp("127.0.0.2", port));
   int refused = 0;
   for (int fd : mine) refused += closed_by_server(fd, std::chrono::milliseconds(300));
   EXPECT_EQ(refused, 3);
   // Another address (and the Unix socket) are served meanwhile.
-  auto other = run_command({ASNCTL_PATH, "--address", "127.0.0.1:" + std::to_string(port),
-                            "status"});
+  auto other =
+      run_command({ASNCTL_PATH, "--address", "127.0.0.1:" + std::to_string(port), "status"});
   EXPECT_EQ(other.exit_code, 0) << other.all();
   EXPECT_EQ(asnd_.asnctl({"status"}).exit_code, 0);
   for (int fd : mine) ::close(fd);
-  EXPECT_TRUE(wait_until(
-      [&] { return asnd_.log().find("refused 3 connections") != std::string::npos; },
-      std::chrono::seconds(15)))
+  EXPECT_TRUE(
+      wait_until([&] { return asnd_.log().find("refused 3 connections") != std::string::npos; },
+                 std::chrono::seconds(15)))
       << asnd_.log();
 }
 
@@ -251,9 +222,8 @@ TEST_F(HardeningTest, ATruncatedBoardMemoryIsAFailedBoardNotACrash) {
   asnd_.set_env("WATCHDOG_USEC", "400000");
   start();
   ASSERT_EQ(::truncate(board_file().c_str(), 8192), 0);
-  EXPECT_TRUE(wait_until([&] {
-    return asnd_.log().find("the board failed") != std::string::npos;
-  })) << asnd_.log();
+  EXPECT_TRUE(wait_until([&] { return asnd_.log().find("the board failed") != std::string::npos; }))
+      << asnd_.log();
   EXPECT_TRUE(asnd_.running());
   auto status = asnd_.asnctl({"status"});
   EXPECT_EQ(status.exit_code, 1);

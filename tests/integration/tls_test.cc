@@ -325,29 +325,6 @@ grpc::Status stats(const std::shared_ptr<grpc::Channel>& channel,
   return v1::Locks::NewStub(channel)->GetLockStats(&context, {}, &response);
 }
 
-// A raw TCP connection to `port` that says nothing, as a flooding client holds it.
-int connect_silently(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  return fd;
-}
-
-// True when asnd closed the connection within `wait`.
-bool closed_by_server(int fd, std::chrono::milliseconds wait) {
-  const auto deadline = std::chrono::steady_clock::now() + wait;
-  while (std::chrono::steady_clock::now() < deadline) {
-    char byte;
-    const ssize_t n = ::recv(fd, &byte, 1, MSG_DONTWAIT);
-    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return false;
-}
-
 // Asks `done` once per try: a try may use up what it tests (a free connection slot).
 template <typename Done>
 bool wait_until(Done done, std::chrono::seconds limit = std::chrono::seconds(10)) {
@@ -374,7 +351,7 @@ TEST_F(TlsCapTest, AThirdConnectionOfAnAddressIsRefusedUntilASlotIsFree) {
   ASSERT_TRUE(stats(two).ok());
   // A third one from the same address: closed at once, TLS or not.
   EXPECT_FALSE(stats(channel(), std::chrono::seconds(2)).ok());
-  const int raw = connect_silently(port());
+  const int raw = connect_tcp("127.0.0.1", port());
   EXPECT_TRUE(closed_by_server(raw, std::chrono::seconds(2)));
   ::close(raw);
   // The two open ones still serve, and so does the Unix socket.
@@ -396,8 +373,8 @@ TEST_F(TlsCapTest, AThirdConnectionOfAnAddressIsRefusedUntilASlotIsFree) {
 // A connection that never completes its handshake holds its slot only as long as the
 // handshake timeout (10 s), then asnd closes it.
 TEST_F(TlsCapTest, SilentConnectionsHoldSlotsOnlyUntilTheHandshakeTimeout) {
-  const int first = connect_silently(port());
-  const int second = connect_silently(port());
+  const int first = connect_tcp("127.0.0.1", port());
+  const int second = connect_tcp("127.0.0.1", port());
   EXPECT_FALSE(stats(channel(), std::chrono::seconds(2)).ok());
   const auto start = std::chrono::steady_clock::now();
   EXPECT_TRUE(closed_by_server(first, std::chrono::seconds(15)));
@@ -419,7 +396,7 @@ class TlsFdTest : public TlsCapTest {
 
 TEST_F(TlsFdTest, RunningOutOfDescriptorsNeverWedgesTheListener) {
   std::vector<int> flood;
-  for (int i = 0; i < 100; ++i) flood.push_back(connect_silently(port()));
+  for (int i = 0; i < 100; ++i) flood.push_back(connect_tcp("127.0.0.1", port()));
   int refused = 0;
   for (int fd : flood) refused += closed_by_server(fd, std::chrono::milliseconds(20));
   EXPECT_GT(refused, 0);
@@ -432,7 +409,7 @@ TEST_F(TlsFdTest, RunningOutOfDescriptorsNeverWedgesTheListener) {
 // A client's FIN reaches gRPC (the relay's shutdown(SHUT_WR)), which then ends the
 // connection: closed at once, not after the handshake timeout.
 TEST_F(TlsCapTest, AClientsHalfCloseEndsTheConnection) {
-  const int fd = connect_silently(port());
+  const int fd = connect_tcp("127.0.0.1", port());
   ASSERT_EQ(::send(fd, "\x16\x03\x01", 3, MSG_NOSIGNAL), 3);  // the start of a TLS record
   ::shutdown(fd, SHUT_WR);
   const auto start = std::chrono::steady_clock::now();

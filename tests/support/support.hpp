@@ -1,6 +1,7 @@
 // Helpers shared by the test suites: temporary directories and running commands.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -36,5 +37,11 @@ void write_file(const std::string& path, const std::string& text);
 
 // A unique short name for boards and sockets of one test ("t1234-5").
 std::string unique_name(const std::string& prefix);
+
+// A raw TCP connection from address `from` to 127.0.0.1:`port` that says nothing, as a
+// flooding client holds it (-1 when no socket could be made).
+int connect_tcp(const char* from, int port);
+// True when the server closed the connection `fd` within `wait`.
+bool closed_by_server(int fd, std::chrono::milliseconds wait);
 
 }  // namespace asn::test
