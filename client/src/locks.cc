@@ -125,11 +125,13 @@ LockClient::LockClient(std::string endpoint, ClientOptions options)
   impl_->options = options;
   grpc::ChannelArguments args;
   // Reconnect as quickly as the session's own backoff retries (gRPC's default waits up to
-  // 120 s between attempts, longer than any lease).
+  // 120 s between attempts, longer than any lease). Not GRPC_ARG_MIN_RECONNECT_BACKOFF_MS:
+  // gRPC takes it as the time one connection attempt may last, and at 20 ms a loaded host's
+  // handshake ran past it ("connection attempt timed out before receiving SETTINGS frame"),
+  // failing calls against a server that was up.
   auto initial = static_cast<int>(std::max<milliseconds::rep>(options.initial_backoff.count(), 1));
   auto cap = static_cast<int>(std::max<milliseconds::rep>(options.max_backoff.count(), initial));
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, initial);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, initial);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, cap);
   std::shared_ptr<grpc::ChannelCredentials> credentials;
   const TlsOptions& tls = options.tls;

@@ -2,8 +2,13 @@
 // Unix socket: keepalive, guards, conflicts, deadlines, cancellation, reconnect after a
 // restart, lost sessions, and the C API.
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <cstring>
 #include <future>
 #include <thread>
 
@@ -48,12 +53,85 @@ bool eventually(Pred pred, std::chrono::milliseconds limit = 3s) {
   return pred();
 }
 
+// A Unix socket in front of `target` that makes each connection wait `delay` before its first
+// byte goes through, as a loaded host's server does: the client's HTTP/2 handshake waits.
+class SlowUnixRelay {
+ public:
+  SlowUnixRelay(const std::string& path, std::string target, std::chrono::milliseconds delay)
+      : target_(std::move(target)), delay_(delay) {
+    listener_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr = address(path);
+    if (listener_ < 0 || ::bind(listener_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+        ::listen(listener_, 8) != 0) {
+      throw std::runtime_error("relay socket: " + std::string(std::strerror(errno)));
+    }
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~SlowUnixRelay() {
+    stop_ = true;
+    ::shutdown(listener_, SHUT_RDWR);
+    thread_.join();
+    ::close(listener_);
+  }
+
+ private:
+  static sockaddr_un address(const std::string& path) {
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
+    return addr;
+  }
+  // One connection at a time is enough for one channel.
+  void serve() {
+    while (!stop_) {
+      const int client = ::accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (client < 0) return;
+      std::this_thread::sleep_for(delay_);
+      const int server = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      sockaddr_un addr = address(target_);
+      if (::connect(server, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+        relay(client, server);
+      }
+      ::close(server);
+      ::close(client);
+    }
+  }
+  void relay(int a, int b) {
+    pollfd fds[2] = {{a, POLLIN, 0}, {b, POLLIN, 0}};
+    char buffer[16384];
+    while (!stop_ && ::poll(fds, 2, 50) >= 0) {
+      for (int i = 0; i < 2; ++i) {
+        if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+        const ssize_t n = ::read(fds[i].fd, buffer, sizeof buffer);
+        if (n <= 0 || ::write(fds[1 - i].fd, buffer, size_t(n)) != n) return;
+      }
+    }
+  }
+
+  int listener_ = -1;
+  std::string target_;
+  std::chrono::milliseconds delay_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
 TEST_F(ClientTest, EndpointForms) {
   EXPECT_EQ(LockClient("/run/asn/asnd.sock").target(), "unix:/run/asn/asnd.sock");
   EXPECT_EQ(LockClient("unix:/x.sock").target(), "unix:/x.sock");
   EXPECT_EQ(LockClient("asnd.sock").target(), "unix:asnd.sock");
   EXPECT_EQ(LockClient("switch-1:7443").target(), "switch-1:7443");
   EXPECT_EQ(LockClient().target(), "unix:/run/asn/asnd.sock");
+}
+
+// A client whose reconnect backoff is shorter than the server's handshake still connects:
+// libasnclient once passed its 20 ms backoff to gRPC as the time a connection attempt may
+// take, and every call failed with "connection attempt timed out before receiving SETTINGS
+// frame" while the server was up but slow (the client tests under ThreadSanitizer on CI).
+TEST_F(ClientTest, AServerSlowerThanTheBackoffIsStillReached) {
+  SlowUnixRelay relay(dir_.file("slow.sock"), dir_.file("asnd.sock"), 300ms);
+  LockClient c(dir_.file("slow.sock"), fast_options());
+  Session session = c.open_session(5s, "slow");
+  EXPECT_TRUE(state_->has_session(session.id()));
 }
 
 TEST_F(ClientTest, TlsFilesMustExistAndComeInPairs) {

@@ -399,7 +399,6 @@ class Client {
       : id_(id), clock_(clock), counters_(counters), random_(seed) {
     grpc::ChannelArguments args;
     args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 50);
-    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 50);
     args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 200);
     args.SetInt(GRPC_ARG_ENABLE_RETRIES, 0);
     stub_ = v1::Locks::NewStub(
