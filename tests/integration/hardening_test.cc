@@ -49,15 +49,6 @@ int connect_unix(const std::string& path) {
   return fd;
 }
 
-template <typename Done>
-bool wait_until(Done done, std::chrono::seconds limit = std::chrono::seconds(10)) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!done() && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return done();
-}
-
 class HardeningTest : public ::testing::Test {
  protected:
   TempDir dir_;

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace asn::test {
@@ -41,7 +42,19 @@ std::string unique_name(const std::string& prefix);
 // A raw TCP connection from address `from` to 127.0.0.1:`port` that says nothing, as a
 // flooding client holds it (-1 when no socket could be made).
 int connect_tcp(const char* from, int port);
-// True when the server closed the connection `fd` within `wait`.
+// True when the server closed the connection `fd` within `wait` (0: closed already).
 bool closed_by_server(int fd, std::chrono::milliseconds wait);
+
+// True once `done()` is; asks it once per try (a try may use up what it tests, such as a
+// free connection slot) until `limit` has passed.
+template <typename Done>
+bool wait_until(Done done, std::chrono::seconds limit = std::chrono::seconds(10)) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  for (;;) {
+    if (done()) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
 
 }  // namespace asn::test
