@@ -24,6 +24,12 @@ for p in asn asn-dkms libasnclient-dev; do
     exit 0
   fi
 done
+for d in /run/asn /dev/shm/asn; do
+  if [ -e "$d" ]; then
+    echo "install-test: SKIPPED: $d exists (another asnd's?) and a purge would remove it"
+    exit 0
+  fi
+done
 
 scripts/package.sh
 debs=("$PWD"/build/packages/*.deb)
@@ -36,8 +42,13 @@ dkms_kernel=$(ls -v /lib/modules | tail -n 1)
 # The state directory is the operator's: a purge must leave it. The test plants one file in
 # it (when it does not exist yet) and removes it at the end.
 planted_state=0
+asnd_pid=""
 cleanup() {
   status=$?
+  if [ -n "$asnd_pid" ]; then
+    as_root kill "$asnd_pid" 2>/dev/null || true
+    sleep 1
+  fi
   as_root apt-get purge -y -qq "${packages[@]}" >/dev/null 2>&1 || true
   [ "$planted_state" = 1 ] && as_root rm -rf /var/lib/asn
   [ "$status" = 0 ] && echo "install-test: OK" || echo "install-test: failed ($status)" >&2
@@ -112,6 +123,29 @@ cc -o "$tmp/t" "$tmp/t.c" $(pkg-config --cflags --libs asnclient) || fail "compi
 "$tmp/t" || fail "run against libasnclient"
 rm -rf "$tmp"
 
+echo "== asnd runs as the user asn (as the unit starts it, without systemd's sandbox)"
+# systemd would make /run/asn and /var/lib/asn (RuntimeDirectory, StateDirectory); the state
+# directory, when the test makes it, is removed at the end.
+if [ ! -e /var/lib/asn ]; then
+  as_root install -d -o asn -g asn -m 0750 /var/lib/asn
+  planted_state=1
+fi
+as_root install -d -o asn -g asn -m 0755 /run/asn
+"${sudo_cmd[@]}" runuser -u asn -- /usr/sbin/asnd --config /etc/asn/asnd.yaml \
+  --board install-test >/tmp/asn-install-test-asnd.log 2>&1 &
+runner=$!
+for _ in $(seq 100); do [ -S /run/asn/asnd.sock ] && break; sleep 0.1; done
+# The user asn is the test's own (made by the install): its one process is this asnd.
+asnd_pid=$(pgrep -u asn -x asnd || true)
+[ -n "$asnd_pid" ] || { cat /tmp/asn-install-test-asnd.log >&2; fail "asnd did not start"; }
+status_out=$(as_root asnctl status 2>&1) ||
+  { cat /tmp/asn-install-test-asnd.log >&2; fail "asnctl status: $status_out"; }
+echo "$status_out" | head -n 1
+as_root kill "$asnd_pid"
+wait "$runner" || fail "asnd did not stop cleanly"
+asnd_pid=""
+[ "$(stat -c %U /dev/shm/asn)" = asn ] || fail "/dev/shm/asn is not the user asn's"
+
 echo "== upgrade (the same version again): the operator's configuration and the user stay"
 uid=$(id -u asn)
 echo "# edited by install-test" | as_root tee -a /etc/asn/asnd.yaml >/dev/null
@@ -122,15 +156,10 @@ grep -q "edited by install-test" /etc/asn/asnd.yaml || fail "the upgrade replace
 echo "kept"
 
 echo "== purge"
-planted_state=0
-if [ ! -e /var/lib/asn ]; then
-  as_root install -d -o asn -g asn -m 0750 /var/lib/asn
-  as_root touch /var/lib/asn/desired-state-marker
-  planted_state=1
-fi
+as_root touch /var/lib/asn/install-test-marker
 as_root apt-get purge -y -qq "${packages[@]}" >/tmp/asn-install-test.log 2>&1 ||
   { cat /tmp/asn-install-test.log >&2; fail "apt-get purge"; }
-for f in "${expected[@]}" /etc/asn /usr/src/asn-"$upstream" \
+for f in "${expected[@]}" /etc/asn /run/asn /dev/shm/asn /usr/src/asn-"$upstream" \
          /etc/systemd/system/multi-user.target.wants/asnd.service; do
   [ ! -e "$f" ] || fail "$f left after purge"
 done
@@ -138,6 +167,6 @@ done
 ! getent group asn >/dev/null || fail "group asn left after purge"
 ! modinfo -k "$dkms_kernel" asn >/dev/null 2>&1 || fail "asn.ko left after purge"
 [ -d /var/lib/asn ] || fail "purge removed the state directory"
-[ "$planted_state" = 0 ] || [ -e /var/lib/asn/desired-state-marker ] ||
-  fail "purge emptied the state directory"
+[ -e /var/lib/asn/install-test-marker ] || fail "purge emptied the state directory"
+as_root rm -f /var/lib/asn/install-test-marker
 echo "purge left only /var/lib/asn"
