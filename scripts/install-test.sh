@@ -31,7 +31,7 @@ for d in /run/asn /dev/shm/asn; do
   fi
 done
 
-scripts/package.sh
+scripts/package.sh --lintian
 debs=("$PWD"/build/packages/*.deb)
 lib_pkg=$(basename "$(ls build/packages/libasnclient[0-9]*_*.deb)" | cut -d_ -f1)
 packages+=("$lib_pkg")
