@@ -13,6 +13,8 @@ packages=(
   python3 python3-yaml
   # driver/: asn.ko against Debian's packaged kernel, and its QEMU kernel test
   linux-image-amd64 linux-headers-amd64 qemu-system-x86 busybox-static cpio
+  # scripts/package.sh and scripts/install-test.sh: the packages' checks and asn-dkms's build
+  lintian dkms man-db
 )
 
 missing=()

@@ -2,7 +2,10 @@
 # Builds asn and runs every test: the unit, service and integration suites under ctest, then
 # the unit and service suites again in an AddressSanitizer + UndefinedBehaviorSanitizer build
 # and in a ThreadSanitizer build, then every fuzz target for a bounded time (clang,
-# libFuzzer). Installs missing Debian packages first (needs root or sudo for that only).
+# libFuzzer). Between the first stage and the sanitizers, scripts/install-test.sh builds the
+# Debian packages from build/, installs them on this machine, checks them and purges them.
+# Installs missing Debian packages first (needs root or sudo for that, and for the install
+# test).
 #   scripts/test.sh                  everything (what CI runs)
 #   scripts/test.sh --no-sanitize    skip the sanitizer builds and the fuzzing (quicker, local)
 set -euo pipefail
@@ -24,6 +27,8 @@ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$jobs"
 echo "== tests =="
 ctest --test-dir build --output-on-failure -j"$jobs"
+echo "== Debian packages: build, install with apt, check, purge =="
+scripts/install-test.sh
 
 if [ "$sanitize" = 1 ]; then
   echo "== build (ASan + UBSan) =="
