@@ -73,7 +73,7 @@ expected=(
   /usr/share/doc/asn/operator-guide.md /usr/share/doc/asn/asnd.yaml /usr/share/doc/asn/copyright
   "/usr/src/asn-$upstream/dkms.conf" "/usr/src/asn-$upstream/generated/asn_regs.h"
   /usr/lib/modules-load.d/asn.conf
-  "/usr/lib/$multiarch/libasnclient.so.0" "/usr/lib/$multiarch/libasnclient.so"
+  "/usr/lib/$multiarch/libasnclient.so.1" "/usr/lib/$multiarch/libasnclient.so"
   /usr/include/asn/client/asnclient.h /usr/include/asn/client/locks.hpp
   "/usr/lib/$multiarch/pkgconfig/asnclient.pc"
 )

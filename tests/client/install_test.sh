@@ -25,7 +25,7 @@ includedir=$(pkg-config --variable=includedir asnclient)
 [[ -f $includedir/asn/client/locks.hpp && -f $includedir/asn/client/asnclient.h ]]
 pkg-config --print-requires-private asnclient | grep -q grpc++
 libdir=$(pkg-config --variable=libdir asnclient)
-ls "$libdir"/libasnclient.so.0 >/dev/null
+ls "$libdir"/libasnclient.so.1 >/dev/null
 
 # shellcheck disable=SC2086  # the flags are words
 "$cxx" -std=c++20 -Wall -Wextra -Werror -o "$tmp/example" "$source/examples/locks/lock_example.cc" \
