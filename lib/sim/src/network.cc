@@ -56,7 +56,8 @@ struct Router {
   std::vector<uint32_t> ring;
   std::vector<uint16_t> ring_head;
   std::vector<uint16_t> ring_count;
-  std::vector<uint32_t> in_flits;  // flits held (terminal ports: what the terminal sees)
+  std::vector<uint64_t> head_since;  // the cycle the current head became head
+  std::vector<uint32_t> in_flits;    // flits held (terminal ports: what the terminal sees)
   // Output VCs [port * V + vc].
   std::vector<uint32_t> credits;  // free flits at the downstream VC
   std::vector<uint32_t> waiting;  // packets routed to it here, not yet sent
@@ -144,9 +145,9 @@ class Network {
 
   void step();
   uint64_t now() const { return now_; }
-  bool deadlocked() const {
-    return in_network_ > 0 && now_ - last_progress_ > settings_.deadlock_cycles;
-  }
+  // A deadlock: some input VC's head has not moved for deadlock_cycles (the whole fabric or a
+  // cycle of VCs within it; the rest may still move). Scans every VC: call it now and then.
+  bool deadlocked();
   std::string deadlock_report() const;
   void start_measurement();
   bool busy() const { return in_network_ > 0; }
@@ -199,6 +200,8 @@ class Network {
   uint64_t in_network_ = 0;  // packets in routers and on channels
   uint64_t queued_ = 0;      // packets in source queues
   uint64_t measure_start_ = std::numeric_limits<uint64_t>::max();
+  uint32_t stuck_router_ = 0;
+  size_t stuck_vc_ = 0;
 };
 
 Network::Network(const Settings& settings, topology::RoutingMode mode, double load, uint64_t seed)
@@ -265,6 +268,7 @@ void Network::program(const topology::Fabric& fabric, topology::ChannelMode chan
     router.ring.assign(vcs * ring_cap_, kNone);
     router.ring_head.assign(vcs, 0);
     router.ring_count.assign(vcs, 0);
+    router.head_since.assign(vcs, 0);
     router.in_flits.assign(vcs, 0);
     router.credits.assign(vcs, settings_.vc_buf_size);
     router.waiting.assign(vcs, 0);
@@ -293,6 +297,7 @@ void Network::push(Router& router, unsigned port, unsigned vc, uint32_t packet) 
                    std::to_string(vc));
   const size_t slot = (router.ring_head[at] + router.ring_count[at]) % ring_cap_;
   router.ring[at * ring_cap_ + slot] = packet;
+  if (router.ring_count[at] == 0) router.head_since[at] = now_;
   ++router.ring_count[at];
   ++router.queued;
 }
@@ -401,6 +406,7 @@ struct Request {
   uint16_t in;
   uint8_t vc;
   uint16_t out;
+  uint64_t since;  // the cycle the head could first go
 };
 
 // Separable iSLIP: requests from every input VC whose head may go; each output grants the
@@ -423,7 +429,8 @@ void Network::allocate(uint32_t r) {
       if (!p.routed || p.ready > now_) continue;
       if (!p.local && router.credits[size_t{p.out_port} * vcs_ + p.out_vc] < p.size) continue;
       if (free_lane(router.out_free, p.out_port, router.lanes[p.out_port], now_) < 0) continue;
-      requests.push_back({static_cast<uint16_t>(port), static_cast<uint8_t>(vc), p.out_port});
+      requests.push_back(
+          {static_cast<uint16_t>(port), static_cast<uint8_t>(vc), p.out_port, p.ready});
     }
   }
   if (requests.empty()) return;
@@ -437,11 +444,14 @@ void Network::allocate(uint32_t r) {
     for (uint32_t i = 0; i < requests.size(); ++i) {
       const Request& q = requests[i];
       if (q.in == 0xffff) continue;  // matched already
+      // Round-robin over inputs from the output's pointer; between two VCs of one input, the
+      // one whose head has waited longer (a VC pointer shared by all outputs let one VC starve
+      // behind its neighbour whenever the input served another output in between).
+      auto rank = [&](const Request& x) {
+        return std::pair((x.in + ports - router.grant_ptr[x.out]) % ports, x.since);
+      };
       uint32_t& g = grant[q.out];
-      const unsigned distance = (q.in + ports - router.grant_ptr[q.out]) % ports;
-      if (g == kNone || distance < (requests[g].in + ports - router.grant_ptr[q.out]) % ports) {
-        g = i;
-      }
+      if (g == kNone || rank(q) < rank(requests[g])) g = i;
     }
     bool matched = false;
     for (unsigned out = 0; out < ports; ++out) {
@@ -484,6 +494,7 @@ void Network::transfer(uint32_t r, unsigned port, unsigned vc, unsigned lane_in)
   const uint32_t id = router.ring[at * ring_cap_ + router.ring_head[at]];
   router.ring_head[at] = static_cast<uint16_t>((router.ring_head[at] + 1) % ring_cap_);
   --router.ring_count[at];
+  router.head_since[at] = now_ + 1;
   --router.queued;
   Packet& p = packets_[id];
   const unsigned out = p.out_port;
@@ -559,18 +570,45 @@ void Network::step() {
   ++now_;
 }
 
+bool Network::deadlocked() {
+  if (in_network_ == 0 || now_ - last_progress_ <= settings_.deadlock_cycles) {
+    if (in_network_ == 0) return false;
+  }
+  for (uint32_t r = 0; r < routers_.size(); ++r) {
+    const Router& router = routers_[r];
+    if (router.queued == 0) continue;
+    for (size_t at = 0; at < router.ring_count.size(); ++at) {
+      if (router.ring_count[at] > 0 && now_ - router.head_since[at] > settings_.deadlock_cycles) {
+        stuck_router_ = r;
+        stuck_vc_ = at;
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
 std::string Network::deadlock_report() const {
   uint64_t held = 0;
-  uint32_t worst = 0, worst_queued = 0;
-  for (uint32_t r = 0; r < routers_.size(); ++r) {
-    held += routers_[r].queued;
-    if (routers_[r].queued > worst_queued) worst = r, worst_queued = routers_[r].queued;
+  for (const Router& router : routers_) held += router.queued;
+  const Router& router = routers_[stuck_router_];
+  const unsigned port = static_cast<unsigned>(stuck_vc_ / vcs_), vc = stuck_vc_ % vcs_;
+  const Packet& p = packets_[router.ring[stuck_vc_ * ring_cap_ + router.ring_head[stuck_vc_]]];
+  std::string report = "deadlock: the head of router " + std::to_string(stuck_router_) + " port " +
+                       std::to_string(port) + " VC " + std::to_string(vc) + " has not moved for " +
+                       std::to_string(now_ - router.head_since[stuck_vc_]) +
+                       " cycles (deadlock_cycles " + std::to_string(settings_.deadlock_cycles) +
+                       ") at cycle " + std::to_string(now_);
+  if (p.routed) {
+    report += ", waiting for port " + std::to_string(p.out_port) + " VC " +
+              std::to_string(p.out_vc) + " (" +
+              std::to_string(router.credits[size_t{p.out_port} * vcs_ + p.out_vc]) +
+              " credits, output free at cycle " + std::to_string(router.out_free[p.out_port * 2]) +
+              ", ready at cycle " + std::to_string(p.ready) + ")";
   }
-  return "deadlock: no flit moved for " + std::to_string(now_ - last_progress_) +
-         " cycles (deadlock_cycles " + std::to_string(settings_.deadlock_cycles) + ") at cycle " +
-         std::to_string(now_) + " while " + std::to_string(held) +
-         " packets wait in router buffers (most at router " + std::to_string(worst) + ": " +
-         std::to_string(worst_queued) + ")";
+  report += "; " + std::to_string(held) + " packets wait in router buffers";
+  if (now_ - last_progress_ > settings_.deadlock_cycles) report += ", no flit moves anywhere";
+  return report;
 }
 
 double percentile(std::vector<uint32_t>& values, double fraction) {
@@ -585,7 +623,7 @@ double percentile(std::vector<uint32_t>& values, double fraction) {
 bool run_for(Network& net, uint64_t cycles, PointResult& result, const std::atomic<bool>* cancel) {
   for (uint64_t c = 0; c < cycles; ++c) {
     net.step();
-    if ((c & 255) == 0) {
+    if ((c & 1023) == 0) {
       if (net.deadlocked()) {
         result.deadlock = true;
         result.message = net.deadlock_report();

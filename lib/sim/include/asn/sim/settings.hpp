@@ -68,7 +68,7 @@ struct Settings {
   uint32_t max_samples = 30;
   double converge_tolerance = 0.01;    // relative change of the accepted rate between windows
   uint32_t source_queue_packets = 64;  // a full source queue marks saturation
-  uint64_t deadlock_cycles = 5000;     // no flit moved this long while flits wait: deadlock
+  uint64_t deadlock_cycles = 1000;     // no flit moved this long while flits wait: deadlock
 
   // Output.
   std::string out_dir;
