@@ -60,11 +60,12 @@ const char* metric_file(Metric metric) {
   return "";
 }
 
-// Per mode, its points in load order.
+// Per mode, its points in load order. A deadlocked point measured nothing: it is left out of
+// the plots (the CSV and the table name it).
 std::map<std::string, std::vector<const PointResult*>> by_mode(const Results& results) {
   std::map<std::string, std::vector<const PointResult*>> modes;
   for (const auto& r : results) {
-    if (r) modes[to_string(r->mode)].push_back(&*r);
+    if (r && !r->deadlock) modes[to_string(r->mode)].push_back(&*r);
   }
   for (auto& [mode, points] : modes) {
     std::sort(points.begin(), points.end(), [](auto* a, auto* b) { return a->load < b->load; });
@@ -218,8 +219,8 @@ std::string gnuplot_pngs(const std::filesystem::path& dir, const Settings& setti
     bool first = true;
     for (const auto& [mode, points] : modes) {
       script << (first ? "" : ", ") << "'" << (dir / "results.csv").string()
-             << "' using 2:(strcol(1) eq '" << mode << "' ? $" << plot.column
-             << " : NaN) with linespoints title '" << mode << "'";
+             << "' using 2:(strcol(1) eq '" << mode << "' && strcol(12) ne 'deadlock' ? $"
+             << plot.column << " : NaN) with linespoints title '" << mode << "'";
       first = false;
     }
     script << "\n";
