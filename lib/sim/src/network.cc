@@ -436,8 +436,7 @@ void Network::allocate(uint32_t r) {
   if (requests.empty()) return;
   grant.assign(ports, kNone);
   accept.assign(ports, kNone);
-  const unsigned iterations =
-      settings_.alloc_iters * (settings_.channels == Channels::kDoubleRate ? 2 : 1);
+  const unsigned iterations = settings_.alloc_iters;
   for (unsigned iteration = 0; iteration < iterations; ++iteration) {
     std::fill(grant.begin(), grant.end(), kNone);
     std::fill(accept.begin(), accept.end(), kNone);
@@ -564,8 +563,13 @@ void Network::step() {
   }
   credits.clear();
   inject();
-  for (uint32_t r = 0; r < routers_.size(); ++r) {
-    if (routers_[r].queued > 0) allocate(r);
+  // A double-rate channel moves two packets a cycle, also from one VC: a second allocation
+  // pass, in which only lanes still free (the second lane of a double-rate port) can match.
+  const int passes = settings_.channels == Channels::kDoubleRate ? 2 : 1;
+  for (int pass = 0; pass < passes; ++pass) {
+    for (uint32_t r = 0; r < routers_.size(); ++r) {
+      if (routers_[r].queued > 0) allocate(r);
+    }
   }
   ++now_;
 }
