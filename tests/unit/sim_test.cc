@@ -88,6 +88,8 @@ TEST(SimZeroLoad, MinimalDeliversAConflictFreePermutationAtFullLoad) {
     Settings s = small(64, 4);
     s.pattern = Pattern::kBenign;
     s.channels = channels;
+    s.warmup_cycles = 200;
+    s.max_samples = 2;
     const PointResult r = simulate(s, RoutingMode::kMinimal, 1.0, 3);
     EXPECT_FALSE(r.saturated) << to_string(channels);
     EXPECT_FALSE(r.deadlock);
@@ -129,6 +131,8 @@ TEST(SimAldfb, NeverTwoDetoursInOneDimension) {
     Settings s = small(64, 4);
     s.pattern = p;
     s.num_vcs = 4;
+    s.warmup_cycles = 200;
+    s.max_samples = 2;
     const PointResult r = simulate(s, RoutingMode::kAldfb, 0.9, 5);
     ASSERT_FALSE(r.deadlock) << r.message;
     EXPECT_GT(r.nonminimal_share, 0.05) << to_string(p);  // it did detour
@@ -139,7 +143,7 @@ TEST(SimAldfb, NeverTwoDetoursInOneDimension) {
 // --- Determinism ------------------------------------------------------------------------------
 
 TEST(SimDeterminism, SameSeedSameResults) {
-  Settings s = small(64, 4);
+  Settings s = small(16, 4);  // 4 routers: the sweep's threads and seeds are what is tested
   s.pattern = Pattern::kUniform;
   s.modes = {RoutingMode::kAldfb, RoutingMode::kUgal};
   s.loads = {0.3, 0.6};
