@@ -418,7 +418,37 @@ std::string Network::deadlock_report() const {
   }
   report += "; " + std::to_string(held) + " packets wait in router buffers";
   if (now_ - last_progress_ > settings_.deadlock_cycles) report += ", no flit moves anywhere";
-  return report;
+  return report + wait_cycle();
+}
+
+// Follows "the head of this VC waits for that downstream VC" from the stuck VC; when the chain
+// comes back to a VC it has seen, that cycle of full VCs is the deadlock, written as
+// router:port/VC (the input VCs) with the engine's VC class of each hop.
+std::string Network::wait_cycle() const {
+  std::vector<std::pair<uint32_t, size_t>> chain;
+  uint32_t r = stuck_router_;
+  size_t at = stuck_vc_;
+  for (unsigned step = 0; step < 256; ++step) {
+    const auto seen = std::find(chain.begin(), chain.end(), std::pair(r, at));
+    if (seen != chain.end()) {
+      std::string text = "; cycle of waiting VCs:";
+      for (auto it = seen; it != chain.end(); ++it) {
+        text += " r" + std::to_string(it->first) + ":p" + std::to_string(it->second / vcs_) +
+                "/vc" + std::to_string(it->second % vcs_) + " ->";
+      }
+      return text + " r" + std::to_string(r) + ":p" + std::to_string(at / vcs_) + "/vc" +
+             std::to_string(at % vcs_);
+    }
+    chain.emplace_back(r, at);
+    const Router& router = routers_[r];
+    if (router.ring_count[at] == 0) return "";
+    const Packet& p = packets_[router.ring[at * ring_cap_ + router.ring_head[at]]];
+    if (!p.routed || p.local) return "";
+    const topology::PortEnd next = router.peer[p.out_port];
+    r = next.router;
+    at = size_t{next.port} * vcs_ + p.out_vc;
+  }
+  return "";
 }
 
 }  // namespace asn::sim::detail

@@ -149,6 +149,7 @@ class Network {
   // cycle of VCs within it; the rest may still move). Scans every VC: call it now and then.
   bool deadlocked();
   std::string deadlock_report() const;
+  std::string wait_cycle() const;
   void start_measurement();
   bool busy() const { return in_network_ > 0; }
   bool trace_done() const {
