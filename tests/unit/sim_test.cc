@@ -167,6 +167,7 @@ TEST(SimDeadlock, StopsTheRunWithAMessage) {
   ASSERT_TRUE(r.deadlock);
   EXPECT_THAT(r.message, HasSubstr("has not moved"));
   EXPECT_THAT(r.message, HasSubstr("no flit moves anywhere"));
+  EXPECT_THAT(r.message, HasSubstr("cycle of waiting VCs"));
   EXPECT_THAT(r.message, HasSubstr("packets wait"));
   EXPECT_LT(r.cycles, 3000u);
 }
