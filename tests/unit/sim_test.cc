@@ -66,6 +66,7 @@ TEST(SimZeroLoad, LatencyIsHopsTimesRouterPlusChannel) {
   // 0 -> 63: router 0 -> 15, both digits differ (3 routers).
   s.trace_file = dir.file("t.trace", "0 0 1 2\n100 0 4 2\n200 0 63 2\n");
   for (RoutingMode mode : {RoutingMode::kMinimal, RoutingMode::kUgal, RoutingMode::kAldfb}) {
+    s.internal_speedup = mode == RoutingMode::kAldfb ? 2 : 1;  // output queues: same latency
     const PointResult r = simulate(s, mode, 1.0, 7);
     ASSERT_EQ(r.packets, 3u) << to_string(mode);
     const double per_router = 2 + 3;
@@ -138,6 +139,24 @@ TEST(SimAldfb, NeverTwoDetoursInOneDimension) {
     EXPECT_GT(r.nonminimal_share, 0.05) << to_string(p);  // it did detour
     EXPECT_EQ(r.repeated_detours, 0u) << to_string(p);
   }
+}
+
+// 004 L1000-1025: with the seed's output-queued switch (here: internal_speedup 2), ALDFB
+// accepts all of adversarial traffic at full load, which minimal routing cannot (two lanes for
+// four terminals: one half).
+TEST(SimAldfb, OutputQueuedDeliversAdversarialAtFullLoad) {
+  Settings s = small(64, 4);
+  s.pattern = Pattern::kAdversarial;
+  s.internal_speedup = 2;
+  s.warmup_cycles = 200;
+  s.max_samples = 2;
+  const PointResult aldfb = simulate(s, RoutingMode::kAldfb, 1.0, 9);
+  ASSERT_FALSE(aldfb.deadlock) << aldfb.message;
+  EXPECT_GT(aldfb.accepted, 0.97);
+  EXPECT_GT(aldfb.nonminimal_share, 0.2);
+  EXPECT_EQ(aldfb.repeated_detours, 0u);
+  const PointResult minimal = simulate(s, RoutingMode::kMinimal, 1.0, 9);
+  EXPECT_NEAR(minimal.accepted, 0.5, 0.01);
 }
 
 // --- Determinism ------------------------------------------------------------------------------

@@ -72,6 +72,10 @@ int main(int argc, char** argv) {
        "cycles from arrival to switch request (BookSim routing_delay + 1)");
   flag("--alloc_iters,--alloc-iters", &Settings::alloc_iters,
        "iSLIP iterations (BookSim alloc_iters)");
+  flag("--internal_speedup,--internal-speedup", &Settings::internal_speedup,
+       "switch passes per cycle; 2 or more adds output queues (BookSim internal_speedup)");
+  flag("--output_buffer_size,--output-buffer-size", &Settings::output_buffer_size,
+       "packets per output VC queue (BookSim output_buffer_size)");
   auto* traffic_opt =
       app.add_option("--traffic", traffic,
                      "uniform (random), benign, adversarial, bitcomp, randperm, transpose, trace")

@@ -97,6 +97,12 @@ void Network::program(const topology::Fabric& fabric, topology::ChannelMode chan
     router.in_free.assign(size_t{ports} * 2, 0);
     router.grant_ptr.assign(ports, 0);
     router.accept_ptr.assign(ports, 0);
+    if (settings_.internal_speedup > 1) {
+      router.out_ring.assign(vcs * settings_.output_buffer_size, kNone);
+      router.out_head.assign(vcs, 0);
+      router.out_count.assign(vcs, 0);
+      router.out_vc_ptr.assign(ports, 0);
+    }
   }
 }
 
@@ -225,6 +231,7 @@ void Network::allocate(uint32_t r) {
   thread_local std::vector<uint32_t> grant;   // per output: index into requests
   thread_local std::vector<uint32_t> accept;  // per input: index into requests
   requests.clear();
+  const bool output_queues = settings_.internal_speedup > 1;
   for (unsigned port = 0; port < ports; ++port) {
     if (free_lane(router.in_free, port, router.lanes[port], now_) < 0) continue;
     for (unsigned vc = 0; vc < vcs_; ++vc) {
@@ -233,8 +240,13 @@ void Network::allocate(uint32_t r) {
       route_head(r, port, vc);
       const Packet& p = packets_[router.ring[at * ring_cap_ + router.ring_head[at]]];
       if (!p.routed || p.ready > now_) continue;
-      if (!p.local && router.credits[size_t{p.out_port} * vcs_ + p.out_vc] < p.size) continue;
-      if (free_lane(router.out_free, p.out_port, router.lanes[p.out_port], now_) < 0) continue;
+      const size_t out_at = size_t{p.out_port} * vcs_ + p.out_vc;
+      if (output_queues) {
+        if (router.out_count[out_at] >= settings_.output_buffer_size) continue;
+      } else {
+        if (!p.local && router.credits[out_at] < p.size) continue;
+        if (free_lane(router.out_free, p.out_port, router.lanes[p.out_port], now_) < 0) continue;
+      }
       requests.push_back(
           {static_cast<uint16_t>(port), static_cast<uint8_t>(vc), p.out_port, p.ready});
     }
@@ -283,7 +295,9 @@ void Network::allocate(uint32_t r) {
       const unsigned out = q.out;
       q.in = 0xffff;
       const bool in_full = free_lane(router.in_free, in, router.lanes[in], now_) < 0;
-      const bool out_full = free_lane(router.out_free, out, router.lanes[out], now_) < 0;
+      // With output queues a switch output takes one packet a pass.
+      const bool out_full =
+          output_queues || free_lane(router.out_free, out, router.lanes[out], now_) < 0;
       for (Request& other : requests) {
         if (other.in == 0xffff) continue;
         if ((in_full && other.in == in) || (out_full && other.out == out)) other.in = 0xffff;
@@ -293,7 +307,24 @@ void Network::allocate(uint32_t r) {
   }
 }
 
+// A granted packet leaves its input VC: straight onto the channel (input-queued), or into the
+// output queue of its port and VC (internal_speedup >= 2).
 void Network::transfer(uint32_t r, unsigned port, unsigned vc, unsigned lane_in) {
+  const uint32_t id = leave_input(r, port, vc, lane_in);
+  if (settings_.internal_speedup == 1) {
+    send(r, id);
+    return;
+  }
+  Router& router = routers_[r];
+  const Packet& p = packets_[id];
+  const size_t out_at = size_t{p.out_port} * vcs_ + p.out_vc;
+  const uint32_t cap = settings_.output_buffer_size;
+  router.out_ring[out_at * cap + (router.out_head[out_at] + router.out_count[out_at]) % cap] = id;
+  ++router.out_count[out_at];
+  ++router.out_queued;
+}
+
+uint32_t Network::leave_input(uint32_t r, unsigned port, unsigned vc, unsigned lane_in) {
   Router& router = routers_[r];
   const size_t at = size_t{port} * vcs_ + vc;
   const uint32_t id = router.ring[at * ring_cap_ + router.ring_head[at]];
@@ -301,13 +332,13 @@ void Network::transfer(uint32_t r, unsigned port, unsigned vc, unsigned lane_in)
   --router.ring_count[at];
   router.head_since[at] = now_ + 1;
   --router.queued;
-  Packet& p = packets_[id];
-  const unsigned out = p.out_port;
-  const size_t out_at = size_t{out} * vcs_ + p.out_vc;
-  --router.waiting[out_at];
-  router.in_free[port * 2 + lane_in] = now_ + p.size;
-  router.out_free[out * 2 + free_lane(router.out_free, out, router.lanes[out], now_)] =
-      now_ + p.size;
+  const Packet& p = packets_[id];
+  --router.waiting[size_t{p.out_port} * vcs_ + p.out_vc];
+  // With speedup S the switch moves S flits a cycle: a 1-flit packet frees the input for the
+  // next pass of the same cycle.
+  router.in_free[port * 2 + lane_in] = settings_.internal_speedup == 1
+                                           ? now_ + p.size
+                                           : now_ + (p.size - 1) / settings_.internal_speedup;
   last_progress_ = now_;
 
   // The input buffer frees when the tail has left; upstream hears it a channel later.
@@ -320,7 +351,47 @@ void Network::transfer(uint32_t r, unsigned port, unsigned vc, unsigned lane_in)
     credit_wheel_[(now_ + p.size - 1 + settings_.channel_latency) % wheel].push_back(
         {up.router, static_cast<uint16_t>(up.port), static_cast<uint8_t>(vc), false, p.size});
   }
+  return id;
+}
 
+// The output queues feed their channels: per free lane, the first VC from the port's pointer
+// whose head has room downstream (or goes to a terminal).
+void Network::drain_outputs(uint32_t r) {
+  Router& router = routers_[r];
+  const uint32_t cap = settings_.output_buffer_size;
+  for (unsigned port = 0; port < router.ports && router.out_queued > 0; ++port) {
+    while (free_lane(router.out_free, port, router.lanes[port], now_) >= 0) {
+      bool sent = false;
+      for (unsigned i = 0; i < vcs_ && !sent; ++i) {
+        const unsigned vc = (router.out_vc_ptr[port] + i) % vcs_;
+        const size_t at = size_t{port} * vcs_ + vc;
+        if (router.out_count[at] == 0) continue;
+        const uint32_t id = router.out_ring[at * cap + router.out_head[at]];
+        const Packet& p = packets_[id];
+        if (!p.local && router.credits[at] < p.size) continue;
+        router.out_head[at] = static_cast<uint16_t>((router.out_head[at] + 1) % cap);
+        --router.out_count[at];
+        --router.out_queued;
+        router.out_vc_ptr[port] = static_cast<uint8_t>((vc + 1) % vcs_);
+        send(r, id);
+        sent = true;
+      }
+      if (!sent) break;
+    }
+  }
+}
+
+// The packet takes a lane of its output port: delivered to its terminal, or on its way to the
+// next router.
+void Network::send(uint32_t r, uint32_t id) {
+  Router& router = routers_[r];
+  Packet& p = packets_[id];
+  const unsigned out = p.out_port;
+  const size_t out_at = size_t{out} * vcs_ + p.out_vc;
+  router.out_free[out * 2 + free_lane(router.out_free, out, router.lanes[out], now_)] =
+      now_ + p.size;
+  last_progress_ = now_;
+  const size_t wheel = arrivals_.size();
   if (p.local) {
     const uint64_t delivered = now_ + settings_.channel_latency + p.size - 1;
     ++delivered_all;
@@ -371,10 +442,19 @@ void Network::step() {
   inject();
   // A double-rate channel moves two packets a cycle, also from one VC: a second allocation
   // pass, in which only lanes still free (the second lane of a double-rate port) can match.
-  const int passes = settings_.channels == Channels::kDoubleRate ? 2 : 1;
-  for (int pass = 0; pass < passes; ++pass) {
+  // With output queues, internal_speedup passes of the switch, then the channels.
+  const bool output_queues = settings_.internal_speedup > 1;
+  const unsigned passes = output_queues                                 ? settings_.internal_speedup
+                          : settings_.channels == Channels::kDoubleRate ? 2
+                                                                        : 1;
+  for (unsigned pass = 0; pass < passes; ++pass) {
     for (uint32_t r = 0; r < routers_.size(); ++r) {
       if (routers_[r].queued > 0) allocate(r);
+    }
+  }
+  if (output_queues) {
+    for (uint32_t r = 0; r < routers_.size(); ++r) {
+      if (routers_[r].out_queued > 0) drain_outputs(r);
     }
   }
   ++now_;

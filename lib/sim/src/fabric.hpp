@@ -67,6 +67,12 @@ struct Router {
   std::vector<uint16_t> grant_ptr;
   std::vector<uint16_t> accept_ptr;
   uint32_t queued = 0;  // packets in the input VCs
+  // Output queues [port * V + vc] (internal_speedup >= 2 only): a ring of output_buffer_size.
+  std::vector<uint32_t> out_ring;
+  std::vector<uint16_t> out_head;
+  std::vector<uint16_t> out_count;
+  std::vector<uint8_t> out_vc_ptr;  // per port: the VC the channel serves first
+  uint32_t out_queued = 0;
 };
 
 // The routing engine's view of one simulated router: the register image and, as
@@ -101,7 +107,8 @@ class SimRouterView final : public engines::RouterView {
   // output queue; this is the queue the board's output would hold).
   uint32_t occupancy(unsigned port, unsigned vc) const override {
     const size_t at = size_t{port} * vcs_ + vc;
-    uint32_t packets = router_.waiting[at];
+    uint32_t packets =
+        router_.waiting[at] + (router_.out_count.empty() ? 0 : router_.out_count[at]);
     if (router_.port_map[port].role == PortRole::kChannel) {
       packets += (buffer_ - router_.credits[at] + packet_size_ - 1) / packet_size_;
     }
@@ -172,6 +179,9 @@ class Network {
   void allocate(uint32_t r);
   void route_head(uint32_t r, unsigned port, unsigned vc);
   void transfer(uint32_t r, unsigned port, unsigned vc, unsigned lane_in);
+  uint32_t leave_input(uint32_t r, unsigned port, unsigned vc, unsigned lane_in);
+  void send(uint32_t r, uint32_t packet);
+  void drain_outputs(uint32_t r);
   uint32_t new_packet();
   void push(Router& router, unsigned port, unsigned vc, uint32_t packet);
 

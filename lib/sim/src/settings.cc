@@ -183,6 +183,12 @@ void validate(const Settings& s) {
   if (s.routing_delay == 0 || s.routing_delay > 1000)
     throw SimError("routing_delay: 1..1000 cycles");
   if (s.alloc_iters == 0 || s.alloc_iters > 8) throw SimError("alloc_iters: 1..8");
+  if (s.internal_speedup == 0 || s.internal_speedup > 8) {
+    throw SimError("internal_speedup: 1..8 (1: input-queued; 2 or more: output queues)");
+  }
+  if (s.output_buffer_size == 0 || s.output_buffer_size > 4096) {
+    throw SimError("output_buffer_size: 1..4096 packets");
+  }
   if (s.threshold > queue_depth_packets(s)) {
     throw SimError("threshold: at most the VC depth, " + std::to_string(queue_depth_packets(s)) +
                    " packets (vc_buf_size / packet_size)");
@@ -251,6 +257,8 @@ Settings load_settings_yaml(const std::string& path, Settings s) {
                                  "channel_latency",
                                  "routing_delay",
                                  "alloc_iters",
+                                 "internal_speedup",
+                                 "output_buffer_size",
                                  "sw_allocator",
                                  "traffic",
                                  "load",
@@ -288,6 +296,8 @@ Settings load_settings_yaml(const std::string& path, Settings s) {
   read(root, "channel_latency", s.channel_latency);
   read(root, "routing_delay", s.routing_delay);
   read(root, "alloc_iters", s.alloc_iters);
+  read(root, "internal_speedup", s.internal_speedup);
+  read(root, "output_buffer_size", s.output_buffer_size);
   if (root["sw_allocator"] && root["sw_allocator"].as<std::string>() != "islip") {
     throw SimError("sw_allocator: only 'islip' is modelled");
   }
@@ -323,6 +333,8 @@ std::string settings_yaml(const Settings& s) {
   out << YAML::Key << "routing_delay" << YAML::Value << s.routing_delay;
   out << YAML::Key << "sw_allocator" << YAML::Value << "islip";
   out << YAML::Key << "alloc_iters" << YAML::Value << s.alloc_iters;
+  out << YAML::Key << "internal_speedup" << YAML::Value << s.internal_speedup;
+  out << YAML::Key << "output_buffer_size" << YAML::Value << s.output_buffer_size;
   out << YAML::Key << "traffic" << YAML::Value << to_string(s.pattern);
   std::ostringstream loads;
   for (size_t i = 0; i < s.loads.size(); ++i) loads << (i ? "," : "") << s.loads[i];

@@ -53,6 +53,11 @@ struct Settings {
   uint32_t channel_latency = 1;  // cycles a flit spends on a channel (also credits)
   uint32_t routing_delay = 1;    // cycles from a packet's arrival to its switch request
   uint32_t alloc_iters = 1;      // iSLIP iterations per cycle
+  // Switch passes per cycle. 1: input-queued (packets cross the switch onto the channel). 2 or
+  // more: packets cross into per-VC output queues of output_buffer_size packets, which feed the
+  // channel at its rate: the output-queued switch of the seed's board (004 L672-690).
+  uint32_t internal_speedup = 1;
+  uint32_t output_buffer_size = 16;  // packets per output VC (internal_speedup >= 2)
 
   // Traffic.
   Pattern pattern = Pattern::kUniform;
