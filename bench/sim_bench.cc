@@ -5,7 +5,7 @@
 // same run is BM_RouterDigits (topology_bench's: one router's digits), so ratios compare
 // across runs on this shared machine. Saturation uses adversarial traffic under ALDFB, which
 // saturates without deadlocking (uniform traffic at full load deadlocks the engine's 2-VC
-// rule, see docs/asnsim.md); the network is warmed up before timing.
+// rule, see docs/asnsim.md).
 //   build/bench/sim_bench  (or: bench/run.sh sim)
 #include <benchmark/benchmark.h>
 
@@ -27,9 +27,9 @@ void BM_RouterDigits(benchmark::State& state) {
 }
 BENCHMARK(BM_RouterDigits);
 
-// Args: terminals, k, load in percent. One iteration = `cycles` simulated cycles after a
-// warm-up of the same length (the warm-up is untimed work inside simulate_cycles' first
-// call, so each iteration builds and warms a fresh network; its cost is subtracted).
+// Args: terminals, k, load in percent, cycles, internal_speedup (1: input-queued, 2: output
+// queues). One iteration builds a fresh network (programming every router's tables) and runs
+// it `cycles` cycles from empty; the build is part of the time.
 void BM_Simulate(benchmark::State& state) {
   sim::Settings s;
   s.terminals = static_cast<uint32_t>(state.range(0));
@@ -38,6 +38,7 @@ void BM_Simulate(benchmark::State& state) {
   const bool saturated = state.range(2) >= 100;
   s.pattern = saturated ? sim::Pattern::kAdversarial : sim::Pattern::kUniform;
   const uint64_t cycles = static_cast<uint64_t>(state.range(3));
+  s.internal_speedup = static_cast<uint32_t>(state.range(4));
   const uint32_t routers = s.terminals / s.k;
   uint64_t delivered = 0;
   for (auto _ : state) {
@@ -48,15 +49,17 @@ void BM_Simulate(benchmark::State& state) {
   state.counters["cycles_per_s"] = benchmark::Counter(
       static_cast<double>(cycles) * state.iterations(), benchmark::Counter::kIsRate);
   state.counters["packets"] = static_cast<double>(delivered) / state.iterations();
-  state.SetLabel(std::to_string(s.terminals) + " terminals, load " + std::to_string(load));
+  state.SetLabel(std::to_string(s.terminals) + " terminals, load " + std::to_string(load) +
+                 (s.internal_speedup > 1 ? ", output queues" : ""));
 }
 BENCHMARK(BM_Simulate)
-    ->Args({64, 4, 10, 20000})
-    ->Args({64, 4, 100, 20000})
-    ->Args({1024, 32, 10, 2000})
-    ->Args({1024, 32, 100, 2000})
-    ->Args({4096, 16, 10, 1000})
-    ->Args({4096, 16, 100, 1000})
+    ->Args({64, 4, 10, 20000, 1})
+    ->Args({64, 4, 100, 20000, 1})
+    ->Args({64, 4, 100, 20000, 2})
+    ->Args({1024, 32, 10, 2000, 1})
+    ->Args({1024, 32, 100, 2000, 1})
+    ->Args({4096, 16, 10, 1000, 1})
+    ->Args({4096, 16, 100, 1000, 1})
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace
