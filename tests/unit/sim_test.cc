@@ -78,6 +78,20 @@ TEST(SimZeroLoad, LatencyIsHopsTimesRouterPlusChannel) {
   }
 }
 
+// A trace burst larger than a source queue is delivered in full, late rather than lost.
+TEST(SimZeroLoad, TraceLosesNothing) {
+  TempDir dir;
+  Settings s = small(16, 4);
+  s.pattern = Pattern::kTrace;
+  s.source_queue_packets = 4;
+  std::string burst;
+  for (int i = 0; i < 40; ++i) burst += "0 0 5 1\n";
+  s.trace_file = dir.file("burst.trace", burst);
+  const PointResult r = simulate(s, RoutingMode::kAldfb, 1.0, 1);
+  EXPECT_EQ(r.packets, 40u);
+  EXPECT_FALSE(r.deadlock);
+}
+
 // Benign traffic (004 L604) pairs each two terminals with one directly connected router: each
 // pair owns the two lanes of its channel and each destination terminal one source, so minimal
 // routing delivers the full offered load with no queue growing.

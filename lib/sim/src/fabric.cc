@@ -163,8 +163,11 @@ void Network::inject() {
     ++queued_;
   };
   if (settings_.pattern == Pattern::kTrace) {
+    // A trace loses nothing: a record whose source queue is full waits, and the records after
+    // it with it (the trace stays in order).
     for (; trace_next_ < trace_.size() && trace_[trace_next_].time <= now_; ++trace_next_) {
       const TraceRecord& t = trace_[trace_next_];
+      if (source_count_[t.source] == cap) break;
       enqueue(t.source, t.destination, t.size);
     }
   } else {
