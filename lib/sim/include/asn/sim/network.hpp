@@ -17,6 +17,9 @@
 //   per lane.
 // - A granted packet's head reaches the next router channel_latency cycles later; its credits
 //   return channel_latency cycles after its tail left.
+// - With internal_speedup >= 2 the switch runs that many passes a cycle into per-VC output
+//   queues, which feed the channels (the seed's output-queued switch); the engine's occupancy
+//   then includes them.
 // Zero-load latency, in cycles from creation to the tail's delivery:
 //   routers traversed x (routing_delay + channel_latency) + packet_size - 1.
 #pragma once
