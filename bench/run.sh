@@ -9,7 +9,7 @@
 # RelWithDebInfo).
 #   bench/run.sh [PROGRAM...] [-- extra Google Benchmark flags, e.g. --benchmark_repetitions=5]
 #   PROGRAM: regs, topology, schedule, fabric, tdm, tdm_fabric, locks, stripe, stripe_io,
-#   fabric_schedule (default: all)
+#   fabric_schedule, sim (default: all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 declare -A reference=([regs]=BM_ModelRead32 [topology]=BM_RouterDigits [schedule]=""
                       [fabric]=BM_GetTopology [tdm]=BM_GetSchedule [tdm_fabric]=""
                       [locks]=BM_GetLockStats [stripe]=BM_Memcpy [stripe_io]=""
-                      [fabric_schedule]=BM_GreedyTorus1600)
+                      [fabric_schedule]=BM_GreedyTorus1600 [sim]=BM_RouterDigits)
 programs=()
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do
   [ -n "${reference[$1]+set}" ] || { echo "bench/run.sh: unknown program '$1' (regs, topology, schedule, fabric, tdm, tdm_fabric, locks, stripe, stripe_io, fabric_schedule)" >&2; exit 2; }
@@ -25,7 +25,7 @@ while [ $# -gt 0 ] && [ "$1" != "--" ]; do
   shift
 done
 [ "${1:-}" = "--" ] && shift
-[ ${#programs[@]} -gt 0 ] || programs=(regs topology schedule fabric tdm tdm_fabric locks stripe stripe_io fabric_schedule)
+[ ${#programs[@]} -gt 0 ] || programs=(regs topology schedule fabric tdm tdm_fabric locks stripe stripe_io fabric_schedule sim)
 
 export BENCH_BUILD_DIR=${BENCH_BUILD_DIR:-build}
 build=$BENCH_BUILD_DIR

@@ -11,6 +11,8 @@ packages=(
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   clang libclang-rt-14-dev
   python3 python3-yaml
+  # asnsim: PNG plots (it writes SVG itself)
+  gnuplot-nox
   # driver/: asn.ko against Debian's packaged kernel, and its QEMU kernel test
   linux-image-amd64 linux-headers-amd64 qemu-system-x86 busybox-static cpio
   # scripts/package.sh and scripts/install-test.sh: the packages' checks and asn-dkms's build

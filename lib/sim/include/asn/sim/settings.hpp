@@ -1,0 +1,106 @@
+// asnsim's settings: the fabric, the router model, the traffic and the measurement of one
+// run. Router-model names follow BookSim2's configuration keys (num_vcs, vc_buf_size,
+// sw_allocator, alloc_iters, channel latency, routing_delay, packet_size, injection_rate);
+// docs/asnsim.md lists the correspondence and where the models differ.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "asn/topology/route_tables.hpp"
+
+namespace asn::sim {
+
+// Bad settings, bad trace lines, unwritable output: the message names the field and what
+// would be accepted.
+class SimError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// How the doubled inter-router bandwidth is built (004 L335, L341).
+enum class Channels : uint8_t {
+  kDilated,     // two channels A and B of terminal rate per router pair (the default)
+  kDoubleRate,  // one channel of twice the terminal rate per pair
+  kPlain,       // one channel of terminal rate: the plain flattened butterfly (no dilation)
+};
+
+enum class Pattern : uint8_t {
+  kUniform,
+  kBenign,
+  kAdversarial,
+  kBitComplement,
+  kRandomPermutation,
+  kTranspose,
+  kTrace,
+};
+
+struct Settings {
+  // The fabric.
+  uint32_t terminals = 64;
+  uint32_t k = 4;
+  Channels channels = Channels::kDilated;
+  std::vector<topology::RoutingMode> modes = {topology::RoutingMode::kAldfb};
+  // port[p].aldfb_threshold (packets), the T_h of every channel port; 0: half the VC depth.
+  uint32_t threshold = 0;
+
+  // The router model (BookSim2 names).
+  uint32_t num_vcs = 2;          // VCs per input port; the engine splits them forward/reverse
+  uint32_t vc_buf_size = 8;      // flits per VC
+  uint32_t packet_size = 1;      // flits per packet
+  uint32_t channel_latency = 1;  // cycles a flit spends on a channel (also credits)
+  uint32_t routing_delay = 1;    // cycles from a packet's arrival to its switch request
+  uint32_t alloc_iters = 1;      // iSLIP iterations per cycle
+  // Switch passes per cycle. 1: input-queued (packets cross the switch onto the channel). 2 or
+  // more: packets cross into per-VC output queues of output_buffer_size packets, which feed the
+  // channel at its rate: the output-queued switch of the seed's board (004 L672-690).
+  uint32_t internal_speedup = 1;
+  uint32_t output_buffer_size = 16;  // packets per output VC (internal_speedup >= 2)
+
+  // Traffic.
+  Pattern pattern = Pattern::kUniform;
+  std::vector<double> loads = {0.5};  // injection_rate, flits/cycle/terminal, in (0, 1]
+  uint32_t adversarial_shift = 1;     // j of router i -> router i + j (in digit 0)
+  std::string trace_file;
+
+  // Measurement.
+  uint64_t seed = 1;
+  uint64_t warmup_cycles = 2000;
+  uint64_t sample_cycles = 1000;  // one measured window
+  uint32_t min_samples = 3;
+  uint32_t max_samples = 30;
+  double converge_tolerance = 0.01;    // relative change of the accepted rate between windows
+  uint32_t source_queue_packets = 64;  // a full source queue marks saturation
+  uint64_t deadlock_cycles = 1000;     // no flit moved this long while flits wait: deadlock
+
+  // Output.
+  std::string out_dir;
+  unsigned threads = 0;  // 0: every core
+};
+
+std::string to_string(topology::RoutingMode mode);
+std::string to_string(Pattern pattern);
+std::string to_string(Channels channels);
+topology::RoutingMode parse_mode(const std::string& text);  // SimError on an unknown mode
+Pattern parse_pattern(const std::string& text);
+Channels parse_channels(const std::string& text);
+// "0.1:1.0:0.1" (first:last:step), "0.5" or "0.3,0.6,0.9". Loads must be in (0, 1].
+std::vector<double> parse_loads(const std::string& text);
+
+// Checks everything that can be checked before a run: the fabric (topology::Fabric's rules,
+// the register limits), the router model, the loads, the pattern's needs (bit-complement and
+// transpose need N a power of two, transpose an even number of bits), the trace file.
+// Throws SimError naming the field.
+void validate(const Settings& settings);
+
+// The VC depth in packets (id.cap_ports.queue_depth) and the T_h used.
+uint32_t queue_depth_packets(const Settings& settings);
+uint32_t threshold_packets(const Settings& settings);
+
+// YAML: the keys are the long flag names (terminals, k, mode, traffic, load, ...).
+Settings load_settings_yaml(const std::string& path, Settings base = {});
+std::string settings_yaml(const Settings& settings);
+
+}  // namespace asn::sim

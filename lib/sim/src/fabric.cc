@@ -1,0 +1,537 @@
+#include "fabric.hpp"
+
+#include <algorithm>
+#include <span>
+
+#include "asn/topology/route_words.hpp"
+
+namespace asn::sim::detail {
+namespace {
+
+// A free lane of a port's `free` list, or -1.
+int free_lane(const std::vector<uint64_t>& free, unsigned port, unsigned lanes, uint64_t now) {
+  for (unsigned lane = 0; lane < lanes; ++lane) {
+    if (free[port * 2 + lane] <= now) return static_cast<int>(lane);
+  }
+  return -1;
+}
+
+struct Request {
+  uint16_t in;
+  uint8_t vc;
+  uint16_t out;
+  uint64_t since;  // the cycle the head could first go
+};
+
+}  // namespace
+
+Network::Network(const Settings& settings, topology::RoutingMode mode, double load, uint64_t seed)
+    : settings_(settings),
+      load_(load),
+      k_(settings.k),
+      vcs_(settings.num_vcs),
+      ring_cap_(settings.vc_buf_size),
+      traffic_(settings, seed),
+      random_(seed * 0x9e3779b97f4a7c15ull + 1),
+      ugal_random_(seed ^ 0x5547414c5547414cull) {
+  const topology::Fabric fabric(settings.terminals, settings.k);
+  const auto channel_mode = settings.channels == Channels::kDilated
+                                ? topology::ChannelMode::kDilated
+                                : topology::ChannelMode::kDoubleRate;
+  routers_.resize(fabric.routers());
+  for (Router& router : routers_) router.mode = {mode, true};
+  program(fabric, channel_mode);
+  for (const Router& router : routers_) views_.emplace_back(router, settings);
+
+  const uint32_t n = settings.terminals;
+  source_ring_.resize(size_t{n} * settings.source_queue_packets);
+  source_head_.assign(n, 0);
+  source_count_.assign(n, 0);
+  terminal_free_.assign(n, 0);
+  const size_t wheel = settings.channel_latency + settings.vc_buf_size + 2;
+  arrivals_.resize(wheel);
+  credit_wheel_.resize(wheel);
+  if (settings.pattern == Pattern::kTrace) {
+    trace_ = read_trace(settings.trace_file, n, settings.vc_buf_size);
+  }
+}
+
+// Each router's ROUTE block as asnd's fabric manager writes it (compute_route_tables, then
+// encode_*_table), read back through the decoders the emulated board's view uses.
+void Network::program(const topology::Fabric& fabric, topology::ChannelMode channel_mode) {
+  const unsigned lanes_per_port = settings_.channels == Channels::kDoubleRate ? 2 : 1;
+  for (uint32_t r = 0; r < routers_.size(); ++r) {
+    Router& router = routers_[r];
+    const topology::RouteTables tables = topology::compute_route_tables(fabric, r, channel_mode);
+    const std::vector<uint32_t> config = topology::encode_config(tables.registers, router.mode);
+    router.registers = topology::decode_config(config);
+    router.mode = topology::decode_mode(config);
+    router.ports = static_cast<unsigned>(tables.port_map.size());
+    for (uint32_t word : topology::encode_port_map_table(tables.port_map, router.ports)) {
+      router.port_map.push_back(topology::decode_port_map(word));
+    }
+    const auto dest_words = topology::encode_dest_table(tables.dest_table, fabric.routers());
+    const size_t per = topology::encode_dest({}).size();
+    for (size_t d = 0; d < fabric.routers(); ++d) {
+      router.dest_table.push_back(
+          topology::decode_dest(std::span<const uint32_t>(dest_words).subspan(d * per, per)));
+    }
+
+    const unsigned ports = router.ports;
+    router.peer.assign(ports, {kNone, 0});
+    router.lanes.assign(ports, 1);
+    for (unsigned p = 0; p < ports; ++p) {
+      if (router.port_map[p].role != PortRole::kChannel) continue;
+      router.peer[p] = fabric.peer(r, p, channel_mode);
+      router.lanes[p] = static_cast<uint8_t>(lanes_per_port);
+    }
+    const size_t vcs = size_t{ports} * vcs_;
+    router.ring.assign(vcs * ring_cap_, kNone);
+    router.ring_head.assign(vcs, 0);
+    router.ring_count.assign(vcs, 0);
+    router.head_since.assign(vcs, 0);
+    router.in_flits.assign(vcs, 0);
+    router.credits.assign(vcs, settings_.vc_buf_size);
+    router.waiting.assign(vcs, 0);
+    router.out_free.assign(size_t{ports} * 2, 0);
+    router.in_free.assign(size_t{ports} * 2, 0);
+    router.grant_ptr.assign(ports, 0);
+    router.accept_ptr.assign(ports, 0);
+    if (settings_.internal_speedup > 1) {
+      router.out_ring.assign(vcs * settings_.output_buffer_size, kNone);
+      router.out_head.assign(vcs, 0);
+      router.out_count.assign(vcs, 0);
+      router.out_vc_ptr.assign(ports, 0);
+    }
+  }
+}
+
+uint32_t Network::new_packet() {
+  if (free_packets_.empty()) {
+    packets_.emplace_back();
+    return static_cast<uint32_t>(packets_.size() - 1);
+  }
+  const uint32_t id = free_packets_.back();
+  free_packets_.pop_back();
+  packets_[id] = Packet{};
+  return id;
+}
+
+void Network::push(Router& router, unsigned port, unsigned vc, uint32_t packet) {
+  const size_t at = size_t{port} * vcs_ + vc;
+  if (router.ring_count[at] >= ring_cap_)
+    throw SimError("internal: VC overflow at port " + std::to_string(port) + " vc " +
+                   std::to_string(vc));
+  const size_t slot = (router.ring_head[at] + router.ring_count[at]) % ring_cap_;
+  router.ring[at * ring_cap_ + slot] = packet;
+  if (router.ring_count[at] == 0) router.head_since[at] = now_;
+  ++router.ring_count[at];
+  ++router.queued;
+}
+
+void Network::start_measurement() {
+  measure_start_ = now_;
+  window = {};
+  total = {};
+  latencies.clear();
+  hops = detour_hops = repeated_detours = delivered_packets = 0;
+}
+
+// Packets are drawn (Bernoulli, or the trace's records of this cycle) into source queues; each
+// terminal moves its head packet into a VC of its router's terminal port with room for it.
+void Network::inject() {
+  const uint32_t n = settings_.terminals;
+  const uint32_t cap = settings_.source_queue_packets;
+  auto enqueue = [&](uint32_t source, uint32_t dest, uint32_t size) {
+    if (now_ >= measure_start_) {
+      window.generated_flits += size;
+      total.generated_flits += size;
+    }
+    if (source_count_[source] == cap) {
+      if (now_ >= measure_start_) ++window.refused, ++total.refused;
+      return;
+    }
+    const uint32_t id = new_packet();
+    Packet& p = packets_[id];
+    p.source = source;
+    p.dest = dest;
+    p.created = now_;
+    p.size = size;
+    p.header.dest_terminal = dest;
+    source_ring_[size_t{source} * cap + (source_head_[source] + source_count_[source]) % cap] = id;
+    ++source_count_[source];
+    ++queued_;
+  };
+  if (settings_.pattern == Pattern::kTrace) {
+    // A trace loses nothing: a record whose source queue is full waits, and the records after
+    // it with it (the trace stays in order).
+    for (; trace_next_ < trace_.size() && trace_[trace_next_].time <= now_; ++trace_next_) {
+      const TraceRecord& t = trace_[trace_next_];
+      if (source_count_[t.source] == cap) break;
+      enqueue(t.source, t.destination, t.size);
+    }
+  } else {
+    const double p = load_ / settings_.packet_size;
+    for (uint32_t s = 0; s < n; ++s) {
+      if (random_.chance(p)) enqueue(s, traffic_.destination(s, random_), settings_.packet_size);
+    }
+  }
+  for (uint32_t s = 0; s < n; ++s) {
+    if (source_count_[s] == 0 || terminal_free_[s] > now_) continue;
+    const uint32_t id = source_ring_[size_t{s} * cap + source_head_[s]];
+    const uint32_t size = packets_[id].size;
+    Router& router = routers_[s / k_];
+    const unsigned port = s % k_;  // terminal ports are 0..k-1 (topology::Fabric::port_info)
+    unsigned best = vcs_;
+    uint32_t best_free = 0;
+    for (unsigned vc = 0; vc < vcs_; ++vc) {
+      const uint32_t free = settings_.vc_buf_size - router.in_flits[port * vcs_ + vc];
+      if (free >= size && free > best_free) best = vc, best_free = free;
+    }
+    if (best == vcs_) continue;
+    router.in_flits[port * vcs_ + best] += size;
+    source_head_[s] = (source_head_[s] + 1) % cap;
+    --source_count_[s];
+    --queued_;
+    ++in_network_;
+    packets_[id].ready = now_;
+    push(router, port, best, id);
+    terminal_free_[s] = now_ + size;
+  }
+}
+
+void Network::route_head(uint32_t r, unsigned port, unsigned vc) {
+  Router& router = routers_[r];
+  const size_t at = size_t{port} * vcs_ + vc;
+  Packet& p = packets_[router.ring[at * ring_cap_ + router.ring_head[at]]];
+  if (p.routed || p.ready > now_) return;
+  p.header.in_port = static_cast<uint16_t>(port);
+  const engines::RouteDecision d =
+      engines::route_packet(views_[r], p.header, static_cast<uint32_t>(ugal_random_.next()));
+  if (d.status != engines::RouteStatus::kOk) {
+    throw SimError("routing engine at router " + std::to_string(r) + ": " +
+                   std::string(engines::to_string(d.status)));
+  }
+  p.routed = true;
+  p.header = d.header;
+  p.out_port = d.port;
+  p.out_vc = d.vc;
+  p.local = d.local;
+  p.minimal = d.minimal;
+  // Routing overlaps the wait behind earlier packets (a pipelined router): the packet may
+  // request routing_delay cycles after it arrived, or now if it waited longer at the head.
+  p.ready = std::max<uint64_t>(p.ready + settings_.routing_delay, now_);
+  ++router.waiting[size_t{d.port} * vcs_ + d.vc];
+}
+
+// Separable iSLIP: requests from every input VC whose head may go; each output grants the
+// requesting input nearest its pointer; each input accepts the granting output nearest its
+// pointer; pointers move one past the match, on the first iteration only (iSLIP's rule).
+void Network::allocate(uint32_t r) {
+  Router& router = routers_[r];
+  const unsigned ports = router.ports;
+  thread_local std::vector<Request> requests;
+  thread_local std::vector<uint32_t> grant;   // per output: index into requests
+  thread_local std::vector<uint32_t> accept;  // per input: index into requests
+  requests.clear();
+  const bool output_queues = settings_.internal_speedup > 1;
+  for (unsigned port = 0; port < ports; ++port) {
+    if (free_lane(router.in_free, port, router.lanes[port], now_) < 0) continue;
+    for (unsigned vc = 0; vc < vcs_; ++vc) {
+      const size_t at = size_t{port} * vcs_ + vc;
+      if (router.ring_count[at] == 0) continue;
+      route_head(r, port, vc);
+      const Packet& p = packets_[router.ring[at * ring_cap_ + router.ring_head[at]]];
+      if (!p.routed || p.ready > now_) continue;
+      const size_t out_at = size_t{p.out_port} * vcs_ + p.out_vc;
+      if (output_queues) {
+        if (router.out_count[out_at] >= settings_.output_buffer_size) continue;
+      } else {
+        if (!p.local && router.credits[out_at] < p.size) continue;
+        if (free_lane(router.out_free, p.out_port, router.lanes[p.out_port], now_) < 0) continue;
+      }
+      requests.push_back(
+          {static_cast<uint16_t>(port), static_cast<uint8_t>(vc), p.out_port, p.ready});
+    }
+  }
+  if (requests.empty()) return;
+  grant.assign(ports, kNone);
+  accept.assign(ports, kNone);
+  const unsigned iterations = settings_.alloc_iters;
+  for (unsigned iteration = 0; iteration < iterations; ++iteration) {
+    std::fill(grant.begin(), grant.end(), kNone);
+    std::fill(accept.begin(), accept.end(), kNone);
+    for (uint32_t i = 0; i < requests.size(); ++i) {
+      const Request& q = requests[i];
+      if (q.in == 0xffff) continue;  // matched already
+      // Round-robin over inputs from the output's pointer; between two VCs of one input, the
+      // one whose head has waited longer (a VC pointer shared by all outputs let one VC starve
+      // behind its neighbour whenever the input served another output in between).
+      auto rank = [&](const Request& x) {
+        return std::pair((x.in + ports - router.grant_ptr[x.out]) % ports, x.since);
+      };
+      uint32_t& g = grant[q.out];
+      if (g == kNone || rank(q) < rank(requests[g])) g = i;
+    }
+    bool matched = false;
+    for (unsigned out = 0; out < ports; ++out) {
+      if (grant[out] == kNone) continue;
+      const Request& q = requests[grant[out]];
+      uint32_t& a = accept[q.in];
+      const unsigned distance = (out + ports - router.accept_ptr[q.in]) % ports;
+      if (a == kNone || distance < (requests[a].out + ports - router.accept_ptr[q.in]) % ports) {
+        a = grant[out];
+      }
+    }
+    for (unsigned in = 0; in < ports; ++in) {
+      if (accept[in] == kNone) continue;
+      Request& q = requests[accept[in]];
+      const int lane = free_lane(router.in_free, in, router.lanes[in], now_);
+      if (lane < 0) continue;
+      if (iteration == 0) {
+        router.grant_ptr[q.out] = static_cast<uint16_t>((in + 1) % ports);
+        router.accept_ptr[in] = static_cast<uint16_t>((q.out + 1) % ports);
+      }
+      transfer(r, in, q.vc, static_cast<unsigned>(lane));
+      matched = true;
+      // This VC and, when the ports have no lane left, their other requests are done.
+      const unsigned out = q.out;
+      q.in = 0xffff;
+      const bool in_full = free_lane(router.in_free, in, router.lanes[in], now_) < 0;
+      // With output queues a switch output takes one packet a pass.
+      const bool out_full =
+          output_queues || free_lane(router.out_free, out, router.lanes[out], now_) < 0;
+      for (Request& other : requests) {
+        if (other.in == 0xffff) continue;
+        if ((in_full && other.in == in) || (out_full && other.out == out)) other.in = 0xffff;
+      }
+    }
+    if (!matched) break;
+  }
+}
+
+// A granted packet leaves its input VC: straight onto the channel (input-queued), or into the
+// output queue of its port and VC (internal_speedup >= 2).
+void Network::transfer(uint32_t r, unsigned port, unsigned vc, unsigned lane_in) {
+  const uint32_t id = leave_input(r, port, vc, lane_in);
+  if (settings_.internal_speedup == 1) {
+    send(r, id);
+    return;
+  }
+  Router& router = routers_[r];
+  const Packet& p = packets_[id];
+  const size_t out_at = size_t{p.out_port} * vcs_ + p.out_vc;
+  const uint32_t cap = settings_.output_buffer_size;
+  router.out_ring[out_at * cap + (router.out_head[out_at] + router.out_count[out_at]) % cap] = id;
+  ++router.out_count[out_at];
+  ++router.out_queued;
+}
+
+uint32_t Network::leave_input(uint32_t r, unsigned port, unsigned vc, unsigned lane_in) {
+  Router& router = routers_[r];
+  const size_t at = size_t{port} * vcs_ + vc;
+  const uint32_t id = router.ring[at * ring_cap_ + router.ring_head[at]];
+  router.ring_head[at] = static_cast<uint16_t>((router.ring_head[at] + 1) % ring_cap_);
+  --router.ring_count[at];
+  router.head_since[at] = now_ + 1;
+  --router.queued;
+  const Packet& p = packets_[id];
+  --router.waiting[size_t{p.out_port} * vcs_ + p.out_vc];
+  // With speedup S the switch moves S flits a cycle: a 1-flit packet frees the input for the
+  // next pass of the same cycle.
+  router.in_free[port * 2 + lane_in] = settings_.internal_speedup == 1
+                                           ? now_ + p.size
+                                           : now_ + (p.size - 1) / settings_.internal_speedup;
+  last_progress_ = now_;
+
+  // The input buffer frees when the tail has left; upstream hears it a channel later.
+  const size_t wheel = arrivals_.size();
+  if (router.port_map[port].role == PortRole::kTerminal) {
+    credit_wheel_[(now_ + p.size) % wheel].push_back(
+        {r, static_cast<uint16_t>(port), static_cast<uint8_t>(vc), true, p.size});
+  } else {
+    const topology::PortEnd up = router.peer[port];
+    credit_wheel_[(now_ + p.size - 1 + settings_.channel_latency) % wheel].push_back(
+        {up.router, static_cast<uint16_t>(up.port), static_cast<uint8_t>(vc), false, p.size});
+  }
+  return id;
+}
+
+// The output queues feed their channels: per free lane, the first VC from the port's pointer
+// whose head has room downstream (or goes to a terminal).
+void Network::drain_outputs(uint32_t r) {
+  Router& router = routers_[r];
+  const uint32_t cap = settings_.output_buffer_size;
+  for (unsigned port = 0; port < router.ports && router.out_queued > 0; ++port) {
+    while (free_lane(router.out_free, port, router.lanes[port], now_) >= 0) {
+      bool sent = false;
+      for (unsigned i = 0; i < vcs_ && !sent; ++i) {
+        const unsigned vc = (router.out_vc_ptr[port] + i) % vcs_;
+        const size_t at = size_t{port} * vcs_ + vc;
+        if (router.out_count[at] == 0) continue;
+        const uint32_t id = router.out_ring[at * cap + router.out_head[at]];
+        const Packet& p = packets_[id];
+        if (!p.local && router.credits[at] < p.size) continue;
+        router.out_head[at] = static_cast<uint16_t>((router.out_head[at] + 1) % cap);
+        --router.out_count[at];
+        --router.out_queued;
+        router.out_vc_ptr[port] = static_cast<uint8_t>((vc + 1) % vcs_);
+        send(r, id);
+        sent = true;
+      }
+      if (!sent) break;
+    }
+  }
+}
+
+// The packet takes a lane of its output port: delivered to its terminal, or on its way to the
+// next router.
+void Network::send(uint32_t r, uint32_t id) {
+  Router& router = routers_[r];
+  Packet& p = packets_[id];
+  const unsigned out = p.out_port;
+  const size_t out_at = size_t{out} * vcs_ + p.out_vc;
+  router.out_free[out * 2 + free_lane(router.out_free, out, router.lanes[out], now_)] =
+      now_ + p.size;
+  last_progress_ = now_;
+  const size_t wheel = arrivals_.size();
+  if (p.local) {
+    const uint64_t delivered = now_ + settings_.channel_latency + p.size - 1;
+    ++delivered_all;
+    --in_network_;
+    if (now_ >= measure_start_) {
+      window.delivered_flits += p.size;
+      total.delivered_flits += p.size;
+    }
+    if (p.created >= measure_start_) {
+      latencies.push_back(static_cast<uint32_t>(delivered - p.created));
+      hops += p.hops;
+      detour_hops += p.detours;
+      ++delivered_packets;
+    }
+    for (uint8_t d : p.dim_detours) repeated_detours += d >= 2 ? 1 : 0;
+    free_packets_.push_back(id);
+    return;
+  }
+  router.credits[out_at] -= p.size;
+  ++p.hops;
+  if (!p.minimal) {
+    ++p.detours;
+    ++p.dim_detours[router.port_map[out].dimension];
+  }
+  p.routed = false;
+  const topology::PortEnd next = router.peer[out];
+  p.ready = now_ + settings_.channel_latency;
+  arrivals_[(now_ + settings_.channel_latency) % wheel].push_back(
+      {next.router, static_cast<uint16_t>(next.port), p.out_vc, id});
+}
+
+void Network::step() {
+  const size_t wheel = arrivals_.size();
+  auto& arriving = arrivals_[now_ % wheel];
+  for (const Arrival& a : arriving) push(routers_[a.router], a.port, a.vc, a.packet);
+  arriving.clear();
+  auto& credits = credit_wheel_[now_ % wheel];
+  for (const Credit& c : credits) {
+    Router& router = routers_[c.router];
+    const size_t at = size_t{c.port} * vcs_ + c.vc;
+    if (c.terminal) {
+      router.in_flits[at] -= c.flits;
+    } else {
+      router.credits[at] += c.flits;
+    }
+  }
+  credits.clear();
+  inject();
+  // A double-rate channel moves two packets a cycle, also from one VC: a second allocation
+  // pass, in which only lanes still free (the second lane of a double-rate port) can match.
+  // With output queues, internal_speedup passes of the switch, then the channels.
+  const bool output_queues = settings_.internal_speedup > 1;
+  const unsigned passes = output_queues                                 ? settings_.internal_speedup
+                          : settings_.channels == Channels::kDoubleRate ? 2
+                                                                        : 1;
+  for (unsigned pass = 0; pass < passes; ++pass) {
+    for (uint32_t r = 0; r < routers_.size(); ++r) {
+      if (routers_[r].queued > 0) allocate(r);
+    }
+  }
+  if (output_queues) {
+    for (uint32_t r = 0; r < routers_.size(); ++r) {
+      if (routers_[r].out_queued > 0) drain_outputs(r);
+    }
+  }
+  ++now_;
+}
+
+bool Network::deadlocked() {
+  if (in_network_ == 0 || now_ - last_progress_ <= settings_.deadlock_cycles) {
+    if (in_network_ == 0) return false;
+  }
+  for (uint32_t r = 0; r < routers_.size(); ++r) {
+    const Router& router = routers_[r];
+    if (router.queued == 0) continue;
+    for (size_t at = 0; at < router.ring_count.size(); ++at) {
+      if (router.ring_count[at] > 0 && now_ - router.head_since[at] > settings_.deadlock_cycles) {
+        stuck_router_ = r;
+        stuck_vc_ = at;
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+std::string Network::deadlock_report() const {
+  uint64_t held = 0;
+  for (const Router& router : routers_) held += router.queued;
+  const Router& router = routers_[stuck_router_];
+  const unsigned port = static_cast<unsigned>(stuck_vc_ / vcs_), vc = stuck_vc_ % vcs_;
+  const Packet& p = packets_[router.ring[stuck_vc_ * ring_cap_ + router.ring_head[stuck_vc_]]];
+  std::string report = "deadlock: the head of router " + std::to_string(stuck_router_) + " port " +
+                       std::to_string(port) + " VC " + std::to_string(vc) + " has not moved for " +
+                       std::to_string(now_ - router.head_since[stuck_vc_]) +
+                       " cycles (deadlock_cycles " + std::to_string(settings_.deadlock_cycles) +
+                       ") at cycle " + std::to_string(now_);
+  if (p.routed) {
+    report += ", waiting for port " + std::to_string(p.out_port) + " VC " +
+              std::to_string(p.out_vc) + " (" +
+              std::to_string(router.credits[size_t{p.out_port} * vcs_ + p.out_vc]) +
+              " credits, output free at cycle " + std::to_string(router.out_free[p.out_port * 2]) +
+              ", ready at cycle " + std::to_string(p.ready) + ")";
+  }
+  report += "; " + std::to_string(held) + " packets wait in router buffers";
+  if (now_ - last_progress_ > settings_.deadlock_cycles) report += ", no flit moves anywhere";
+  return report + wait_cycle();
+}
+
+// Follows "the head of this VC waits for that downstream VC" from the stuck VC; when the chain
+// comes back to a VC it has seen, that cycle of full VCs is the deadlock, written as
+// router:port/VC (the input VCs) with the engine's VC class of each hop.
+std::string Network::wait_cycle() const {
+  std::vector<std::pair<uint32_t, size_t>> chain;
+  uint32_t r = stuck_router_;
+  size_t at = stuck_vc_;
+  for (unsigned step = 0; step < 256; ++step) {
+    const auto seen = std::find(chain.begin(), chain.end(), std::pair(r, at));
+    if (seen != chain.end()) {
+      std::string text = "; cycle of waiting VCs:";
+      for (auto it = seen; it != chain.end(); ++it) {
+        text += " r" + std::to_string(it->first) + ":p" + std::to_string(it->second / vcs_) +
+                "/vc" + std::to_string(it->second % vcs_) + " ->";
+      }
+      return text + " r" + std::to_string(r) + ":p" + std::to_string(at / vcs_) + "/vc" +
+             std::to_string(at % vcs_);
+    }
+    chain.emplace_back(r, at);
+    const Router& router = routers_[r];
+    if (router.ring_count[at] == 0) return "";
+    const Packet& p = packets_[router.ring[at * ring_cap_ + router.ring_head[at]]];
+    if (!p.routed || p.local) return "";
+    const topology::PortEnd next = router.peer[p.out_port];
+    r = next.router;
+    at = size_t{next.port} * vcs_ + p.out_vc;
+  }
+  return "";
+}
+
+}  // namespace asn::sim::detail

@@ -1,0 +1,218 @@
+// Internal to lib/sim: the simulated fabric (routers, their routing-engine views, packets,
+// channels) that simulate() drives; network.hpp describes the model.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "asn/model/engines/routing_engine.hpp"
+#include "asn/sim/settings.hpp"
+#include "asn/sim/traffic.hpp"
+#include "asn/topology/fabric.hpp"
+#include "asn/topology/route_tables.hpp"
+
+namespace asn::sim::detail {
+
+namespace engines = model::engines;
+using topology::PortRole;
+
+constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+
+struct Packet {
+  uint32_t source = 0;
+  uint32_t dest = 0;
+  uint64_t created = 0;
+  // Before routing, the cycle it arrived at this router; after, the first cycle it may request
+  // the switch.
+  uint64_t ready = 0;
+  uint32_t size = 1;
+  uint16_t hops = 0;
+  uint16_t detours = 0;
+  std::array<uint8_t, topology::kMaxDimensions> dim_detours{};
+  bool routed = false;  // at this router
+  bool local = false;
+  bool minimal = true;
+  uint16_t out_port = 0;
+  uint8_t out_vc = 0;
+  engines::PacketHeader header;
+};
+
+// One router: its register image (programmed once, as asnd programs a board), its input VCs,
+// the credits of its output VCs and the allocator's pointers.
+struct Router {
+  // The ROUTE block, decoded from the words asnd would write (see program()).
+  topology::RouteRegisters registers;
+  topology::RouteMode mode;
+  std::vector<topology::PortMapEntry> port_map;
+  std::vector<topology::DestEntry> dest_table;
+
+  unsigned ports = 0;
+  std::vector<topology::PortEnd> peer;  // channel ports: the far router and its port
+  std::vector<uint8_t> lanes;           // per port: 2 for a double-rate channel, else 1
+  // Input VCs [port * V + vc]: a ring of packet ids of `ring_cap` entries each.
+  std::vector<uint32_t> ring;
+  std::vector<uint16_t> ring_head;
+  std::vector<uint16_t> ring_count;
+  std::vector<uint64_t> head_since;  // the cycle the current head became head
+  std::vector<uint32_t> in_flits;    // flits held (terminal ports: what the terminal sees)
+  // Output VCs [port * V + vc].
+  std::vector<uint32_t> credits;  // free flits at the downstream VC
+  std::vector<uint32_t> waiting;  // packets routed to it here, not yet sent
+  // Lanes [port * 2 + lane]: the cycle each is free again.
+  std::vector<uint64_t> out_free;
+  std::vector<uint64_t> in_free;
+  std::vector<uint16_t> grant_ptr;
+  std::vector<uint16_t> accept_ptr;
+  uint32_t queued = 0;  // packets in the input VCs
+  // Output queues [port * V + vc] (internal_speedup >= 2 only): a ring of output_buffer_size.
+  std::vector<uint32_t> out_ring;
+  std::vector<uint16_t> out_head;
+  std::vector<uint16_t> out_count;
+  std::vector<uint8_t> out_vc_ptr;  // per port: the VC the channel serves first
+  uint32_t out_queued = 0;
+};
+
+// The routing engine's view of one simulated router: the register image and, as
+// port[p].vc_occupancy, the router's own queue state (004 L846: the output queue's packets).
+class SimRouterView final : public engines::RouterView {
+ public:
+  SimRouterView(const Router& router, const Settings& settings)
+      : router_(router),
+        vcs_(settings.num_vcs),
+        buffer_(settings.vc_buf_size),
+        packet_size_(settings.packet_size),
+        depth_(queue_depth_packets(settings)),
+        threshold_(threshold_packets(settings)) {}
+
+  topology::RouteRegisters registers() const override { return router_.registers; }
+  topology::RouteMode mode() const override { return router_.mode; }
+  unsigned port_count() const override { return router_.ports; }
+  topology::PortMapEntry port_map(unsigned port) const override { return router_.port_map[port]; }
+  uint32_t dest_entries() const override {
+    return static_cast<uint32_t>(router_.dest_table.size());
+  }
+  topology::DestEntry dest_entry(uint32_t router) const override {
+    return router_.dest_table[router];
+  }
+  unsigned schedule_entries() const override { return 0; }
+  topology::ScheduleEntry schedule_entry(unsigned) const override { return {}; }
+  uint32_t threshold(unsigned) const override { return threshold_; }
+  unsigned vcs_per_port() const override { return vcs_; }
+  uint32_t queue_depth() const override { return depth_; }
+  // An output VC's queue: packets routed to it and waiting here, plus the packets its
+  // downstream buffer holds as far as the credits tell (an input-queued router keeps no
+  // output queue; this is the queue the board's output would hold).
+  uint32_t occupancy(unsigned port, unsigned vc) const override {
+    const size_t at = size_t{port} * vcs_ + vc;
+    uint32_t packets =
+        router_.waiting[at] + (router_.out_count.empty() ? 0 : router_.out_count[at]);
+    if (router_.port_map[port].role == PortRole::kChannel) {
+      packets += (buffer_ - router_.credits[at] + packet_size_ - 1) / packet_size_;
+    }
+    return packets;
+  }
+
+ private:
+  const Router& router_;
+  unsigned vcs_;
+  uint32_t buffer_;
+  uint32_t packet_size_;
+  uint32_t depth_;
+  uint32_t threshold_;
+};
+
+struct Arrival {
+  uint32_t router;
+  uint16_t port;
+  uint8_t vc;
+  uint32_t packet;
+};
+
+struct Credit {
+  uint32_t router;
+  uint16_t port;
+  uint8_t vc;
+  bool terminal;  // to a terminal input port's count, else to an output VC's credits
+  uint32_t flits;
+};
+
+// Counters of one measured window and of the whole measurement.
+struct Counters {
+  uint64_t generated_flits = 0;
+  uint64_t delivered_flits = 0;
+  uint64_t refused = 0;
+};
+
+class Network {
+ public:
+  Network(const Settings& settings, topology::RoutingMode mode, double load, uint64_t seed);
+
+  void step();
+  uint64_t now() const { return now_; }
+  // A deadlock: some input VC's head has not moved for deadlock_cycles (the whole fabric or a
+  // cycle of VCs within it; the rest may still move). Scans every VC: call it now and then.
+  bool deadlocked();
+  std::string deadlock_report() const;
+  std::string wait_cycle() const;
+  void start_measurement();
+  bool busy() const { return in_network_ > 0; }
+  bool trace_done() const {
+    return trace_next_ >= trace_.size() && in_network_ == 0 && queued_ == 0;
+  }
+
+  Counters window;  // reset by the caller per window
+  Counters total;   // since start_measurement()
+  std::vector<uint32_t> latencies;
+  uint64_t hops = 0;
+  uint64_t detour_hops = 0;
+  uint64_t repeated_detours = 0;
+  uint64_t delivered_packets = 0;
+  uint32_t routers() const { return static_cast<uint32_t>(routers_.size()); }
+  uint64_t delivered_all = 0;
+
+ private:
+  void program(const topology::Fabric& fabric, topology::ChannelMode channel_mode);
+  void inject();
+  void allocate(uint32_t r);
+  void route_head(uint32_t r, unsigned port, unsigned vc);
+  void transfer(uint32_t r, unsigned port, unsigned vc, unsigned lane_in);
+  uint32_t leave_input(uint32_t r, unsigned port, unsigned vc, unsigned lane_in);
+  void send(uint32_t r, uint32_t packet);
+  void drain_outputs(uint32_t r);
+  uint32_t new_packet();
+  void push(Router& router, unsigned port, unsigned vc, uint32_t packet);
+
+  const Settings& settings_;
+  double load_;
+  uint32_t k_;
+  unsigned vcs_;
+  uint32_t ring_cap_;
+  std::vector<Router> routers_;
+  std::vector<SimRouterView> views_;
+  std::vector<Packet> packets_;
+  std::vector<uint32_t> free_packets_;
+  // Source queues: a ring of `source_queue_packets` per terminal.
+  std::vector<uint32_t> source_ring_;
+  std::vector<uint32_t> source_head_;
+  std::vector<uint32_t> source_count_;
+  std::vector<uint64_t> terminal_free_;         // the injection link, busy for a packet's flits
+  std::vector<std::vector<Arrival>> arrivals_;  // wheel, by cycle mod size
+  std::vector<std::vector<Credit>> credit_wheel_;
+  Traffic traffic_;
+  std::vector<TraceRecord> trace_;
+  size_t trace_next_ = 0;
+  Random random_;
+  Random ugal_random_;
+  uint64_t now_ = 0;
+  uint64_t last_progress_ = 0;
+  uint64_t in_network_ = 0;  // packets in routers and on channels
+  uint64_t queued_ = 0;      // packets in source queues
+  uint64_t measure_start_ = std::numeric_limits<uint64_t>::max();
+  uint32_t stuck_router_ = 0;
+  size_t stuck_vc_ = 0;
+};
+
+}  // namespace asn::sim::detail

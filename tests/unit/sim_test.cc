@@ -1,0 +1,304 @@
+// asnsim (lib/sim): the simulator on tiny fabrics against results computed by hand, ALDFB's
+// one-detour-per-dimension rule over whole runs, determinism, and the errors bad input gets.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "asn/sim/network.hpp"
+#include "asn/sim/report.hpp"
+#include "asn/sim/settings.hpp"
+#include "asn/sim/sweep.hpp"
+#include "asn/sim/traffic.hpp"
+
+namespace asn::sim {
+namespace {
+
+using ::testing::HasSubstr;
+using topology::RoutingMode;
+
+// Short runs: the suite also runs under the sanitizers.
+Settings small(uint32_t terminals, uint32_t k) {
+  Settings s;
+  s.terminals = terminals;
+  s.k = k;
+  s.warmup_cycles = 300;
+  s.sample_cycles = 300;
+  s.min_samples = 2;
+  s.max_samples = 4;
+  s.deadlock_cycles = 400;
+  return s;
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    char name[] = "/tmp/asnsim_test_XXXXXX";
+    path_ = mkdtemp(name);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  std::string file(const std::string& name, const std::string& text) const {
+    const std::string p = path_ + "/" + name;
+    std::ofstream(p) << text;
+    return p;
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// --- Hand-computed results --------------------------------------------------------------------
+
+// One packet at a time (a trace of packets far apart): latency = routers traversed x
+// (routing_delay + channel_latency) + packet_size - 1, for every packet.
+TEST(SimZeroLoad, LatencyIsHopsTimesRouterPlusChannel) {
+  TempDir dir;
+  Settings s = small(64, 4);  // 4-ary, r = 2: routers 0..15, digits (d0, d1)
+  s.routing_delay = 2;
+  s.channel_latency = 3;
+  s.packet_size = 2;
+  s.pattern = Pattern::kTrace;
+  // 0 -> 1: same router (1 router); 0 -> 4: router 0 -> 1, one channel (2 routers);
+  // 0 -> 63: router 0 -> 15, both digits differ (3 routers).
+  s.trace_file = dir.file("t.trace", "0 0 1 2\n100 0 4 2\n200 0 63 2\n");
+  for (RoutingMode mode : {RoutingMode::kMinimal, RoutingMode::kUgal, RoutingMode::kAldfb}) {
+    s.internal_speedup = mode == RoutingMode::kAldfb ? 2 : 1;  // output queues: same latency
+    const PointResult r = simulate(s, mode, 1.0, 7);
+    ASSERT_EQ(r.packets, 3u) << to_string(mode);
+    const double per_router = 2 + 3;
+    EXPECT_DOUBLE_EQ(r.latency_mean, ((1 + 2 + 3) * per_router + 3 * 1) / 3) << to_string(mode);
+    EXPECT_EQ(r.latency_p50, 2 * per_router + 1);
+    EXPECT_EQ(r.latency_p99, 3 * per_router + 1);
+    EXPECT_DOUBLE_EQ(r.hops_mean, (0 + 1 + 2) / 3.0);
+    EXPECT_EQ(r.nonminimal_share, 0);
+  }
+}
+
+// A trace burst larger than a source queue is delivered in full, late rather than lost.
+TEST(SimZeroLoad, TraceLosesNothing) {
+  TempDir dir;
+  Settings s = small(16, 4);
+  s.pattern = Pattern::kTrace;
+  s.source_queue_packets = 4;
+  std::string burst;
+  for (int i = 0; i < 40; ++i) burst += "0 0 5 1\n";
+  s.trace_file = dir.file("burst.trace", burst);
+  const PointResult r = simulate(s, RoutingMode::kAldfb, 1.0, 1);
+  EXPECT_EQ(r.packets, 40u);
+  EXPECT_FALSE(r.deadlock);
+}
+
+// Benign traffic (004 L604) pairs each two terminals with one directly connected router: each
+// pair owns the two lanes of its channel and each destination terminal one source, so minimal
+// routing delivers the full offered load with no queue growing.
+// Both ways of doubling the channel (two lanes, or one double-rate channel) must carry it; the
+// plain flattened butterfly (one terminal-rate channel per pair) carries half (004 L624: "only
+// 50% of the maximum throughput").
+TEST(SimZeroLoad, MinimalDeliversAConflictFreePermutationAtFullLoad) {
+  for (Channels channels : {Channels::kDilated, Channels::kDoubleRate}) {
+    Settings s = small(64, 4);
+    s.pattern = Pattern::kBenign;
+    s.channels = channels;
+    s.warmup_cycles = 200;
+    s.max_samples = 2;
+    const PointResult r = simulate(s, RoutingMode::kMinimal, 1.0, 3);
+    EXPECT_FALSE(r.saturated) << to_string(channels);
+    EXPECT_FALSE(r.deadlock);
+    EXPECT_GT(r.accepted, 0.99) << to_string(channels);
+    EXPECT_DOUBLE_EQ(r.hops_mean, 1.0);
+    EXPECT_LT(r.latency_p99, 20);  // bounded: a few cycles of arbitration, no queueing
+  }
+  Settings s = small(64, 4);
+  s.pattern = Pattern::kBenign;
+  s.channels = Channels::kPlain;
+  const PointResult plain = simulate(s, RoutingMode::kMinimal, 1.0, 3);
+  EXPECT_TRUE(plain.saturated);
+  EXPECT_NEAR(plain.accepted, 0.5, 0.01);
+}
+
+TEST(SimTraffic, FixedPatternsArePermutations) {
+  for (Pattern p : {Pattern::kBenign, Pattern::kAdversarial, Pattern::kBitComplement,
+                    Pattern::kRandomPermutation, Pattern::kTranspose}) {
+    Settings s = small(64, 4);
+    s.pattern = p;
+    const Traffic traffic(s, 11);
+    std::vector<uint32_t> sorted = traffic.permutation();
+    std::sort(sorted.begin(), sorted.end());
+    for (uint32_t i = 0; i < 64; ++i) ASSERT_EQ(sorted[i], i) << to_string(p);
+  }
+  Settings s = small(64, 4);
+  s.pattern = Pattern::kAdversarial;
+  const Traffic adversarial(s, 1);
+  // Every terminal of router 5 (digits 1,1) goes to router 6 (digits 2,1).
+  for (uint32_t t = 20; t < 24; ++t) EXPECT_EQ(adversarial.permutation()[t] / 4, 6u);
+}
+
+// --- ALDFB over whole runs --------------------------------------------------------------------
+
+// 004 L848: at most one non-minimal hop per dimension. Adversarial traffic at high load makes
+// ALDFB detour often; no packet may detour twice in one dimension.
+TEST(SimAldfb, NeverTwoDetoursInOneDimension) {
+  for (Pattern p : {Pattern::kAdversarial, Pattern::kUniform}) {
+    Settings s = small(64, 4);
+    s.pattern = p;
+    s.num_vcs = 4;
+    s.warmup_cycles = 200;
+    s.max_samples = 2;
+    const PointResult r = simulate(s, RoutingMode::kAldfb, 0.9, 5);
+    ASSERT_FALSE(r.deadlock) << r.message;
+    EXPECT_GT(r.nonminimal_share, 0.05) << to_string(p);  // it did detour
+    EXPECT_EQ(r.repeated_detours, 0u) << to_string(p);
+  }
+}
+
+// 004 L1000-1025: with the seed's output-queued switch (here: internal_speedup 2), ALDFB
+// accepts all of adversarial traffic at full load, which minimal routing cannot (two lanes for
+// four terminals: one half).
+TEST(SimAldfb, OutputQueuedDeliversAdversarialAtFullLoad) {
+  Settings s = small(64, 4);
+  s.pattern = Pattern::kAdversarial;
+  s.internal_speedup = 2;
+  s.warmup_cycles = 200;
+  s.max_samples = 2;
+  const PointResult aldfb = simulate(s, RoutingMode::kAldfb, 1.0, 9);
+  ASSERT_FALSE(aldfb.deadlock) << aldfb.message;
+  EXPECT_GT(aldfb.accepted, 0.97);
+  EXPECT_GT(aldfb.nonminimal_share, 0.2);
+  EXPECT_EQ(aldfb.repeated_detours, 0u);
+  const PointResult minimal = simulate(s, RoutingMode::kMinimal, 1.0, 9);
+  EXPECT_NEAR(minimal.accepted, 0.5, 0.01);
+}
+
+// --- Determinism ------------------------------------------------------------------------------
+
+TEST(SimDeterminism, SameSeedSameResults) {
+  Settings s = small(16, 4);  // 4 routers: the sweep's threads and seeds are what is tested
+  s.pattern = Pattern::kUniform;
+  s.modes = {RoutingMode::kAldfb, RoutingMode::kUgal};
+  s.loads = {0.3, 0.6};
+  s.threads = 2;
+  const Results a = run_sweep(s);
+  const Results b = run_sweep(s);
+  EXPECT_EQ(csv(a), csv(b));
+  s.seed = 2;
+  EXPECT_NE(csv(a), csv(run_sweep(s)));
+}
+
+// --- Deadlock detection -----------------------------------------------------------------------
+
+// With two VCs (one forward, one reverse) the engine's link-number VC rule (004 L893-935)
+// does not keep UGAL's four-hop paths free of cyclic waits: under heavy uniform load this
+// fabric locks up within a few hundred cycles, and the run must stop and say so.
+TEST(SimDeadlock, StopsTheRunWithAMessage) {
+  Settings s = small(64, 4);
+  s.warmup_cycles = 3000;
+  const PointResult r = simulate(s, RoutingMode::kUgal, 1.0, 1);
+  ASSERT_TRUE(r.deadlock);
+  EXPECT_THAT(r.message, HasSubstr("has not moved"));
+  EXPECT_THAT(r.message, HasSubstr("no flit moves anywhere"));
+  EXPECT_THAT(r.message, HasSubstr("cycle of waiting VCs"));
+  EXPECT_THAT(r.message, HasSubstr("packets wait"));
+  EXPECT_LT(r.cycles, 3000u);
+}
+
+// --- Bad input --------------------------------------------------------------------------------
+
+void expect_error(const Settings& s, const std::string& field) {
+  try {
+    validate(s);
+    ADD_FAILURE() << "no error, expected one naming " << field;
+  } catch (const SimError& e) {
+    EXPECT_THAT(e.what(), HasSubstr(field));
+  }
+}
+
+TEST(SimBadInput, ImpossibleFabric) {
+  Settings s = small(24, 4);  // 24 is not a multiple of 4^floor(log4 24) = 16
+  expect_error(s, "terminals");
+  s = small(64, 1);
+  expect_error(s, "k");
+}
+
+TEST(SimBadInput, LoadOutsideZeroOne) {
+  EXPECT_THROW(parse_loads("0"), SimError);
+  EXPECT_THROW(parse_loads("1.5"), SimError);
+  EXPECT_THROW(parse_loads("0.1:1.2:0.1"), SimError);
+  EXPECT_THROW(parse_loads("abc"), SimError);
+  EXPECT_THAT(parse_loads("0.1:1.0:0.1"), ::testing::SizeIs(10));
+  EXPECT_DOUBLE_EQ(parse_loads("0.1:1.0:0.1").back(), 1.0);
+  try {
+    parse_loads("-0.5");
+  } catch (const SimError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("(0, 1]"));
+  }
+}
+
+TEST(SimBadInput, UnknownModeOrPattern) {
+  EXPECT_THROW(parse_mode("dor"), SimError);
+  EXPECT_THROW(parse_pattern("tornado"), SimError);
+  try {
+    parse_mode("static");  // the engine has it, but it needs planned rows in each header
+    ADD_FAILURE();
+  } catch (const SimError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("aldfb, ugal, minimal"));
+  }
+  Settings s = small(48, 4);  // valid fabric, but not a power of two
+  s.pattern = Pattern::kBitComplement;
+  expect_error(s, "bitcomp");
+}
+
+TEST(SimBadInput, TraceLineNamesItsNumber) {
+  std::istringstream good("# time source destination size\n5 1 2 1\n\n0, 3, 4, 1\n");
+  const auto records = parse_trace(good, "good", 64, 8);
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0].time, 0u);  // sorted by time
+  for (const auto& [text, what] :
+       std::vector<std::pair<std::string, std::string>>{{"0 1 2 1\n1 2 x 1\n", "bad:2:"},
+                                                        {"0 1 2\n", "bad:1:"},
+                                                        {"0 1 2 1\n\n0 1 64 1\n", "bad:3:"},
+                                                        {"0 1 1 1\n", "bad:1:"},
+                                                        {"0 1 2 9\n", "bad:1:"}}) {
+    std::istringstream in(text);
+    try {
+      parse_trace(in, "bad", 64, 8);
+      ADD_FAILURE() << text;
+    } catch (const SimError& e) {
+      EXPECT_THAT(e.what(), HasSubstr(what)) << text;
+    }
+  }
+  Settings s = small(64, 4);
+  s.pattern = Pattern::kTrace;
+  s.trace_file = "/nonexistent/trace";
+  expect_error(s, "trace");
+}
+
+TEST(SimBadInput, UnwritableOutputDirectory) {
+  TempDir dir;
+  const std::string file = dir.file("plain", "x");
+  try {
+    prepare_output_dir(file + "/run1");  // below a regular file
+    ADD_FAILURE();
+  } catch (const SimError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("out:"));
+  }
+  EXPECT_NO_THROW(prepare_output_dir(dir.path() + "/run1"));
+}
+
+TEST(SimSettings, YamlRoundTrip) {
+  TempDir dir;
+  Settings s = small(64, 4);
+  s.modes = {RoutingMode::kAldfb, RoutingMode::kMinimal};
+  s.pattern = Pattern::kAdversarial;
+  s.loads = {0.2, 0.4};
+  s.seed = 99;
+  const Settings back = load_settings_yaml(dir.file("run.yaml", settings_yaml(s)));
+  EXPECT_EQ(settings_yaml(back), settings_yaml(s));
+  EXPECT_THROW(load_settings_yaml(dir.file("bad.yaml", "terminals: 64\nbogus: 1\n")), SimError);
+}
+
+}  // namespace
+}  // namespace asn::sim
