@@ -1,6 +1,6 @@
 # Debian packages with CPack's DEB generator, one package per install component
 # (scripts/package.sh; docs/operator-guide.md, "Install"):
-#   asn               asnd, asnctl (and asnsim once its target exists), the unit, the
+#   asn               asnd, asnctl, asnsim, the unit, the
 #                     default configuration as a conffile, the udev rule, man pages, docs
 #   asn-dkms          asn.ko's source for DKMS, with the register headers pre-generated,
 #                     and the modules-load.d entry
@@ -11,8 +11,8 @@
 # its own directory (about 20 minutes on the 2-core CI machine, against the install test's
 # budget of 2).
 #
-# Included last from the top-level CMakeLists.txt, so that `if(TARGET asnsim)` sees
-# tools/asnsim when it exists. Files only a package may install (the conffile, the DKMS
+# Included last from the top-level CMakeLists.txt, after every target it reads (asnclient's
+# SOVERSION names the library package). Files only a package may install (the conffile, the DKMS
 # tree, Debian's copyright and changelog) are EXCLUDE_FROM_ALL: `cmake --install build`
 # still never touches /etc/asn/asnd.yaml.
 
@@ -24,9 +24,6 @@ set(ASN_DEB_MAINTAINER "asn maintainers <asn-maintainers@example.org>" CACHE STR
     "Maintainer of the Debian packages")
 
 # --- asn -------------------------------------------------------------------------------
-if(TARGET asnsim)
-  install(TARGETS asnsim RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT asn)
-endif()
 install(FILES deploy/asnd.yaml DESTINATION ${CMAKE_INSTALL_FULL_SYSCONFDIR}/asn
         COMPONENT asn EXCLUDE_FROM_ALL)
 install(FILES deploy/60-asn.rules DESTINATION lib/udev/rules.d COMPONENT asn)

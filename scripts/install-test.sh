@@ -65,7 +65,7 @@ sed -n '/^Setting up asn/,/^\(Setting up lib\|Processing\)/p' /tmp/asn-install-t
 echo "== files"
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 expected=(
-  /usr/sbin/asnd /usr/bin/asnctl
+  /usr/sbin/asnd /usr/bin/asnctl /usr/bin/asnsim
   /usr/lib/systemd/system/asnd.service /etc/asn/asnd.yaml
   /usr/lib/udev/rules.d/60-asn.rules
   /usr/share/man/man8/asnd.8.gz /usr/share/man/man8/asnctl.8.gz
