@@ -87,6 +87,14 @@ TEST(Config, OldBackendKeysAreReadWithADeprecation) {
       << c.deprecations[0];
 }
 
+// The configuration the package installs is valid as shipped.
+TEST(Config, ShippedFileIsValid) {
+  Config c = load_config(ASN_DEPLOY_CONFIG, true);
+  EXPECT_NO_THROW(apply_overrides(c, {}));
+  EXPECT_EQ(c.backend.kind, "emulated");
+  EXPECT_TRUE(c.deprecations.empty());
+}
+
 TEST(Config, EmptyFileMeansDefaults) {
   test::TempDir dir;
   test::write_file(dir.file("asnd.yaml"), "# nothing set\n");
