@@ -78,7 +78,7 @@ int main(int argc, char** argv) {
   app.add_option("--state-dir", o.state_dir, "State directory (state_dir)");
   app.add_option("--log-level", o.log_level, "trace, debug, info, warn, error, critical, off");
   app.add_flag("--reset-board", o.reset_board,
-               "Reset the board at start: forget everything it holds");
+               "Emulated backend: reset the board at start, forget everything it holds");
   bool check_only = false;
   app.add_flag("--check-config", check_only, "Validate the configuration and exit");
   bool list_only = false;
