@@ -673,8 +673,18 @@ int main(int argc, char **argv)
 		return run_reader(0);
 	if (argc > 1 && !strcmp(argv[1], "reader-rmmod"))
 		return run_reader(1);
+	/* "as-nobody PROG ARGS": PROG as uid/gid 65534, without any capability */
+	if (argc > 2 && !strcmp(argv[1], "as-nobody")) {
+		if (setgid(65534) || setuid(65534)) {
+			perror("as-nobody");
+			return 2;
+		}
+		execv(argv[2], argv + 2);
+		perror(argv[2]);
+		return 2;
+	}
 	if (argc > 3 && !strcmp(argv[1], "cue"))
 		return run_cue(strtoul(argv[2], NULL, 0), strtoul(argv[3], NULL, 0));
-	fprintf(stderr, "usage: asn_guest_test check|reader|reader-rmmod|cue VALUE ACK\n");
+	fprintf(stderr, "usage: asn_guest_test check|reader|reader-rmmod|cue VALUE ACK|as-nobody PROG ARGS\n");
 	return 2;
 }

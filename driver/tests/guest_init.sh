@@ -70,6 +70,14 @@ if [ -x /bin/asnd ]; then
 	asnd --list-boards > /tmp/boards.txt 2>&1 && grep -q "^$bdf .* asn$" /tmp/boards.txt &&
 		ok "asnd --list-boards lists $bdf bound to asn" || fail "asnd --list-boards"
 	sed 's/^/boards: /' /tmp/boards.txt
+	# Without CAP_NET_ADMIN asnd stops at start, saying so (reads alone would work).
+	mkdir -m 0777 -p /tmp/nobody
+	/asn_guest_test as-nobody /bin/asnd --backend kernel --socket /tmp/nobody/asnd.sock \
+		--state-dir /tmp/nobody/state > /tmp/nobody.log 2>&1
+	rc=$?
+	[ "$rc" = 1 ] && grep -q 'no permission: .*CAP_NET_ADMIN' /tmp/nobody.log &&
+		ok "asnd without CAP_NET_ADMIN exits 1: $(grep -o 'no permission.*' /tmp/nobody.log | cut -c1-90)" ||
+		{ fail "asnd without CAP_NET_ADMIN: exit $rc"; cat /tmp/nobody.log; }
 	mkdir -m 0700 -p /tmp/asn
 	s0=$(cut -d' ' -f1 /proc/uptime)
 	asnd --backend kernel --device "$bdf" --socket /tmp/asn/asnd.sock --state-dir /tmp/asn/state \
