@@ -70,6 +70,15 @@ if [ -x /bin/asnd ]; then
 	asnd --list-boards > /tmp/boards.txt 2>&1 && grep -q "^$bdf .* asn$" /tmp/boards.txt &&
 		ok "asnd --list-boards lists $bdf bound to asn" || fail "asnd --list-boards"
 	sed 's/^/boards: /' /tmp/boards.txt
+	# A board asn.ko refused: "no board at", naming the one it drives.
+	other=$(ls /sys/bus/pci/devices | grep -v "^$bdf$" | while read -r d; do
+		[ "$(cat /sys/bus/pci/devices/$d/device)" = 0x1110 ] && echo "$d"; done | head -1)
+	asnd --backend kernel --device "$other" --socket /tmp/nobody.sock --state-dir /tmp/other \
+		> /tmp/other.log 2>&1
+	rc=$?
+	[ "$rc" = 1 ] && grep -q "no board at $other: asn.ko drives $bdf" /tmp/other.log &&
+		ok "asnd --device $other (refused by asn.ko) exits 1: no board at $other" ||
+		{ fail "asnd --device $other: exit $rc"; cat /tmp/other.log; }
 	# Without CAP_NET_ADMIN asnd stops at start, saying so (reads alone would work).
 	mkdir -m 0777 -p /tmp/nobody
 	/asn_guest_test as-nobody /bin/asnd --backend kernel --socket /tmp/nobody/asnd.sock \
