@@ -1,12 +1,23 @@
 // Cost of each layer a register access goes through: the emulated board itself (the
 // reference every other figure is divided by), the EmulatedBus, the Device layer (typed and
 // symbolic), and a full ReadRegisters/WriteRegisters round trip over asnd's Unix socket.
+//
+// ASN_BENCH_BUS=kernel (or kernel:BDF) puts asnd's kernel backend (KernelBus over asn.ko)
+// under every layer above the reference instead of the EmulatedBus: the QEMU kernel test's
+// guest runs it both ways (driver/tests/qemu_test.sh with ASN_QEMU_BENCH), so the two
+// backends compare on one machine, in one run, against the same reference.
 #include <benchmark/benchmark.h>
 #include <grpcpp/grpcpp.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <string_view>
+
 #include "asn/v1/device.grpc.pb.h"
 #include "bus/emulated_bus.hpp"
+#include "bus/kernel_bus.hpp"
 #include "device/device.hpp"
+#include "error.hpp"
 #include "managers/board_manager.hpp"
 #include "services/device_service.hpp"
 #include "state/reconciler.hpp"
@@ -20,7 +31,9 @@ using namespace asn;
 struct Fixture {
   test::TempDir temp;
   std::string dir = temp.path();
-  std::unique_ptr<EmulatedBus> bus;
+  std::unique_ptr<EmulatedBus> emulated;  // the reference's board, always
+  std::unique_ptr<KernelBus> kernel;      // with ASN_BENCH_BUS=kernel[:BDF]
+  RegisterBus* bus = nullptr;             // the bus under the Device layer
   std::unique_ptr<Device> device;
 
   Fixture() {
@@ -28,12 +41,26 @@ struct Fixture {
     options.board_name = test::unique_name("bench");
     options.shm_dir = dir;
     options.run_clock = false;
-    bus = std::make_unique<EmulatedBus>(options);
+    emulated = std::make_unique<EmulatedBus>(options);
+    bus = emulated.get();
+    const char* choice = std::getenv("ASN_BENCH_BUS");
+    if (choice != nullptr && std::string_view(choice).starts_with("kernel")) {
+      const std::string_view bdf = std::string_view(choice).substr(6);
+      try {
+        kernel = std::make_unique<KernelBus>(
+            KernelBusOptions{std::string(bdf.starts_with(':') ? bdf.substr(1) : bdf)});
+      } catch (const Error& e) {
+        std::fprintf(stderr, "regs_bench: ASN_BENCH_BUS=%s: %s\n", choice, e.what());
+        std::exit(2);
+      }
+      bus = kernel.get();
+    }
     device = std::make_unique<Device>(*bus);
   }
   ~Fixture() {
     device.reset();
-    bus.reset();
+    kernel.reset();
+    emulated.reset();
   }
 };
 
@@ -43,7 +70,7 @@ Fixture& fixture() {
 }
 
 void BM_ModelRead32(benchmark::State& state) {
-  auto& board = fixture().bus->board();
+  auto& board = fixture().emulated->board();
   uint32_t value = 0;
   for (auto _ : state) {
     board.read32(regs::id::kScratch.offset, value);
@@ -57,6 +84,38 @@ void BM_BusRead32(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(bus.read32(regs::id::kScratch.offset));
 }
 BENCHMARK(BM_BusRead32);
+
+void BM_BusWrite32(benchmark::State& state) {
+  auto& bus = *fixture().bus;
+  uint32_t v = 0;
+  for (auto _ : state) bus.write32(regs::id::kScratch.offset, ++v);
+}
+BENCHMARK(BM_BusWrite32);
+
+// One bus transaction of N reads or writes (the kernel backend: one netlink message).
+void BM_BusReadBatch(benchmark::State& state) {
+  auto& bus = *fixture().bus;
+  std::vector<BusOp> ops(static_cast<size_t>(state.range(0)),
+                         BusOp::read(regs::id::kScratch.offset));
+  for (auto _ : state) {
+    for (auto& op : ops) op = BusOp::read(regs::id::kScratch.offset);
+    bus.execute(ops);
+    benchmark::DoNotOptimize(ops.back().value);
+  }
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_BusReadBatch)->Arg(64);
+
+void BM_BusWriteBatch(benchmark::State& state) {
+  auto& bus = *fixture().bus;
+  std::vector<BusOp> ops;
+  for (int i = 0; i < state.range(0); ++i) {
+    ops.push_back(BusOp::write(regs::id::kScratch.offset, static_cast<uint32_t>(i)));
+  }
+  for (auto _ : state) bus.execute(ops);
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_BusWriteBatch)->Arg(64);
 
 void BM_DeviceReadField(benchmark::State& state) {
   auto& device = *fixture().device;
@@ -120,6 +179,13 @@ struct Server {
     server = builder.BuildAndStart();
     stub = v1::Device::NewStub(
         grpc::CreateChannel("unix:" + f.dir + "/bench.sock", grpc::InsecureChannelCredentials()));
+    // The channel connects on its first call; make that call here, not in the first
+    // benchmark's timing (in a TCG guest the connection costs a second).
+    v1::ReadRegistersRequest request;
+    request.add_items()->set_name("id.scratch");
+    v1::ReadRegistersResponse response;
+    grpc::ClientContext context;
+    stub->ReadRegisters(&context, request, &response);
   }
 };
 

@@ -30,7 +30,7 @@ namespace asn {
 namespace {
 
 constexpr std::array kLogLevels = {"trace", "debug", "info", "warn", "error", "critical", "off"};
-constexpr std::array kBackends = {"emulated"};
+constexpr std::array kBackends = {"emulated", "kernel"};
 
 [[noreturn]] void bad(const std::string& where, const std::string& reason) {
   throw Error(ErrorCode::kInvalidArgument, fmt::format("{}: {}", where, reason));
@@ -90,9 +90,8 @@ void validate_tcp(const std::string& where, const std::string& address) {
 
 void validate_backend(const std::string& where, const std::string& backend) {
   if (std::find(kBackends.begin(), kBackends.end(), backend) == kBackends.end()) {
-    bad(where, fmt::format("unknown backend {} (backends: {}; the kernel backend arrives "
-                           "with the asn.ko driver)",
-                           text::quoted(backend), join(kBackends)));
+    bad(where,
+        fmt::format("unknown backend {} (backends: {})", text::quoted(backend), join(kBackends)));
   }
 }
 
@@ -364,6 +363,10 @@ const std::map<std::string, Key>& keys() {
          c.backend.emulated.storage_dir = scalar(w, n);
          validate_absolute(w, c.backend.emulated.storage_dir);
        }}},
+      {"backend.kernel.device", {[](Config& c, const std::string& w, const YAML::Node& n) {
+         c.backend.kernel.device = n.IsNull() ? "" : scalar(w, n);
+         if (!c.backend.kernel.device.empty()) validate_pci_address(w, c.backend.kernel.device);
+       }}},
       {"locks.default_ttl", {[](Config& c, const std::string& w, const YAML::Node& n) {
          c.locks.default_ttl_s = seconds(w, n, 1, 3600);
        }}},
@@ -437,6 +440,38 @@ void read_map(Config& config, const std::string& path, const YAML::Node& map,
   }
 }
 
+// Each backend's own keys belong to it: a flag meant for the other backend is a mistake
+// worth stopping for. The file's backend.emulated section is let stand under the kernel
+// backend (a packaged asnd.yaml carries one), but not backend.kernel.device under the
+// emulated backend, where it would silently mean nothing.
+void validate_backend_keys(const Config& config, const ConfigOverrides& o) {
+  if (config.backend.kind == "kernel") {
+    const std::pair<const char*, bool> emulated_flags[] = {
+        {"--board", o.board_name.has_value()},
+        {"--profile", o.board_profile.has_value()},
+        {"--shm-dir", o.shm_dir.has_value()}};
+    for (const auto& [flag, given] : emulated_flags) {
+      if (given) {
+        bad(flag,
+            "only for the emulated backend, and the backend is kernel (a real board is "
+            "chosen with --device; its profile is what its registers say)");
+      }
+    }
+    // The emulated board resets before asnd reads it; a real board is reset through its
+    // registers once asnd runs.
+    if (o.reset_board) {
+      bad("--reset-board",
+          "only for the emulated backend, and the backend is kernel: reset a real board "
+          "with `asnctl board reset` once asnd runs");
+    }
+  } else if (!config.backend.kernel.device.empty()) {
+    bad(o.device ? "--device" : "backend.kernel.device",
+        fmt::format("only for the kernel backend, and the backend is {} (set backend.kind: "
+                    "kernel or --backend kernel)",
+                    config.backend.kind));
+  }
+}
+
 }  // namespace
 
 void validate_log_level(const std::string& where, const std::string& level) {
@@ -453,6 +488,24 @@ void validate_board_name(const std::string& where, const std::string& name) {
       });
   if (!ok)
     bad(where, fmt::format("board name {} must be 1-64 of A-Z a-z 0-9 - _", text::quoted(name)));
+}
+
+void validate_pci_address(const std::string& where, const std::string& bdf) {
+  // dddd:bb:dd.f in lower-case hex, as sysfs and asn.ko's device list write it: the
+  // address is compared as text with what the driver reports.
+  auto hex_at = [&](size_t pos, size_t len) {
+    return std::all_of(bdf.begin() + pos, bdf.begin() + pos + len, [](char ch) {
+      return std::isdigit(static_cast<unsigned char>(ch)) || (ch >= 'a' && ch <= 'f');
+    });
+  };
+  const bool ok = bdf.size() == 12 && bdf[4] == ':' && bdf[7] == ':' && bdf[10] == '.' &&
+                  hex_at(0, 4) && hex_at(5, 2) && hex_at(8, 2) && bdf[11] >= '0' &&
+                  bdf[11] <= '7' && (bdf[8] <= '1');
+  if (!ok) {
+    bad(where, fmt::format("{} is not a PCI address: write domain:bus:device.function in "
+                           "lower-case hex, e.g. 0000:03:00.0 (`asnd --list-boards` lists them)",
+                           text::quoted(bdf)));
+  }
 }
 
 namespace {
@@ -593,7 +646,12 @@ void apply_overrides(Config& config, const ConfigOverrides& o) {
     validate_absolute("--shm-dir", *o.shm_dir);
     config.backend.emulated.shm_dir = *o.shm_dir;
   }
+  if (o.device) {
+    validate_pci_address("--device", *o.device);
+    config.backend.kernel.device = *o.device;
+  }
   config.backend.reset_board = o.reset_board;
+  validate_backend_keys(config, o);
   if (config.listen.tls.enabled() && config.listen.tcp.empty()) {
     bad("listen.tls",
         "mutual TLS is for the TCP listener, and there is none: set listen.tcp "

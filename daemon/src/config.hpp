@@ -63,9 +63,16 @@ struct EmulatedBackendConfig {
   std::string storage_dir;
 };
 
+// The kernel backend: a board asn.ko has bound, reached over its generic netlink family
+// "asn" (docs/driver.md).
+struct KernelBackendConfig {
+  std::string device;  // the board's PCI address ("0000:03:00.0"); empty: the only board
+};
+
 struct BackendConfig {
-  std::string kind = "emulated";
+  std::string kind = "emulated";  // "emulated" or "kernel"
   EmulatedBackendConfig emulated;
+  KernelBackendConfig kernel;
   bool reset_board = false;  // from the command line only: start from a fresh board
 };
 
@@ -102,6 +109,7 @@ struct ConfigOverrides {
   std::optional<std::string> board_name;
   std::optional<std::string> board_profile;
   std::optional<std::string> shm_dir;
+  std::optional<std::string> device;  // --device: backend.kernel.device
   bool reset_board = false;
 };
 
@@ -124,5 +132,7 @@ void apply_overrides(Config& config, const ConfigOverrides& overrides);
 // Checks shared by the file and the flags; each throws asn::Error with `where` in front.
 void validate_log_level(const std::string& where, const std::string& level);
 void validate_board_name(const std::string& where, const std::string& name);
+// A PCI address in the kernel's form: domain:bus:device.function, "0000:03:00.0".
+void validate_pci_address(const std::string& where, const std::string& bdf);
 
 }  // namespace asn

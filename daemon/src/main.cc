@@ -4,8 +4,10 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <fstream>
 
 #include "asn/version.hpp"
+#include "bus/pci_discovery.hpp"
 #include "config.hpp"
 #include "daemon.hpp"
 #include "error.hpp"
@@ -18,6 +20,43 @@ namespace {
 constexpr int kExitRuntime = 1;
 constexpr int kExitConfig = 2;
 
+// Whether asn.ko was loaded with ivshmem=1 and so also binds QEMU's ivshmem-plain device:
+// only then is such a device worth listing as a board.
+bool asn_binds_ivshmem() {
+  std::ifstream param("/sys/module/asn/parameters/ivshmem");
+  char value = 'N';
+  return param >> value && (value == 'Y' || value == '1');
+}
+
+// `asnd --list-boards`: the asn boards on the PCI bus and the driver each is bound to, the
+// first thing to look at when the kernel backend says "no board".
+int list_boards() {
+  asn::PciDiscoveryOptions options;
+  options.include_ivshmem = asn_binds_ivshmem();
+  std::vector<asn::PciBoard> boards;
+  try {
+    boards = asn::discover_pci_boards(options);
+  } catch (const asn::Error& e) {
+    std::fprintf(stderr, "asnd: cannot list the PCI boards: %s\n", e.what());
+    return kExitRuntime;
+  }
+  if (boards.empty()) {
+    std::printf(
+        "no asn board on the PCI bus (NetFPGA-1G feed:0001, SUME 10ee:7028, PLUS "
+        "10ee:903f/913f)\n");
+    return 0;
+  }
+  std::printf("%-14s %-10s %-16s %s\n", "BDF", "ID", "MODEL", "DRIVER");
+  for (const auto& board : boards) {
+    const std::string driver = board.driver.empty() ? "(none)" : board.driver;
+    const std::string id = fmt::format("{:04x}:{:04x}", board.vendor, board.device);
+    std::printf("%-14s %-10s %-16s %s%s\n", board.bdf.c_str(), id.c_str(), board.model.c_str(),
+                driver.c_str(),
+                board.bound_to_asn() ? "" : "  (asnd's kernel backend needs asn.ko bound)");
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -28,7 +67,10 @@ int main(int argc, char** argv) {
       app.add_option("-c,--config", config_path, "Configuration file")->capture_default_str();
   app.add_option("--socket", o.socket_path, "Unix socket to serve on (listen.socket)");
   app.add_option("--tcp", o.tcp_listen, "Also serve on host:port (listen.tcp)");
-  app.add_option("--backend", o.backend, "Board backend (backend.kind): emulated");
+  app.add_option("--backend", o.backend, "Board backend (backend.kind): emulated, kernel");
+  app.add_option("--device", o.device,
+                 "Kernel backend: the board's PCI address, e.g. 0000:03:00.0 "
+                 "(backend.kernel.device; default: the only board asn.ko drives)");
   app.add_option("--board", o.board_name, "Emulated board name (backend.emulated.board)");
   app.add_option("--profile", o.board_profile, "Emulated board profile (backend.emulated.profile)");
   app.add_option("--shm-dir", o.shm_dir,
@@ -36,9 +78,12 @@ int main(int argc, char** argv) {
   app.add_option("--state-dir", o.state_dir, "State directory (state_dir)");
   app.add_option("--log-level", o.log_level, "trace, debug, info, warn, error, critical, off");
   app.add_flag("--reset-board", o.reset_board,
-               "Reset the board at start: forget everything it holds");
+               "Emulated backend: reset the board at start, forget everything it holds");
   bool check_only = false;
   app.add_flag("--check-config", check_only, "Validate the configuration and exit");
+  bool list_only = false;
+  app.add_flag("--list-boards", list_only,
+               "List the asn boards on the PCI bus and their drivers, and exit");
   app.set_version_flag("--version", std::string(asn::kVersion));
   try {
     app.parse(argc, argv);
@@ -46,6 +91,8 @@ int main(int argc, char** argv) {
     int code = app.exit(e);
     return code == 0 ? 0 : kExitConfig;
   }
+
+  if (list_only) return list_boards();
 
   bool config_required = config_opt->count() > 0;
   asn::Config config;

@@ -610,6 +610,60 @@ static int run_reader(int gone_family)
 	return ok ? 0 : 1;
 }
 
+/*
+ * "cue VALUE ACK": a word for the host, through the BAR of every ivshmem board no driver
+ * holds: VALUE at 0x100; then wait (up to 60 s) until the host answers ACK at 0x104.
+ */
+static int run_cue(uint32_t value, uint32_t ack)
+{
+	volatile uint32_t *mems[32];
+	int i, n = 0, waited;
+
+	for (i = 0; i < 32; i++) {
+		char path[96], ids[32] = "", drv[128];
+		volatile uint32_t *mem;
+		FILE *f;
+		int bar;
+
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/0000:00:%02x.0/device", i);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (!fgets(ids, sizeof(ids), f))
+			ids[0] = 0;
+		fclose(f);
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/0000:00:%02x.0/driver", i);
+		if (strncmp(ids, "0x1110", 6) || readlink(path, drv, sizeof(drv)) >= 0)
+			continue;
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/0000:00:%02x.0/resource2", i);
+		bar = open(path, O_RDWR | O_SYNC);
+		if (bar < 0)
+			continue;
+		mem = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, bar, 0);
+		close(bar);
+		if (mem == MAP_FAILED)
+			continue;
+		mem[0x104 / 4] = 0;
+		mem[0x100 / 4] = value;
+		mems[n++] = mem;
+	}
+	if (!n) {
+		printf("FAIL cue 0x%08x: no unbound ivshmem board to write it to\n", value);
+		return 1;
+	}
+	for (waited = 0; waited < 600; waited++) {
+		for (i = 0; i < n; i++) {
+			if (mems[i][0x104 / 4] == ack) {
+				printf("ok   host answered cue 0x%08x\n", value);
+				return 0;
+			}
+		}
+		usleep(100000);
+	}
+	printf("FAIL cue 0x%08x: no answer from the host in 60 s\n", value);
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -619,6 +673,18 @@ int main(int argc, char **argv)
 		return run_reader(0);
 	if (argc > 1 && !strcmp(argv[1], "reader-rmmod"))
 		return run_reader(1);
-	fprintf(stderr, "usage: asn_guest_test check|reader|reader-rmmod\n");
+	/* "as-nobody PROG ARGS": PROG as uid/gid 65534, without any capability */
+	if (argc > 2 && !strcmp(argv[1], "as-nobody")) {
+		if (setgid(65534) || setuid(65534)) {
+			perror("as-nobody");
+			return 2;
+		}
+		execv(argv[2], argv + 2);
+		perror(argv[2]);
+		return 2;
+	}
+	if (argc > 3 && !strcmp(argv[1], "cue"))
+		return run_cue(strtoul(argv[2], NULL, 0), strtoul(argv[3], NULL, 0));
+	fprintf(stderr, "usage: asn_guest_test check|reader|reader-rmmod|cue VALUE ACK|as-nobody PROG ARGS\n");
 	return 2;
 }

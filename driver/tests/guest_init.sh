@@ -25,6 +25,18 @@ if insmod /asn.ko ivshmem=1; then ok "insmod asn.ko ivshmem=1"; else fail "insmo
 
 dmesg | grep -q 'not an asn board: magic 0x41534e30' && ok "bad magic refused with one dmesg line" || fail "no bad-magic line"
 dmesg | grep -q 'block route at 0x40000: version 3 unsupported' && ok "unsupported block version refused" || fail "no bad-version line"
+# Benchmark mode (qemu_test.sh with ASN_QEMU_BENCH): regs_bench on the emulated bus and on
+# asnd's kernel backend, one after the other in this guest, and nothing else.
+if [ -x /bin/regs_bench ]; then
+	for bus in emulated kernel; do
+		echo "bench-bus $bus"
+		ASN_BENCH_BUS=$bus regs_bench --benchmark_min_time=0.3 \
+			--benchmark_filter='BM_ModelRead32|BM_Bus|BM_DeviceReadField|BM_DeviceWriteField|BM_DeviceDumpAll|BM_Grpc' 2>&1 |
+			grep -E '^BM_|ERROR|rror' | sed 's/^/bench-/' || fail "regs_bench on $bus"
+	done
+	finish
+fi
+
 n=$(ls /sys/bus/pci/drivers/asn | grep -c '^0000:')
 [ "$n" = 1 ] && ok "exactly one device bound" || fail "$n devices bound"
 bdf=$(ls /sys/bus/pci/drivers/asn | grep '^0000:' | head -1)
@@ -49,6 +61,67 @@ sleep 1
 rmmod asn && ok "rmmod asn with a reader in flight" || fail "rmmod with a reader"
 wait $reader && ok "reader ended cleanly after rmmod" || fail "reader after rmmod"
 cat /tmp/reader2.log
+
+# asnd itself on the kernel backend, driven by asnctl (when qemu_test.sh packed them).
+if [ -x /bin/asnd ]; then
+	insmod /asn.ko ivshmem=1 && ok "insmod for asnd" || fail "insmod for asnd"
+	bdf=$(ls /sys/bus/pci/drivers/asn | grep '^0000:' | head -1)
+	/asn_guest_test cue 0xcafe0002 0xcafe0003 || fail "host copy of the memory before asnd"
+	asnd --list-boards > /tmp/boards.txt 2>&1 && grep -q "^$bdf .* asn$" /tmp/boards.txt &&
+		ok "asnd --list-boards lists $bdf bound to asn" || fail "asnd --list-boards"
+	sed 's/^/boards: /' /tmp/boards.txt
+	# A board asn.ko refused: "no board at", naming the one it drives.
+	other=$(ls /sys/bus/pci/devices | grep -v "^$bdf$" | while read -r d; do
+		[ "$(cat /sys/bus/pci/devices/$d/device)" = 0x1110 ] && echo "$d"; done | head -1)
+	asnd --backend kernel --device "$other" --socket /tmp/nobody.sock --state-dir /tmp/other \
+		> /tmp/other.log 2>&1
+	rc=$?
+	[ "$rc" = 1 ] && grep -q "no board at $other: asn.ko drives $bdf" /tmp/other.log &&
+		ok "asnd --device $other (refused by asn.ko) exits 1: no board at $other" ||
+		{ fail "asnd --device $other: exit $rc"; cat /tmp/other.log; }
+	# Without CAP_NET_ADMIN asnd stops at start, saying so (reads alone would work).
+	mkdir -m 0777 -p /tmp/nobody
+	/asn_guest_test as-nobody /bin/asnd --backend kernel --socket /tmp/nobody/asnd.sock \
+		--state-dir /tmp/nobody/state > /tmp/nobody.log 2>&1
+	rc=$?
+	[ "$rc" = 1 ] && grep -q 'no permission: .*CAP_NET_ADMIN' /tmp/nobody.log &&
+		ok "asnd without CAP_NET_ADMIN exits 1: $(grep -o 'no permission.*' /tmp/nobody.log | cut -c1-90)" ||
+		{ fail "asnd without CAP_NET_ADMIN: exit $rc"; cat /tmp/nobody.log; }
+	mkdir -m 0700 -p /tmp/asn
+	s0=$(cut -d' ' -f1 /proc/uptime)
+	asnd --backend kernel --device "$bdf" --socket /tmp/asn/asnd.sock --state-dir /tmp/asn/state \
+		> /tmp/asnd.log 2>&1 &
+	asnd=$!
+	i=0
+	while [ ! -S /tmp/asn/asnd.sock ] && kill -0 $asnd 2>/dev/null && [ $i -lt 600 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	s1=$(cut -d' ' -f1 /proc/uptime)
+	ctl() { asnctl --socket /tmp/asn/asnd.sock "$@"; }
+	if [ -S /tmp/asn/asnd.sock ]; then
+		ok "asnd --backend kernel --device $bdf serves (start $s0 -> $s1 s of guest uptime)"
+		ctl status > /tmp/status.txt 2>&1 && ok "asnctl status" || fail "asnctl status"
+		sed 's/^/status: /' /tmp/status.txt
+		c0=$(cut -d' ' -f1 /proc/uptime)
+		v=$(ctl regs read id.scratch 2>&1 | tail -1)
+		echo "$v" | grep -qi 5ca1ab1e && ok "asnctl regs read id.scratch: $v" || fail "asnctl regs read id.scratch: $v"
+		ctl regs write id.scratch=0x600dcafe > /tmp/w.txt 2>&1 && ok "asnctl regs write id.scratch=0x600dcafe" ||
+			{ fail "asnctl regs write"; cat /tmp/w.txt; }
+		v=$(ctl regs read id.scratch 2>&1 | tail -1)
+		echo "$v" | grep -qi 600dcafe && ok "read back through asnd: $v" || fail "read back: $v"
+		c1=$(cut -d' ' -f1 /proc/uptime)
+		echo "asnd guest: three asnctl calls took $c0 -> $c1 s of guest uptime"
+		v=$(ctl regs write id.magic=1 2>&1) && fail "asnctl wrote id.magic: $v" || ok "id.magic write refused: $v"
+	else
+		fail "asnd did not serve"
+	fi
+	kill -TERM $asnd 2>/dev/null
+	wait $asnd && ok "asnd stopped cleanly" || fail "asnd exit $?"
+	sed 's/^/asnd: /' /tmp/asnd.log
+	rmmod asn && ok "rmmod after asnd" || fail "rmmod after asnd"
+	echo "ASND-GUEST DONE"
+fi
 
 if dmesg | grep -E 'WARNING|BUG|Oops|Call Trace|general protection'; then fail "dmesg has a warning"; else ok "dmesg free of WARN/BUG/Oops"; fi
 dmesg | grep -E ' asn|asn[0-9]' | sed 's/^/dmesg: /'

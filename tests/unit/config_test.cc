@@ -87,6 +87,14 @@ TEST(Config, OldBackendKeysAreReadWithADeprecation) {
       << c.deprecations[0];
 }
 
+// The configuration the package installs is valid as shipped.
+TEST(Config, ShippedFileIsValid) {
+  Config c = load_config(ASN_DEPLOY_CONFIG, true);
+  EXPECT_NO_THROW(apply_overrides(c, {}));
+  EXPECT_EQ(c.backend.kind, "emulated");
+  EXPECT_TRUE(c.deprecations.empty());
+}
+
 TEST(Config, EmptyFileMeansDefaults) {
   test::TempDir dir;
   test::write_file(dir.file("asnd.yaml"), "# nothing set\n");
@@ -125,7 +133,8 @@ TEST(Config, BadValuesNameTheKey) {
   EXPECT_NE(load_error("listen:\n  tcp: localhost\n").find("is not host:port"), std::string::npos);
   EXPECT_NE(load_error("listen:\n  tcp: localhost:99999\n").find("is not 1-65535"),
             std::string::npos);
-  EXPECT_NE(load_error("backend:\n  kind: kernel\n").find("unknown backend 'kernel'"),
+  EXPECT_NE(load_error("backend:\n  kind: fpga\n")
+                .find("backend.kind: unknown backend 'fpga' (backends: emulated, kernel)"),
             std::string::npos);
   EXPECT_NE(
       load_error("backend:\n  emulated:\n    profile: netfpga-10g\n").find("profiles: netfpga-1g"),
@@ -140,6 +149,88 @@ TEST(Config, BadValuesNameTheKey) {
             std::string::npos);
   EXPECT_NE(load_error("- a\n- b\n").find("expected keys"), std::string::npos);
   EXPECT_NE(load_error("log_level: [info\n").find("not valid YAML"), std::string::npos);
+}
+
+// The kernel backend: its board by PCI address, or the only board asn.ko drives.
+TEST(Config, ReadsTheKernelBackendKeys) {
+  test::TempDir dir;
+  test::write_file(dir.file("asnd.yaml"),
+                   "backend:\n  kind: kernel\n  kernel:\n    device: 0000:3b:1f.7\n");
+  Config c = load_config(dir.file("asnd.yaml"), true);
+  apply_overrides(c, {});
+  EXPECT_EQ(c.backend.kind, "kernel");
+  EXPECT_EQ(c.backend.kernel.device, "0000:3b:1f.7");
+  test::write_file(dir.file("only.yaml"), "backend:\n  kind: kernel\n");
+  EXPECT_EQ(load_config(dir.file("only.yaml"), true).backend.kernel.device, "");
+}
+
+TEST(Config, KernelDeviceMustBeAPciAddress) {
+  for (const std::string bad : {"03:00.0", "0000:03:00", "0000:03:00.8", "0000:03:20.0",
+                                "0000:0G:00.0", "0000:03:00.0 ", "0000:3B:00.0", "asn0"}) {
+    const std::string what =
+        load_error("backend:\n  kind: kernel\n  kernel:\n    device: \"" + bad + "\"\n");
+    EXPECT_NE(what.find("asnd.yaml:4: backend.kernel.device: '" + bad + "' is not a PCI address"),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("e.g. 0000:03:00.0"), std::string::npos) << what;
+  }
+}
+
+// A key or flag of one backend under the other is refused naming it, not silently ignored;
+// the file's backend.emulated section may stay when the kind is kernel.
+TEST(Config, BackendKeysBelongToTheirBackend) {
+  test::TempDir dir;
+  test::write_file(dir.file("asnd.yaml"),
+                   "backend:\n  kind: kernel\n  emulated:\n    board: lab-1\n");
+  Config kernel = load_config(dir.file("asnd.yaml"), true);
+  EXPECT_NO_THROW(apply_overrides(kernel, {}));
+  auto refused = [](Config config, const ConfigOverrides& o) -> std::string {
+    try {
+      apply_overrides(config, o);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+      return e.what();
+    }
+    return "(accepted)";
+  };
+  ConfigOverrides board;
+  board.board_name = "b2";
+  EXPECT_NE(refused(kernel, board).find("--board: only for the emulated backend"),
+            std::string::npos);
+  ConfigOverrides reset;
+  reset.reset_board = true;
+  EXPECT_NE(refused(kernel, reset).find("--reset-board: only for the emulated backend"),
+            std::string::npos);
+  ConfigOverrides device;
+  device.device = "0000:03:00.0";
+  EXPECT_NE(refused(Config(), device).find("--device: only for the kernel backend"),
+            std::string::npos);
+  test::write_file(dir.file("emulated.yaml"), "backend:\n  kernel:\n    device: 0000:03:00.0\n");
+  Config emulated = load_config(dir.file("emulated.yaml"), true);
+  EXPECT_NE(refused(emulated, {})
+                .find("backend.kernel.device: only for the kernel backend, and "
+                      "the backend is emulated"),
+            std::string::npos);
+}
+
+TEST(Config, KernelBackendFromTheFlags) {
+  Config c;
+  ConfigOverrides o;
+  o.backend = "kernel";
+  o.device = "0000:00:05.0";
+  apply_overrides(c, o);
+  EXPECT_EQ(c.backend.kind, "kernel");
+  EXPECT_EQ(c.backend.kernel.device, "0000:00:05.0");
+  ConfigOverrides bad;
+  bad.backend = "kernel";
+  bad.device = "5";
+  try {
+    apply_overrides(c, bad);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--device: '5' is not a PCI address"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(Config, FlagsOverrideAndAreValidated) {

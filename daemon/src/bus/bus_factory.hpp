@@ -1,6 +1,6 @@
 // Builds the RegisterBus the configuration's `backend` section asks for. Each backend reads
-// its own keys (backend.emulated.*, whose storage directory defaults under state_dir; the
-// kernel backend's arrive with asn.ko).
+// its own keys: backend.emulated.* (whose storage directory defaults under state_dir) or
+// backend.kernel.device; the other backend's section is not read.
 #pragma once
 
 #include <memory>
