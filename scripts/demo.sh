@@ -12,7 +12,7 @@ keep=0
 
 scripts/install-deps.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build -j"$(nproc)" --target asnd asnctl asn_lock_example
+cmake --build build -j"$(nproc)" --target asnd asnctl asn_lock_example asnsim
 
 run=$(mktemp -d /tmp/asn-demo-XXXXXX)
 socket="$run/asnd.sock"
@@ -118,6 +118,17 @@ asnctl regs write id.scratch=0xc0ffee port[0].aldfb_threshold.packets=12
 asnctl regs read id.scratch port[0].aldfb_threshold.packets
 asnctl regs write id.magic=0
 asnctl regs dump --block id
+
+section "The fabric simulator: the switch's routing engine in each router of a 64-terminal 2DFB"
+echo "Adversarial traffic (router i sends to router i+1), inter-router links at twice the"
+echo "terminal rate, output-queued routers; one curve per mode (docs/asnsim.md)."
+echo "\$ asnsim --terminals 64 --k 4 --mode aldfb,ugal,minimal --traffic adversarial \\"
+echo "    --load 0.2:1.0:0.2 --internal_speedup 2 --out build/asnsim-demo"
+build/tools/asnsim/asnsim --terminals 64 --k 4 --mode aldfb,ugal,minimal --traffic adversarial \
+  --load 0.2:1.0:0.2 --internal_speedup 2 --out build/asnsim-demo 2>/dev/null || true
+echo "The CSV, the settings (to repeat the run) and the plots stay in build/asnsim-demo/:"
+ls build/asnsim-demo
+echo
 
 if [ "$keep" = 1 ]; then
   echo "asnd keeps running: build/cli/asnctl --socket $socket status"

@@ -1,6 +1,7 @@
 #!/bin/bash
-# libasnclient as a user gets it: `cmake --install --component asnclient` into a temporary
-# prefix, pkg-config, the examples built alone against it, run against the fake Locks service.
+# libasnclient as a user gets it: the components libasnclient and libasnclient-dev (what the
+# Debian packages hold) installed into a temporary prefix, pkg-config, the examples built
+# alone against it, run against the fake Locks service.
 #   install_test.sh BUILD_DIR SOURCE_DIR FAKE_SERVER CXX CC
 set -euo pipefail
 build=$1 source=$2 fake=$3 cxx=$4 cc=$5
@@ -12,7 +13,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-cmake --install "$build" --prefix "$tmp/prefix" --component asnclient >/dev/null
+for component in libasnclient libasnclient-dev; do
+  cmake --install "$build" --prefix "$tmp/prefix" --component "$component" >/dev/null
+done
 pc=$(find "$tmp/prefix" -name asnclient.pc)
 [[ -n $pc ]] || { echo "asnclient.pc not installed"; exit 1; }
 export PKG_CONFIG_PATH=$(dirname "$pc")
