@@ -126,6 +126,8 @@ echo "\$ asnsim --terminals 64 --k 4 --mode aldfb,ugal,minimal --traffic adversa
 echo "    --load 0.2:1.0:0.2 --internal_speedup 2 --out build/asnsim-demo"
 build/tools/asnsim/asnsim --terminals 64 --k 4 --mode aldfb,ugal,minimal --traffic adversarial \
   --load 0.2:1.0:0.2 --internal_speedup 2 --out build/asnsim-demo 2>/dev/null || true
+echo "A deadlock in the table is a finding, not a crash: the engine's VC rule (the seed's)"
+echo "lets waits close a cycle in a lossless fabric (docs/architecture.md, \"Routing\")."
 echo "The CSV, the settings (to repeat the run) and the plots stay in build/asnsim-demo/:"
 ls build/asnsim-demo
 echo
