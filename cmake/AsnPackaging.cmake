@@ -91,8 +91,10 @@ install(FILES driver/include/uapi/asn_genl.h
 install(FILES ${ASN_DKMS_GEN}/asn_regs.h ${ASN_DKMS_GEN}/asn_access.h
         DESTINATION ${ASN_DKMS_SRC}/generated COMPONENT asn-dkms EXCLUDE_FROM_ALL)
 
-# What the packages need beyond the programs: `cmake --build build --target deb-files`.
-add_custom_target(deb-files DEPENDS ${asn_changelogs}
+# What the packages need beyond the programs. In every build (it is small), because a
+# component's EXCLUDE_FROM_ALL files are installed when that component is asked for
+# (`cmake --install build --component libasnclient`): a fresh tree lacked the changelogs.
+add_custom_target(deb-files ALL DEPENDS ${asn_changelogs}
                   ${ASN_DKMS_GEN}/asn_regs.h ${ASN_DKMS_GEN}/asn_access.h)
 add_dependencies(deb-files asn_man_pages)
 
