@@ -24,15 +24,6 @@ std::string empty_config(const TempDir& dir) {
   return dir.file("empty.yaml");
 }
 
-bool asn_module_loaded() {
-  std::ifstream modules("/proc/modules");
-  std::string line;
-  while (std::getline(modules, line)) {
-    if (line.rfind("asn ", 0) == 0) return true;
-  }
-  return false;
-}
-
 TEST(AsndKernelBackend, WithoutTheDriverFailsFastSayingSo) {
   if (asn_module_loaded()) GTEST_SKIP() << "asn.ko is loaded on this host";
   TempDir dir;

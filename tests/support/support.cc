@@ -133,4 +133,13 @@ bool closed_by_server(int fd, std::chrono::milliseconds wait) {
   }
 }
 
+bool asn_module_loaded() {
+  std::ifstream modules("/proc/modules");
+  std::string line;
+  while (std::getline(modules, line)) {
+    if (line.rfind("asn ", 0) == 0) return true;
+  }
+  return false;
+}
+
 }  // namespace asn::test

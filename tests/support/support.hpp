@@ -45,6 +45,9 @@ int connect_tcp(const char* from, int port);
 // True when the server closed the connection `fd` within `wait` (0: closed already).
 bool closed_by_server(int fd, std::chrono::milliseconds wait);
 
+// Whether asn.ko is loaded on this host (/proc/modules).
+bool asn_module_loaded();
+
 // True once `done()` is; asks it once per try (a try may use up what it tests, such as a
 // free connection slot) until `limit` has passed.
 template <typename Done>

@@ -9,18 +9,12 @@
 #include <string>
 
 #include "error.hpp"
+#include "support.hpp"
 
 namespace asn {
 namespace {
 
-bool asn_module_loaded() {
-  std::ifstream modules("/proc/modules");
-  std::string line;
-  while (std::getline(modules, line)) {
-    if (line.rfind("asn ", 0) == 0) return true;
-  }
-  return false;
-}
+using test::asn_module_loaded;
 
 TEST(KernelBus, WithoutTheDriverSaysSo) {
   if (asn_module_loaded()) GTEST_SKIP() << "asn.ko is loaded on this host";
