@@ -12,20 +12,11 @@
 #include "asn/sim/network.hpp"
 #include "asn/sim/settings.hpp"
 #include "asn/topology/fabric.hpp"
+#include "router_digits_reference.hpp"
 
 namespace {
 
 using namespace asn;
-
-void BM_RouterDigits(benchmark::State& state) {
-  const topology::Fabric fabric(32768, 32);
-  uint32_t router = 0;
-  for (auto _ : state) {
-    benchmark::DoNotOptimize(fabric.digits(router));
-    router = (router + 1) & 1023;
-  }
-}
-BENCHMARK(BM_RouterDigits);
 
 // Args: terminals, k, load in percent, cycles, internal_speedup (1: input-queued, 2: output
 // queues). One iteration builds a fresh network (programming every router's tables) and runs

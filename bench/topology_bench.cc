@@ -10,21 +10,12 @@
 #include "asn/model/engines/routing_engine.hpp"
 #include "asn/topology/fabric.hpp"
 #include "asn/topology/route_tables.hpp"
+#include "router_digits_reference.hpp"
 
 namespace {
 
 using namespace asn;
 using topology::ChannelMode;
-
-void BM_RouterDigits(benchmark::State& state) {
-  const topology::Fabric fabric(32768, 32);
-  uint32_t router = 0;
-  for (auto _ : state) {
-    benchmark::DoNotOptimize(fabric.digits(router));
-    router = (router + 1) & 1023;
-  }
-}
-BENCHMARK(BM_RouterDigits);
 
 void BM_RouteTables(benchmark::State& state) {
   const uint32_t terminals = static_cast<uint32_t>(state.range(0));
