@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "services/grpc_status.hpp"
+#include "services/lock_batch.hpp"
 
 namespace asn {
 
@@ -17,74 +18,30 @@ namespace {
 constexpr uint32_t kDefaultListLimit = 1000;
 constexpr uint32_t kMaxListLimit = 100000;
 
-locks::Mode mode_of(v1::LockMode mode) {
-  switch (mode) {
-    case v1::LOCK_MODE_SHARED:
-      return locks::Mode::kShared;
-    case v1::LOCK_MODE_EXCLUSIVE:
-      return locks::Mode::kExclusive;
-    default:
-      throw Error(ErrorCode::kInvalidArgument,
-                  fmt::format("mode: {} is not LOCK_MODE_SHARED or LOCK_MODE_EXCLUSIVE",
-                              static_cast<int>(mode)));
-  }
-}
-
 v1::LockMode mode_of(locks::Mode mode) {
   return mode == locks::Mode::kShared ? v1::LOCK_MODE_SHARED : v1::LOCK_MODE_EXCLUSIVE;
-}
-
-// Exactly one of a list and a strided pattern; the lock table checks the ranges themselves.
-template <typename Message>
-locks::RangeSpec ranges_of(const Message& request) {
-  const bool list = request.ranges_size() > 0;
-  if (list == request.has_strided()) {
-    throw Error(ErrorCode::kInvalidArgument,
-                list ? "ranges and strided: give one of them, not both"
-                     : "ranges: none given; give a list of ranges or a strided pattern");
-  }
-  if (!list) {
-    const auto& s = request.strided();
-    return locks::Strided{s.offset(), s.block_length(), s.stride(), s.count()};
-  }
-  std::vector<locks::ByteRange> out;
-  out.reserve(static_cast<size_t>(std::min(request.ranges_size(), 1 << 16)));
-  for (const auto& r : request.ranges()) out.push_back({r.offset(), r.length()});
-  return out;
-}
-
-void fill(const locks::ByteRange& range, v1::ByteRange* out) {
-  out->set_offset(range.offset);
-  out->set_length(range.length);
-}
-
-// A caller with a verified certificate uses only the sessions it opened.
-void check_owner(const Authorizer& authorizer, LockManager& locks,
-                 const grpc::CallbackServerContext& context, uint64_t session) {
-  if (authorizer.certified(context)) locks.check_owner(session, authorizer.principal(context));
 }
 
 // The trailing metadata that carries Error::reason().
 constexpr char kReasonKey[] = "asn-lock-reason";
 
-void send_reason(grpc::CallbackServerContext& context, const Error& e) {
-  if (!e.reason().empty()) context.AddTrailingMetadata(kReasonKey, e.reason());
+void send_reason(grpc::CallbackServerContext& context, const OpStatus& status) {
+  if (!status.reason.empty()) context.AddTrailingMetadata(kReasonKey, status.reason);
+}
+
+// Finishes the call with `status` (and its reason).
+grpc::ServerUnaryReactor* answer(grpc::CallbackServerContext* context, const OpStatus& status) {
+  auto* reactor = context->DefaultReactor();
+  send_reason(*context, status);
+  reactor->Finish(status.status);
+  return reactor;
 }
 
 // Runs `body` and finishes the call with its status (and the error's reason).
 template <typename Body>
 grpc::ServerUnaryReactor* answer(grpc::CallbackServerContext* context, std::string_view rpc,
                                  Body&& body) {
-  auto* reactor = context->DefaultReactor();
-  reactor->Finish(guarded(rpc, [&] {
-    try {
-      body();
-    } catch (const Error& e) {
-      send_reason(*context, e);
-      throw;
-    }
-  }));
-  return reactor;
+  return answer(context, run_op(rpc, std::forward<Body>(body)));
 }
 
 // A Lock call that may wait: finished by the LockManager from whichever thread grants it,
@@ -92,21 +49,14 @@ grpc::ServerUnaryReactor* answer(grpc::CallbackServerContext* context, std::stri
 // has returned.
 class LockReactor final : public grpc::ServerUnaryReactor {
  public:
-  LockReactor(LockManager& locks, grpc::CallbackServerContext* context, v1::LockResponse* response)
-      : locks_(locks), context_(context), response_(response) {}
+  LockReactor(const LockOps& ops, grpc::CallbackServerContext* context, v1::LockResponse* response)
+      : ops_(ops), context_(context), response_(response) {}
 
-  void start(const LockCall& call, locks::Wait wait,
+  void start(const v1::LockRequest& request, locks::Wait wait,
              std::optional<LockClock::time_point> deadline) {
-    uint64_t handle = 0;
-    try {
-      handle = locks_.lock(call, wait, deadline, [this](LockResult result) { complete(result); });
-    } catch (const Error& e) {
-      send_reason(*context_, e);
-      Finish(to_grpc_status(e));
-    } catch (const std::exception& e) {
-      spdlog::error("Locks.Lock: internal error: {}", e.what());
-      Finish(to_grpc_status(Error(ErrorCode::kInternal, e.what())));
-    }
+    const uint64_t handle = ops_.lock(
+        *context_, request, wait, deadline,
+        [this](const OpStatus& status, v1::LockResponse* granted) { complete(status, granted); });
     bool cancel = false;
     {
       std::lock_guard lock(mu_);
@@ -114,7 +64,7 @@ class LockReactor final : public grpc::ServerUnaryReactor {
       started_ = true;
       cancel = cancelled_ && handle != 0;
     }
-    if (cancel) locks_.cancel_call(handle, cancelled());
+    if (cancel) ops_.cancel(handle, kCancelledWhy);
     release();
   }
 
@@ -125,36 +75,25 @@ class LockReactor final : public grpc::ServerUnaryReactor {
       cancelled_ = true;
       if (started_) handle = handle_;
     }
-    if (handle != 0) locks_.cancel_call(handle, cancelled());
+    if (handle != 0) ops_.cancel(handle, kCancelledWhy);
   }
 
   void OnDone() override { release(); }
 
  private:
-  static Error cancelled() {
-    return Error(ErrorCode::kAborted, "the wait was cancelled: the client cancelled the call");
-  }
+  static constexpr char kCancelledWhy[] = "the client cancelled the call";
 
-  void complete(const LockResult& result) {
-    if (const auto* e = std::get_if<Error>(&result)) {
-      send_reason(*context_, *e);
-      Finish(to_grpc_status(*e));
-      return;
-    }
-    const auto& granted = std::get<LockGranted>(result);
-    response_->set_token(granted.grant.token);
-    response_->set_request(granted.grant.request);
-    for (const auto& range : granted.grant.ranges) fill(range, response_->add_ranges());
-    response_->set_domain(granted.domain);
-    response_->set_waited(granted.waited);
-    Finish(grpc::Status::OK);
+  void complete(const OpStatus& status, v1::LockResponse* granted) {
+    if (granted != nullptr) response_->Swap(granted);
+    send_reason(*context_, status);
+    Finish(status.status);
   }
 
   void release() {
     if (refs_.fetch_sub(1) == 1) delete this;
   }
 
-  LockManager& locks_;
+  const LockOps& ops_;
   grpc::CallbackServerContext* context_;
   v1::LockResponse* response_;
   std::atomic<int> refs_{2};  // gRPC (until OnDone) and start()
@@ -181,13 +120,9 @@ grpc::ServerUnaryReactor* LockService::OpenSession(grpc::CallbackServerContext* 
 grpc::ServerUnaryReactor* LockService::KeepAlive(grpc::CallbackServerContext* context,
                                                  const v1::KeepAliveRequest* request,
                                                  v1::KeepAliveResponse* response) {
-  return answer(context, "Locks.KeepAlive", [&] {
-    authorizer_.require(Permission::kLock, "KeepAlive", *context);
-    check_owner(authorizer_, locks_, *context, request->session());
-    const auto [ttl, reattached] = locks_.keep_alive(request->session());
-    response->set_ttl_seconds(ttl);
-    response->set_reattached(reattached);
-  });
+  const OpStatus denied = run_op(
+      "Locks.KeepAlive", [&] { authorizer_.require(Permission::kLock, "KeepAlive", *context); });
+  return answer(context, denied.ok() ? ops_.keep_alive(*context, *request, response) : denied);
 }
 
 grpc::ServerUnaryReactor* LockService::CloseSession(grpc::CallbackServerContext* context,
@@ -195,7 +130,7 @@ grpc::ServerUnaryReactor* LockService::CloseSession(grpc::CallbackServerContext*
                                                     v1::CloseSessionResponse* response) {
   return answer(context, "Locks.CloseSession", [&] {
     authorizer_.require(Permission::kLock, "CloseSession", *context);
-    check_owner(authorizer_, locks_, *context, request->session());
+    ops_.check_owner(*context, request->session());
     const auto closed = locks_.close_session(request->session());
     response->set_released(closed.released);
     response->set_cancelled(closed.cancelled);
@@ -205,29 +140,19 @@ grpc::ServerUnaryReactor* LockService::CloseSession(grpc::CallbackServerContext*
 grpc::ServerUnaryReactor* LockService::lock(grpc::CallbackServerContext* context,
                                             const v1::LockRequest* request,
                                             v1::LockResponse* response, locks::Wait wait) {
-  LockCall call;
-  std::optional<LockClock::time_point> deadline;
-  const grpc::Status status = guarded("Locks.Lock", [&] {
-    authorizer_.require(Permission::kLock, wait == locks::Wait::kTry ? "TryLock" : "Lock",
-                        *context);
-    check_owner(authorizer_, locks_, *context, request->session());
-    call.session = request->session();
-    call.file = request->file();
-    call.mode = mode_of(request->mode());
-    call.ranges = ranges_of(*request);
-    const auto end = context->deadline();
-    if (end != std::chrono::system_clock::time_point::max()) {
-      deadline = LockClock::now() + std::chrono::duration_cast<LockClock::duration>(
-                                        end - std::chrono::system_clock::now());
-    }
+  const bool try_lock = wait == locks::Wait::kTry;
+  const OpStatus denied = run_op(try_lock ? "Locks.TryLock" : "Locks.Lock", [&] {
+    authorizer_.require(Permission::kLock, try_lock ? "TryLock" : "Lock", *context);
   });
-  if (!status.ok()) {
-    auto* reactor = context->DefaultReactor();
-    reactor->Finish(status);
-    return reactor;
+  if (!denied.ok()) return answer(context, denied);
+  std::optional<LockClock::time_point> deadline;
+  const auto end = context->deadline();
+  if (end != std::chrono::system_clock::time_point::max()) {
+    deadline = LockClock::now() + std::chrono::duration_cast<LockClock::duration>(
+                                      end - std::chrono::system_clock::now());
   }
-  auto* reactor = new LockReactor(locks_, context, response);
-  reactor->start(call, wait, deadline);
+  auto* reactor = new LockReactor(ops_, context, response);
+  reactor->start(*request, wait, deadline);
   return reactor;
 }
 
@@ -246,25 +171,22 @@ grpc::ServerUnaryReactor* LockService::TryLock(grpc::CallbackServerContext* cont
 grpc::ServerUnaryReactor* LockService::Unlock(grpc::CallbackServerContext* context,
                                               const v1::UnlockRequest* request,
                                               v1::UnlockResponse* response) {
-  return answer(context, "Locks.Unlock", [&] {
-    authorizer_.require(Permission::kLock, "Unlock", *context);
-    check_owner(authorizer_, locks_, *context, request->session());
-    const auto done = locks_.unlock(request->session(), request->file(), ranges_of(*request));
-    response->set_released(done.released);
-    response->set_granted(done.granted);
-  });
+  const OpStatus denied =
+      run_op("Locks.Unlock", [&] { authorizer_.require(Permission::kLock, "Unlock", *context); });
+  return answer(context, denied.ok() ? ops_.unlock(*context, *request, response) : denied);
 }
 
 grpc::ServerUnaryReactor* LockService::Downgrade(grpc::CallbackServerContext* context,
                                                  const v1::UnlockRequest* request,
                                                  v1::UnlockResponse* response) {
-  return answer(context, "Locks.Downgrade", [&] {
-    authorizer_.require(Permission::kLock, "Downgrade", *context);
-    check_owner(authorizer_, locks_, *context, request->session());
-    const auto done = locks_.downgrade(request->session(), request->file(), ranges_of(*request));
-    response->set_released(done.released);
-    response->set_granted(done.granted);
-  });
+  const OpStatus denied = run_op(
+      "Locks.Downgrade", [&] { authorizer_.require(Permission::kLock, "Downgrade", *context); });
+  return answer(context, denied.ok() ? ops_.downgrade(*context, *request, response) : denied);
+}
+
+grpc::ServerBidiReactor<v1::LockBatch, v1::LockBatchReply>* LockService::Batch(
+    grpc::CallbackServerContext* context) {
+  return start_batch(ops_, authorizer_, context);
 }
 
 grpc::ServerUnaryReactor* LockService::ListLocks(grpc::CallbackServerContext* context,
@@ -287,7 +209,7 @@ grpc::ServerUnaryReactor* LockService::ListLocks(grpc::CallbackServerContext* co
       out->set_session_name(h.session_name);
       out->set_mode(mode_of(h.lock.mode));
       out->set_token(h.lock.token);
-      fill(h.lock.range, out->mutable_range());
+      fill_range(h.lock.range, out->mutable_range());
       out->set_domain(h.domain);
       out->set_request(h.lock.request);
     }
@@ -298,7 +220,7 @@ grpc::ServerUnaryReactor* LockService::ListLocks(grpc::CallbackServerContext* co
       out->set_owner(w.owner);
       out->set_mode(mode_of(w.request.mode));
       out->set_request(w.request.request);
-      for (const auto& r : w.request.ranges) fill(r, out->add_ranges());
+      for (const auto& r : w.request.ranges) fill_range(r, out->add_ranges());
       out->set_domain(w.domain);
     }
     response->set_next_after(view.next_after);

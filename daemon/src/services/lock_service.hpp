@@ -1,20 +1,22 @@
 // gRPC Locks service: byte-range file locks through the LockManager (proto/asn/v1/locks.proto).
 // Served with gRPC's callback API, so that a Lock call that waits holds no server thread: it
 // is a reactor the LockManager finishes when the lock is granted, the deadline passes, the
-// client cancels or the session ends. Sessions and locks need the lock permission; ListLocks
-// and GetLockStats the read permission.
+// client cancels or the session ends. Batch carries many of these operations in one stream
+// (services/lock_batch.hpp); both run them through LockOps (services/lock_ops.hpp). Sessions
+// and locks need the lock permission; ListLocks and GetLockStats the read permission.
 #pragma once
 
 #include "asn/v1/locks.grpc.pb.h"
 #include "locks/lock_manager.hpp"
 #include "services/auth.hpp"
+#include "services/lock_ops.hpp"
 
 namespace asn {
 
 class LockService final : public v1::Locks::CallbackService {
  public:
   LockService(LockManager& locks, Authorizer authorizer)
-      : locks_(locks), authorizer_(std::move(authorizer)) {}
+      : locks_(locks), authorizer_(std::move(authorizer)), ops_(locks_, authorizer_) {}
 
   grpc::ServerUnaryReactor* OpenSession(grpc::CallbackServerContext* context,
                                         const v1::OpenSessionRequest* request,
@@ -37,6 +39,8 @@ class LockService final : public v1::Locks::CallbackService {
   grpc::ServerUnaryReactor* Downgrade(grpc::CallbackServerContext* context,
                                       const v1::UnlockRequest* request,
                                       v1::UnlockResponse* response) override;
+  grpc::ServerBidiReactor<v1::LockBatch, v1::LockBatchReply>* Batch(
+      grpc::CallbackServerContext* context) override;
   grpc::ServerUnaryReactor* ListLocks(grpc::CallbackServerContext* context,
                                       const v1::ListLocksRequest* request,
                                       v1::ListLocksResponse* response) override;
@@ -51,6 +55,7 @@ class LockService final : public v1::Locks::CallbackService {
 
   LockManager& locks_;
   Authorizer authorizer_;
+  LockOps ops_;  // over locks_ and authorizer_
 };
 
 }  // namespace asn

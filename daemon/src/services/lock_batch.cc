@@ -1,0 +1,256 @@
+#include "services/lock_batch.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <vector>
+
+namespace asn {
+
+namespace {
+
+// Why a Batch stream's waiting locks end when the stream does (ABORTED, as a cancelled Lock).
+constexpr char kEndedWhy[] = "the Batch stream ended";
+
+// One stream. Every op is answered exactly once (or dropped, once the stream has ended).
+// Writes: one in flight at most; results that arrive meanwhile, and all the results an
+// incoming message produces at once, go out together in the next message.
+//
+// Lifetime: one reference for gRPC (until OnDone) and one per lock the LockManager may still
+// call back; the last one deletes the reactor. Once finished_ (Finish called) a callback
+// touches nothing of gRPC's: it drops its result and lets go of its reference.
+class BatchReactor final : public grpc::ServerBidiReactor<v1::LockBatch, v1::LockBatchReply> {
+ public:
+  BatchReactor(const LockOps& ops, grpc::CallbackServerContext* context)
+      : ops_(ops), context_(context) {}
+
+  void start(const Authorizer& authorizer) {
+    const OpStatus denied =
+        run_op("Locks.Batch", [&] { authorizer.require(Permission::kLock, "Batch", *context_); });
+    if (!denied.ok()) {
+      {
+        std::lock_guard lock(mu_);
+        finished_ = true;
+      }
+      if (!denied.reason.empty()) context_->AddTrailingMetadata("asn-lock-reason", denied.reason);
+      Finish(denied.status);
+      return;
+    }
+    StartRead(&in_);
+  }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) {  // the client half-closed (or the stream broke: OnCancel says so)
+      {
+        std::lock_guard lock(mu_);
+        reads_done_ = true;
+      }
+      maybe_finish();
+      return;
+    }
+    {
+      std::lock_guard lock(mu_);
+      ++holding_;  // the results of this message go out together
+    }
+    for (const auto& op : in_.ops()) run(op);
+    in_.Clear();
+    {
+      std::lock_guard lock(mu_);
+      --holding_;
+    }
+    flush();
+    maybe_finish();
+    bool read = false;
+    {
+      std::lock_guard lock(mu_);
+      read = !finished_;
+    }
+    if (read) StartRead(&in_);
+  }
+
+  void OnWriteDone(bool ok) override {
+    {
+      std::lock_guard lock(mu_);
+      write_in_flight_ = false;
+      writing_.Clear();
+    }
+    if (!ok) end();
+    flush();
+    maybe_finish();
+  }
+
+  void OnCancel() override {
+    end();
+    maybe_finish();
+  }
+
+  void OnDone() override {
+    end();
+    release();
+  }
+
+ private:
+  void run(const v1::LockOp& op) {
+    v1::LockOpResult result;
+    result.set_id(op.id());
+    OpStatus status;
+    switch (op.op_case()) {
+      case v1::LockOp::kLock:
+      case v1::LockOp::kTryLock:
+        start_lock(op);
+        return;
+      case v1::LockOp::kUnlock:
+        status = ops_.unlock(*context_, op.unlock(), result.mutable_unlock());
+        break;
+      case v1::LockOp::kDowngrade:
+        status = ops_.downgrade(*context_, op.downgrade(), result.mutable_unlock());
+        break;
+      case v1::LockOp::kKeepAlive:
+        status = ops_.keep_alive(*context_, op.keep_alive(), result.mutable_keep_alive());
+        break;
+      case v1::LockOp::OP_NOT_SET:
+        status = run_op("Locks.Batch", [] {
+          throw Error(ErrorCode::kInvalidArgument,
+                      "op: none given; give one of lock, try_lock, unlock, downgrade, keep_alive");
+        });
+        break;
+    }
+    push(std::move(result), status);
+  }
+
+  void start_lock(const v1::LockOp& op) {
+    const bool try_lock = op.op_case() == v1::LockOp::kTryLock;
+    std::optional<LockClock::time_point> deadline;
+    if (!try_lock && op.timeout_ms() > 0) {
+      deadline = LockClock::now() + std::chrono::milliseconds(op.timeout_ms());
+    }
+    uint64_t seq = 0;
+    {
+      std::lock_guard lock(mu_);
+      seq = next_seq_++;
+      waiting_[seq] = 0;  // its handle once lock() returns
+    }
+    refs_.fetch_add(1);
+    const uint64_t id = op.id();
+    const uint64_t handle =
+        ops_.lock(*context_, try_lock ? op.try_lock() : op.lock(),
+                  try_lock ? locks::Wait::kTry : locks::Wait::kBlock, deadline,
+                  [this, seq, id](const OpStatus& status, v1::LockResponse* granted) {
+                    lock_done(seq, id, status, granted);
+                  });
+    bool cancel = false;
+    {
+      std::lock_guard lock(mu_);
+      auto it = waiting_.find(seq);
+      if (it != waiting_.end()) {
+        it->second = handle;
+        cancel = ended_ && handle != 0;
+      }
+    }
+    if (cancel) ops_.cancel(handle, kEndedWhy);
+  }
+
+  void lock_done(uint64_t seq, uint64_t id, const OpStatus& status, v1::LockResponse* granted) {
+    v1::LockOpResult result;
+    result.set_id(id);
+    if (granted != nullptr) result.mutable_lock()->Swap(granted);
+    {
+      std::lock_guard lock(mu_);
+      waiting_.erase(seq);
+    }
+    push(std::move(result), status);
+    maybe_finish();
+    release();
+  }
+
+  void push(v1::LockOpResult result, const OpStatus& status) {
+    if (!status.ok()) {
+      result.clear_result();
+      result.set_code(static_cast<int32_t>(status.status.error_code()));
+      result.set_message(status.status.error_message());
+      result.set_reason(status.reason);
+    }
+    {
+      std::lock_guard lock(mu_);
+      if (finished_ || ended_) return;
+      *reply_.add_results() = std::move(result);
+    }
+    flush();
+  }
+
+  // Writes what is queued unless a write is in flight (its OnWriteDone flushes again).
+  void flush() {
+    {
+      std::lock_guard lock(mu_);
+      if (finished_ || ended_ || write_in_flight_ || holding_ > 0 || reply_.results_size() == 0) {
+        return;
+      }
+      writing_.Swap(&reply_);
+      write_in_flight_ = true;
+    }
+    StartWrite(&writing_);
+  }
+
+  // The stream ended (cancelled, broken, or done): its waiting locks are withdrawn.
+  void end() {
+    std::vector<uint64_t> handles;
+    {
+      std::lock_guard lock(mu_);
+      if (ended_) return;
+      ended_ = true;
+      reply_.Clear();
+      for (const auto& [seq, handle] : waiting_) {
+        if (handle != 0) handles.push_back(handle);
+      }
+    }
+    for (const uint64_t handle : handles) ops_.cancel(handle, kEndedWhy);
+  }
+
+  // Finishes once the stream ended, or the client half-closed and every op is answered.
+  void maybe_finish() {
+    grpc::Status status;
+    {
+      std::lock_guard lock(mu_);
+      if (finished_ || write_in_flight_ || holding_ > 0) return;
+      if (ended_) {
+        status = grpc::Status(grpc::StatusCode::CANCELLED, "the Batch stream was cancelled");
+      } else if (!reads_done_ || !waiting_.empty() || reply_.results_size() > 0) {
+        return;
+      }
+      finished_ = true;
+    }
+    Finish(status);
+  }
+
+  void release() {
+    if (refs_.fetch_sub(1) == 1) delete this;
+  }
+
+  const LockOps& ops_;
+  grpc::CallbackServerContext* context_;
+  v1::LockBatch in_;            // the read in flight
+  v1::LockBatchReply writing_;  // the write in flight
+  std::atomic<int> refs_{1};
+
+  std::mutex mu_;                         // guards the members below
+  v1::LockBatchReply reply_;              // results for the next write
+  std::map<uint64_t, uint64_t> waiting_;  // lock ops not answered yet: seq -> handle (0: not yet)
+  uint64_t next_seq_ = 1;
+  int holding_ = 0;  // > 0: an incoming message is being run; its results wait for its end
+  bool write_in_flight_ = false;
+  bool reads_done_ = false;
+  bool ended_ = false;
+  bool finished_ = false;
+};
+
+}  // namespace
+
+grpc::ServerBidiReactor<v1::LockBatch, v1::LockBatchReply>* start_batch(
+    const LockOps& ops, const Authorizer& authorizer, grpc::CallbackServerContext* context) {
+  auto* reactor = new BatchReactor(ops, context);
+  reactor->start(authorizer);
+  return reactor;
+}
+
+}  // namespace asn
