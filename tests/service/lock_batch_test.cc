@@ -1,0 +1,274 @@
+// The Locks service's Batch stream through a real gRPC server on a Unix socket (issue 9,
+// locks.proto): many ops in one message, each answered with its id and the result its unary
+// call would give; a waiting lock answered later, after another stream's unlock, or at its
+// timeout_ms; one op's error leaving the others alone; the stream's end withdrawing its
+// waiting locks. Run against each domain configuration (LockStack::Kind).
+#include <gmock/gmock.h>
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "lock_stack.hpp"
+#include "status_assert.hpp"
+#include "support.hpp"
+
+namespace asn {
+namespace {
+
+using test::LockStack;
+using ::testing::HasSubstr;
+
+// One Batch stream, read synchronously; the deadline keeps a broken server from hanging a
+// test.
+class Stream {
+ public:
+  explicit Stream(v1::Locks::Stub& stub) {
+    context_.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+    stream_ = stub.Batch(&context_);
+  }
+
+  void send(const std::vector<v1::LockOp>& ops) {
+    v1::LockBatch batch;
+    for (const auto& op : ops) *batch.add_ops() = op;
+    ASSERT_TRUE(stream_->Write(batch));
+  }
+
+  // Reads until the result of op `id` has come.
+  v1::LockOpResult await(uint64_t id) {
+    while (results_.find(id) == results_.end()) {
+      v1::LockBatchReply reply;
+      if (!stream_->Read(&reply)) {
+        ADD_FAILURE() << "the stream ended before the result of op " << id;
+        return {};
+      }
+      ++messages_;
+      for (const auto& r : reply.results()) results_[r.id()] = r;
+    }
+    return results_[id];
+  }
+
+  grpc::Status close() {
+    stream_->WritesDone();
+    v1::LockBatchReply reply;
+    while (stream_->Read(&reply)) {
+      for (const auto& r : reply.results()) results_[r.id()] = r;
+    }
+    return stream_->Finish();
+  }
+
+  void cancel() { context_.TryCancel(); }
+  int messages() const { return messages_; }
+
+ private:
+  grpc::ClientContext context_;
+  std::unique_ptr<grpc::ClientReaderWriter<v1::LockBatch, v1::LockBatchReply>> stream_;
+  std::map<uint64_t, v1::LockOpResult> results_;
+  int messages_ = 0;
+};
+
+template <typename Request>
+void add_range(Request* r, uint64_t session, const std::string& file, uint64_t offset,
+               uint64_t length) {
+  r->set_session(session);
+  r->set_file(file);
+  auto* range = r->add_ranges();
+  range->set_offset(offset);
+  range->set_length(length);
+}
+
+v1::LockOp lock_op(uint64_t id, uint64_t session, const std::string& file, uint64_t offset,
+                   uint64_t length, uint32_t timeout_ms = 0, bool try_lock = false) {
+  v1::LockOp op;
+  op.set_id(id);
+  auto* r = try_lock ? op.mutable_try_lock() : op.mutable_lock();
+  add_range(r, session, file, offset, length);
+  r->set_mode(v1::LOCK_MODE_EXCLUSIVE);
+  op.set_timeout_ms(timeout_ms);
+  return op;
+}
+
+v1::LockOp unlock_op(uint64_t id, uint64_t session, const std::string& file, uint64_t offset,
+                     uint64_t length, bool downgrade = false) {
+  v1::LockOp op;
+  op.set_id(id);
+  add_range(downgrade ? op.mutable_downgrade() : op.mutable_unlock(), session, file, offset,
+            length);
+  return op;
+}
+
+class LockBatchTest : public ::testing::TestWithParam<LockStack::Kind> {
+ protected:
+  void SetUp() override {
+    stack_ = std::make_unique<LockStack>(GetParam(), dir_.path(), LocksConfig{});
+    stub_ = v1::Locks::NewStub(stack_->channel());
+  }
+
+  uint64_t open() {
+    grpc::ClientContext context;
+    v1::OpenSessionRequest request;
+    request.set_ttl_seconds(30);
+    v1::OpenSessionResponse response;
+    EXPECT_TRUE(stub_->OpenSession(&context, request, &response).ok());
+    return response.session();
+  }
+
+  uint64_t waiting_calls() {
+    grpc::ClientContext context;
+    v1::GetLockStatsResponse response;
+    EXPECT_TRUE(stub_->GetLockStats(&context, {}, &response).ok());
+    return response.waiting_calls();
+  }
+
+  void wait_for_waiting(uint64_t n) {
+    for (int i = 0; i < 2000 && waiting_calls() != n; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    ASSERT_EQ(waiting_calls(), n);
+  }
+
+  v1::ListLocksResponse list(const std::string& file) {
+    grpc::ClientContext context;
+    v1::ListLocksRequest r;
+    r.set_file(file);
+    v1::ListLocksResponse response;
+    EXPECT_TRUE(stub_->ListLocks(&context, r, &response).ok());
+    return response;
+  }
+
+  test::TempDir dir_;
+  std::unique_ptr<LockStack> stack_;
+  std::unique_ptr<v1::Locks::Stub> stub_;
+};
+
+TEST_P(LockBatchTest, MixedOpsInOneMessageAreAnsweredByIdInOneReply) {
+  const uint64_t s = open();
+  Stream stream(*stub_);
+  v1::LockOp keep_alive;
+  keep_alive.set_id(4);
+  keep_alive.mutable_keep_alive()->set_session(s);
+  stream.send({lock_op(1, s, "a", 0, 10), lock_op(2, s, "b", 0, 10, 0, true),
+               lock_op(3, s, "c", 0, 10), keep_alive});
+  for (uint64_t id : {1, 2, 3}) {
+    const auto r = stream.await(id);
+    ASSERT_EQ(r.code(), 0) << r.message();
+    ASSERT_TRUE(r.has_lock());
+    EXPECT_GT(r.lock().token(), 0u);
+    ASSERT_EQ(r.lock().ranges_size(), 1);
+  }
+  const auto alive = stream.await(4);
+  ASSERT_EQ(alive.code(), 0) << alive.message();
+  EXPECT_EQ(alive.keep_alive().ttl_seconds(), 30u);
+  // Every op of the message was answered at once: one reply carried them all.
+  EXPECT_EQ(stream.messages(), 1);
+
+  stream.send(
+      {unlock_op(5, s, "a", 0, 10), unlock_op(6, s, "b", 0, 10, true), unlock_op(7, s, "c", 0, 5)});
+  for (uint64_t id : {5, 6, 7}) {
+    const auto r = stream.await(id);
+    ASSERT_EQ(r.code(), 0) << r.message();
+    ASSERT_TRUE(r.has_unlock());
+  }
+  EXPECT_EQ(stream.await(5).unlock().released(), 1u);
+  EXPECT_EQ(list("a").held_size(), 0);
+  ASSERT_EQ(list("b").held_size(), 1);
+  EXPECT_EQ(list("b").held(0).mode(), v1::LOCK_MODE_SHARED);
+  ASSERT_EQ(list("c").held_size(), 1);
+  EXPECT_EQ(list("c").held(0).range().offset(), 5u);
+  ASSERT_OK(stream.close());
+}
+
+TEST_P(LockBatchTest, ABadOpGetsItsErrorAndTheOthersSucceed) {
+  const uint64_t s = open();
+  Stream stream(*stub_);
+  v1::LockOp empty;
+  empty.set_id(3);
+  stream.send({lock_op(1, s, "f", 0, 10), lock_op(2, s, "f", 20, 0), empty,
+               unlock_op(4, s, "g", 0, 1), lock_op(5, 424242, "f", 30, 1),
+               lock_op(6, s, "f", 40, 10)});
+  EXPECT_EQ(stream.await(1).code(), 0);
+  const auto empty_range = stream.await(2);
+  EXPECT_EQ(empty_range.code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_FALSE(empty_range.has_lock());
+  const auto no_op = stream.await(3);
+  EXPECT_EQ(no_op.code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(no_op.message(), HasSubstr("op: none given"));
+  const auto not_held = stream.await(4);
+  EXPECT_EQ(not_held.code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(not_held.reason(), "not-held");
+  const auto gone = stream.await(5);
+  EXPECT_EQ(gone.code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(gone.reason(), "session-gone");
+  EXPECT_EQ(stream.await(6).code(), 0);
+  EXPECT_EQ(list("f").held_size(), 2);
+  ASSERT_OK(stream.close());
+}
+
+TEST_P(LockBatchTest, AWaitingLockIsAnsweredAfterAnotherStreamsUnlock) {
+  const uint64_t a = open(), b = open();
+  Stream holder(*stub_), waiter(*stub_);
+  holder.send({lock_op(1, a, "f", 0, 10)});
+  const auto first = holder.await(1);
+  ASSERT_EQ(first.code(), 0);
+  waiter.send({lock_op(1, b, "f", 5, 10)});
+  wait_for_waiting(1);
+  holder.send({unlock_op(2, a, "f", 0, 10)});
+  ASSERT_EQ(holder.await(2).code(), 0);
+  const auto granted = waiter.await(1);
+  ASSERT_EQ(granted.code(), 0) << granted.message();
+  EXPECT_TRUE(granted.lock().waited());
+  EXPECT_GT(granted.lock().token(), first.lock().token());
+  // A half-closed stream is finished once its ops are answered.
+  ASSERT_OK(holder.close());
+  ASSERT_OK(waiter.close());
+}
+
+TEST_P(LockBatchTest, ATimeoutEndsAWaitWithDeadlineExceededAndTheStreamGoesOn) {
+  const uint64_t a = open(), b = open();
+  Stream stream(*stub_);
+  stream.send({lock_op(1, a, "f", 0, 10), lock_op(2, b, "f", 0, 10, 100)});
+  ASSERT_EQ(stream.await(1).code(), 0);
+  const auto expired = stream.await(2);
+  EXPECT_EQ(expired.code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  EXPECT_EQ(list("f").waiting_size(), 0);
+  stream.send({lock_op(3, b, "f", 10, 10, 100)});
+  EXPECT_EQ(stream.await(3).code(), 0);
+  ASSERT_OK(stream.close());
+}
+
+TEST_P(LockBatchTest, TheStreamsEndWithdrawsItsWaitersButNotItsLocks) {
+  const uint64_t a = open(), b = open(), c = open();
+  Stream holder(*stub_);
+  holder.send({lock_op(1, a, "f", 0, 10)});
+  ASSERT_EQ(holder.await(1).code(), 0);
+  {
+    Stream waiter(*stub_);
+    waiter.send({lock_op(1, b, "f", 0, 10), lock_op(2, b, "g", 0, 10)});
+    ASSERT_EQ(waiter.await(2).code(), 0);
+    wait_for_waiting(1);
+    waiter.cancel();
+    EXPECT_EQ(waiter.close().error_code(), grpc::StatusCode::CANCELLED);
+  }
+  wait_for_waiting(0);
+  // b's waiter is gone: after a's unlock, c gets the bytes at once; b's granted lock stays.
+  holder.send({unlock_op(2, a, "f", 0, 10), lock_op(3, c, "f", 0, 10, 0, true)});
+  ASSERT_EQ(holder.await(2).code(), 0);
+  EXPECT_EQ(holder.await(3).code(), 0);
+  const auto held = list("f");
+  ASSERT_EQ(held.held_size(), 1);
+  EXPECT_EQ(held.held(0).session(), c);
+  ASSERT_EQ(list("g").held_size(), 1);
+  EXPECT_EQ(list("g").held(0).session(), b);
+  ASSERT_OK(holder.close());
+}
+
+INSTANTIATE_TEST_SUITE_P(Domains, LockBatchTest, ::testing::ValuesIn(LockStack::kinds()),
+                         [](const auto& info) { return std::string(LockStack::name(info.param)); });
+
+}  // namespace
+}  // namespace asn
