@@ -7,11 +7,13 @@
 #include <atomic>
 #include <condition_variable>
 #include <fstream>
+#include <limits>
 #include <mutex>
 #include <sstream>
 #include <thread>
 
 #include "asn/v1/locks.grpc.pb.h"
+#include "lock_batcher.hpp"
 
 namespace asn::client {
 
@@ -117,6 +119,16 @@ struct LockClient::Impl {
   ClientOptions options;
   std::shared_ptr<grpc::Channel> channel;
   std::unique_ptr<pb::Locks::Stub> stub;
+
+  // With options.batch: the Batch stream of all the client's sessions, made at first use.
+  LockBatcher& batcher() {
+    std::call_once(batcher_made, [this] { batcher_ = std::make_unique<LockBatcher>(*stub); });
+    return *batcher_;
+  }
+
+ private:
+  std::once_flag batcher_made;
+  std::unique_ptr<LockBatcher> batcher_;  // after stub: goes first
 };
 
 LockClient::LockClient(std::string endpoint, ClientOptions options)
@@ -306,13 +318,13 @@ struct Session::Impl {
     return it == trailers.end() ? std::string() : std::string(it->second.data(), it->second.size());
   }
 
+  // `reason`: asnd's asn-lock-reason (reason_of(), or a Batch op's LockOpResult.reason).
   [[noreturn]] void fail(std::string_view call, const grpc::Status& status, bool try_lock,
-                         const grpc::ClientContext& context) {
+                         const std::string& reason) {
     StatusCode code = code_of(status);
     if (closed) {
       throw Error(call, code, status.error_message() + " (the session was closed)");
     }
-    const std::string reason = reason_of(context);
     if (reason == "session-gone") {
       mark_lost(Error(call, code, status.error_message()));
       throw SessionLost(call, code,
@@ -344,6 +356,10 @@ struct Session::Impl {
     request.set_file(std::string(file));
     request.set_mode(mode == Mode::kExclusive ? pb::LOCK_MODE_EXCLUSIVE : pb::LOCK_MODE_SHARED);
     fill_ranges(request, ranges);
+    // The stream has no cancel of one op: a lock that may be stopped goes as its own call.
+    if (client->options.batch && !stop.stop_possible()) {
+      return lock_batched(call, std::move(request), deadline, try_lock);
+    }
     grpc::ClientContext context;
     if (try_lock) {
       set_timeout(context, options().call_timeout);
@@ -358,7 +374,11 @@ struct Session::Impl {
     grpc::Status status = try_lock ? stub().TryLock(&context, request, &response)
                                    : stub().Lock(&context, request, &response);
     cancel.reset();
-    if (!status.ok()) fail(call, status, try_lock, context);
+    if (!status.ok()) fail(call, status, try_lock, reason_of(context));
+    return grant_of(response);
+  }
+
+  static Grant grant_of(const pb::LockResponse& response) {
     Grant grant;
     grant.token = response.token();
     grant.request = response.request();
@@ -370,6 +390,38 @@ struct Session::Impl {
     return grant;
   }
 
+  // The lock as an op of the client's Batch stream. asnd ends the wait at the deadline
+  // (timeout_ms); the client waits call_timeout longer for an asnd that does not answer.
+  Grant lock_batched(std::string_view call, pb::LockRequest request, const Deadline& deadline,
+                     bool try_lock) {
+    pb::LockOp op;
+    auto wait_until = Clock::time_point::max();
+    if (try_lock) {
+      *op.mutable_try_lock() = std::move(request);
+      wait_until = Clock::now() + options().call_timeout;
+    } else {
+      *op.mutable_lock() = std::move(request);
+      if (!deadline.is_never()) {
+        const auto left = std::chrono::ceil<milliseconds>(deadline.at() - Clock::now()).count();
+        op.set_timeout_ms(static_cast<std::uint32_t>(
+            std::clamp<milliseconds::rep>(left, 1, std::numeric_limits<std::uint32_t>::max())));
+        wait_until = deadline.at() + options().call_timeout;
+      }
+    }
+    BatchOutcome outcome = client->batcher().run(std::move(op), wait_until);
+    if (!outcome.status.ok()) fail(call, outcome.status, try_lock, outcome.reason);
+    return grant_of(outcome.result.lock());
+  }
+
+  UnlockResult unlock_batched(std::string_view call, pb::UnlockRequest request, bool downgrade) {
+    pb::LockOp op;
+    *(downgrade ? op.mutable_downgrade() : op.mutable_unlock()) = std::move(request);
+    BatchOutcome outcome =
+        client->batcher().run(std::move(op), Clock::now() + options().call_timeout);
+    if (!outcome.status.ok()) fail(call, outcome.status, false, outcome.reason);
+    return {outcome.result.unlock().released(), outcome.result.unlock().granted()};
+  }
+
   UnlockResult unlock(std::string_view call, std::string_view file, const Ranges& ranges,
                       bool downgrade) {
     check_usable(call);
@@ -377,13 +429,14 @@ struct Session::Impl {
     request.set_session(id);
     request.set_file(std::string(file));
     fill_ranges(request, ranges);
+    if (client->options.batch) return unlock_batched(call, std::move(request), downgrade);
     grpc::ClientContext context;
     set_timeout(context, options().call_timeout);
     context.set_wait_for_ready(true);
     pb::UnlockResponse response;
     grpc::Status status = downgrade ? stub().Downgrade(&context, request, &response)
                                     : stub().Unlock(&context, request, &response);
-    if (!status.ok()) fail(call, status, false, context);
+    if (!status.ok()) fail(call, status, false, reason_of(context));
     return {response.released(), response.granted()};
   }
 

@@ -179,6 +179,13 @@ struct ClientOptions {
   // doubling up to `max_backoff` (also the channel's own reconnect backoff).
   std::chrono::milliseconds initial_backoff{100};
   std::chrono::milliseconds max_backoff{2000};
+  // Lock, try_lock, unlock and downgrade of all the client's sessions go as ops of one Batch
+  // stream (opened at first use, opened again after it fails), the ops ready at once in one
+  // message: far fewer messages than a call each when many threads lock at once. The same
+  // results and exceptions; a lock whose stop_token can be stopped still goes as its own
+  // call (an op of the stream cannot be cancelled alone), and an op sent while asnd is
+  // unreachable fails at once (UNAVAILABLE) instead of waiting for it.
+  bool batch = false;
 };
 
 class Session;
