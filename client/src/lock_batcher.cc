@@ -21,19 +21,25 @@ LockBatcher::~LockBatcher() {
   }
 }
 
-void LockBatcher::answer(Slot& slot, BatchOutcome outcome) {
-  slot.outcome = std::move(outcome);
-  slot.done = true;
-  slot.answered.notify_one();  // under mutex_: the waiter cannot have gone yet
+void LockBatcher::answer(std::shared_ptr<Slot> slot, BatchOutcome outcome, Wake& wake) {
+  slot->outcome = std::move(outcome);
+  slot->done = true;
+  wake.push_back(std::move(slot));
+}
+
+void LockBatcher::notify(Wake& wake) {
+  for (const auto& slot : wake) slot->answered.notify_one();
+  wake.clear();
 }
 
 BatchOutcome LockBatcher::run(pb::LockOp op, std::chrono::steady_clock::time_point wait_until) {
-  Slot slot;
+  auto shared = std::make_shared<Slot>();
+  Slot& slot = *shared;
   std::unique_lock lock(mutex_);
   const std::uint64_t id = next_id_++;
   op.set_id(id);
   queued_.push_back(std::move(op));
-  waiting_[id] = &slot;
+  waiting_[id] = shared;
   if (!writing_) write_queued(lock);
   if (wait_until == std::chrono::steady_clock::time_point::max()) {
     slot.answered.wait(lock, [&] { return slot.done; });
@@ -50,6 +56,13 @@ BatchOutcome LockBatcher::run(pb::LockOp op, std::chrono::steady_clock::time_poi
 void LockBatcher::write_queued(std::unique_lock<std::mutex>& lock) {
   writing_ = true;
   while (!queued_.empty() && !stopping_) {
+    // Coalescing: while asnd has not answered the last message, the ops of other threads
+    // gather in the queue. A message whose ops all wait for their locks gets no answer, so
+    // the wait is bounded.
+    if (unanswered_ > 0) {
+      replied_.wait_until(lock, std::chrono::steady_clock::now() + kCoalesceWait,
+                          [&] { return unanswered_ == 0 || stopping_; });
+    }
     Stream* stream = stream_for_write(lock);
     pb::LockBatch batch;
     batch.mutable_ops()->Reserve(static_cast<int>(queued_.size()));
@@ -59,12 +72,17 @@ void LockBatcher::write_queued(std::unique_lock<std::mutex>& lock) {
     }
     queued_.clear();
     stream->writing = true;
+    ++unanswered_;
     lock.unlock();
     stream->rw->Write(batch);  // false: broken; the reader (or the check below) says why
     lock.lock();
     stream->writing = false;
     written_.notify_all();
-    if (stream->broken) fail_sent(stream);
+    if (stream->broken) {
+      Wake wake;
+      fail_sent(stream, wake);
+      notify(wake);  // under mutex_ here: rare (a broken stream)
+    }
   }
   writing_ = false;
 }
@@ -91,22 +109,28 @@ LockBatcher::Stream* LockBatcher::stream_for_write(std::unique_lock<std::mutex>&
 
 void LockBatcher::read(Stream* stream) {
   pb::LockBatchReply reply;
+  Wake wake;
   while (stream->rw->Read(&reply)) {
-    std::lock_guard lock(mutex_);
-    for (auto& result : *reply.mutable_results()) {
-      auto it = waiting_.find(result.id());
-      if (it == waiting_.end()) continue;  // its caller gave up
-      Slot& slot = *it->second;
-      waiting_.erase(it);
-      BatchOutcome outcome;
-      if (result.code() != 0) {
-        outcome.status =
-            grpc::Status(static_cast<grpc::StatusCode>(result.code()), result.message());
-        outcome.reason = result.reason();
+    {
+      std::lock_guard lock(mutex_);
+      unanswered_ = 0;
+      replied_.notify_one();
+      for (auto& result : *reply.mutable_results()) {
+        auto it = waiting_.find(result.id());
+        if (it == waiting_.end()) continue;  // its caller gave up
+        std::shared_ptr<Slot> slot = std::move(it->second);
+        waiting_.erase(it);
+        BatchOutcome outcome;
+        if (result.code() != 0) {
+          outcome.status =
+              grpc::Status(static_cast<grpc::StatusCode>(result.code()), result.message());
+          outcome.reason = result.reason();
+        }
+        outcome.result = std::move(result);
+        answer(std::move(slot), std::move(outcome), wake);
       }
-      outcome.result = std::move(result);
-      answer(slot, std::move(outcome));
     }
+    notify(wake);
   }
   std::unique_lock lock(mutex_);
   stream->ending = true;
@@ -117,19 +141,23 @@ void LockBatcher::read(Stream* stream) {
   if (status.ok()) status = grpc::Status(grpc::StatusCode::UNAVAILABLE, "the Batch stream ended");
   stream->status = status;
   stream->broken = true;
-  fail_sent(stream);
+  unanswered_ = 0;
+  replied_.notify_one();
+  fail_sent(stream, wake);
+  lock.unlock();
+  notify(wake);
 }
 
 // The ops sent on a stream that ended get its status.
-void LockBatcher::fail_sent(Stream* stream) {
+void LockBatcher::fail_sent(Stream* stream, Wake& wake) {
   for (auto it = waiting_.begin(); it != waiting_.end();) {
-    Slot& slot = *it->second;
-    if (slot.sent_on != stream) {
+    if (it->second->sent_on != stream) {
       ++it;
       continue;
     }
+    std::shared_ptr<Slot> slot = std::move(it->second);
     it = waiting_.erase(it);
-    answer(slot, {stream->status, {}, {}});
+    answer(std::move(slot), {stream->status, {}, {}}, wake);
   }
 }
 

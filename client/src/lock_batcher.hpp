@@ -65,17 +65,27 @@ class LockBatcher {
   void write_queued(std::unique_lock<std::mutex>& lock);
   Stream* stream_for_write(std::unique_lock<std::mutex>& lock);
   void read(Stream* stream);
-  void fail_sent(Stream* stream);
-  static void answer(Slot& slot, BatchOutcome outcome);
+  // The slots answered go to `wake`, to be notified after mutex_ is released (a waiter woken
+  // under it would only block on it again); the shared_ptr keeps a slot whose waiter already
+  // saw it answered.
+  using Wake = std::vector<std::shared_ptr<Slot>>;
+  void fail_sent(Stream* stream, Wake& wake);
+  static void answer(std::shared_ptr<Slot> slot, BatchOutcome outcome, Wake& wake);
+  static void notify(Wake& wake);
 
   asn::v1::Locks::Stub& stub_;
   std::mutex mutex_;                 // guards the members below
   std::condition_variable written_;  // a Stream's `writing` went false
+  std::condition_variable replied_;  // a reply came: unanswered_ is 0
+  // Messages written since the last reply. The writer holds the queue while it is not 0, for
+  // kCoalesceWait at most.
+  int unanswered_ = 0;
+  static constexpr std::chrono::microseconds kCoalesceWait{200};
   std::uint64_t next_id_ = 1;
   std::vector<asn::v1::LockOp> queued_;
   bool writing_ = false;
   bool stopping_ = false;
-  std::map<std::uint64_t, Slot*> waiting_;  // sent or queued, by op id
+  std::map<std::uint64_t, std::shared_ptr<Slot>> waiting_;  // sent or queued, by op id
   std::unique_ptr<Stream> stream_;
 };
 
