@@ -12,6 +12,11 @@
 //    clients together (issue 9's target: >= 50,000 with 16 clients; etcd: about 2,500).
 //  - BM_LockUnlock16/threads:N: the same with 16 ranges in each request (one Lock for all 16,
 //    granted together or not at all, then one Unlock of the 16); items/s = such pairs/s.
+//  - BM_LockUnlockBatched/threads:N: BM_LockUnlock through libasnclient with
+//    ClientOptions::batch: the N threads share ONE LockClient (one Batch stream; the ops
+//    ready at once go in one message), each with its own Session and file. So N clients here
+//    are N threads of one client node sharing one library instance, not N connections as in
+//    BM_LockUnlock.
 //  - BM_Handoff/threads:16: 16 clients on ONE range of one file, each looping Lock (blocking)
 //    then Unlock at once. The handoff latency is, for each grant that waited (the response's
 //    `waited`), the time from the start of the holder's Unlock call (the holder stores
@@ -56,9 +61,11 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "asn/client/locks.hpp"
 #include "asn/locks/durable.hpp"
 #include "asn/locks/lock_table.hpp"
 #include "asn/v1/locks.grpc.pb.h"
@@ -204,6 +211,48 @@ void BM_LockUnlock(benchmark::State& state, int ranges) {
   // The process's CPU (clients and server) per pair; thread 0 leaves the loop after every
   // thread finished its iterations (its end is a barrier). Counters are summed over the
   // threads: only thread 0 sets it.
+  if (state.thread_index() == 0) {
+    state.counters["cpu_us_per_pair"] =
+        (process_cpu_s() - cpu0) * 1e6 / static_cast<double>(state.iterations() * state.threads());
+  }
+}
+
+// The LockClient every thread of BM_LockUnlockBatched shares: libasnclient in batch mode, as
+// one PFS client node's processes would share it.
+client::LockClient& batched_client() {
+  static client::LockClient shared = [] {
+    client::ClientOptions options;
+    options.batch = true;
+    return client::LockClient("unix:" + server().dir.path() + "/locks.sock", options);
+  }();
+  return shared;
+}
+
+// BM_LockUnlock through libasnclient's Batch stream: each thread its own Session and file,
+// one LockClient for all (so 16 threads are one client node's 16 users of one library, not
+// 16 connections); items/s = lock+unlock pairs/s of all the threads together.
+void BM_LockUnlockBatched(benchmark::State& state) {
+  client::LockClient& lc = batched_client();
+  std::optional<client::Session> session;
+  try {
+    session.emplace(lc.open_session(std::chrono::seconds(3600),
+                                    "locks_bench batched " + std::to_string(state.thread_index())));
+  } catch (const client::Error& e) {
+    state.SkipWithError(e.what());
+    return;
+  }
+  const std::string file = "bench-batched-" + std::to_string(state.thread_index());
+  const double cpu0 = process_cpu_s();
+  for (auto _ : state) {
+    try {
+      session->lock(file, {0, kBlock}, client::Mode::kExclusive);
+      session->unlock(file, {0, kBlock});
+    } catch (const client::Error& e) {
+      state.SkipWithError(e.what());
+      break;
+    }
+  }
+  state.SetItemsProcessed(state.iterations());
   if (state.thread_index() == 0) {
     state.counters["cpu_us_per_pair"] =
         (process_cpu_s() - cpu0) * 1e6 / static_cast<double>(state.iterations() * state.threads());
@@ -451,6 +500,12 @@ void register_all() {
         ->MinTime(1.0)
         ->Unit(benchmark::kMicrosecond);
   }
+  RegisterBenchmark("BM_LockUnlockBatched", BM_LockUnlockBatched)
+      ->Threads(1)
+      ->Threads(16)
+      ->UseRealTime()
+      ->MinTime(1.0)
+      ->Unit(benchmark::kMicrosecond);
   RegisterBenchmark("BM_Handoff", BM_Handoff)
       ->Threads(16)
       ->UseRealTime()
