@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -300,6 +301,35 @@ TEST_F(TlsTest, ALockSessionBelongsToTheCertificateThatOpenedIt) {
     deadline(c);
     v1::LockResponse granted;
     EXPECT_EQ(two->TryLock(&c, lock, &granted).error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  }
+  // Nor through a Batch stream: each op is refused as its unary call; the stream goes on.
+  {
+    grpc::ClientContext c;
+    deadline(c);
+    auto stream = two->Batch(&c);
+    v1::LockBatch batch;
+    auto* op = batch.add_ops();
+    op->set_id(1);
+    *op->mutable_unlock() = unlock;
+    op = batch.add_ops();
+    op->set_id(2);
+    *op->mutable_try_lock() = lock;
+    op = batch.add_ops();
+    op->set_id(3);
+    op->mutable_keep_alive()->set_session(session.session());
+    ASSERT_TRUE(stream->Write(batch));
+    stream->WritesDone();
+    std::map<uint64_t, v1::LockOpResult> results;
+    v1::LockBatchReply reply;
+    while (stream->Read(&reply)) {
+      for (const auto& r : reply.results()) results[r.id()] = r;
+    }
+    EXPECT_TRUE(stream->Finish().ok());
+    ASSERT_EQ(results.size(), 3u);
+    for (const auto& [id, r] : results) {
+      EXPECT_EQ(r.code(), grpc::StatusCode::PERMISSION_DENIED) << "op " << id;
+    }
+    EXPECT_THAT(results[1].message(), HasSubstr("CN=pfs-client-1"));
   }
   // The owner is the subject, in the listing through the admin socket too.
   const auto list = asnd_.asnctl({"locks", "list"});
