@@ -40,20 +40,31 @@ BatchOutcome LockBatcher::run(pb::LockOp op, std::chrono::steady_clock::time_poi
   op.set_id(id);
   queued_.push_back(std::move(op));
   waiting_[id] = shared;
-  if (!writing_) write_queued(lock);
-  if (wait_until == std::chrono::steady_clock::time_point::max()) {
-    slot.answered.wait(lock, [&] { return slot.done; });
-  } else if (!slot.answered.wait_until(lock, wait_until, [&] { return slot.done; })) {
-    waiting_.erase(id);
-    std::erase_if(queued_, [id](const pb::LockOp& queued) { return queued.id() == id; });
-    return {
-        grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "asnd did not answer in time"), {}, {}};
+  for (;;) {
+    if (slot.lead) {  // the writer answered handed its role over
+      slot.lead = false;
+      if (!writing_) write_queued(lock, slot);
+    } else if (!writing_) {
+      write_queued(lock, slot);
+    }
+    if (slot.done) break;
+    const auto woken = [&] { return slot.done || slot.lead; };
+    if (wait_until == std::chrono::steady_clock::time_point::max()) {
+      slot.answered.wait(lock, woken);
+    } else if (!slot.answered.wait_until(lock, wait_until, woken)) {
+      waiting_.erase(id);
+      std::erase_if(queued_, [id](const pb::LockOp& queued) { return queued.id() == id; });
+      return {
+          grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "asnd did not answer in time"), {}, {}};
+    }
   }
   return std::move(slot.outcome);
 }
 
-// Called with the lock held and writing_ false; returns with the lock held, the queue empty.
-void LockBatcher::write_queued(std::unique_lock<std::mutex>& lock) {
+// Called with the lock held and writing_ false by the thread of `own`; returns with the lock
+// held, the queue empty or the role handed over: once its own op is answered, the writer
+// leaves the next write to the thread of the first op queued.
+void LockBatcher::write_queued(std::unique_lock<std::mutex>& lock, Slot& own) {
   writing_ = true;
   while (!queued_.empty() && !stopping_) {
     // Coalescing: while asnd has not answered the last message, the ops of other threads
@@ -62,6 +73,7 @@ void LockBatcher::write_queued(std::unique_lock<std::mutex>& lock) {
     if (unanswered_ > 0) {
       replied_.wait_until(lock, std::chrono::steady_clock::now() + kCoalesceWait,
                           [&] { return unanswered_ == 0 || stopping_; });
+      if (queued_.empty()) break;  // their callers gave up
     }
     Stream* stream = stream_for_write(lock);
     pb::LockBatch batch;
@@ -82,6 +94,13 @@ void LockBatcher::write_queued(std::unique_lock<std::mutex>& lock) {
       Wake wake;
       fail_sent(stream, wake);
       notify(wake);  // under mutex_ here: rare (a broken stream)
+    }
+    if (own.done && !queued_.empty()) {
+      if (auto it = waiting_.find(queued_.front().id()); it != waiting_.end()) {
+        it->second->lead = true;
+        it->second->answered.notify_one();
+        break;
+      }
     }
   }
   writing_ = false;

@@ -48,6 +48,7 @@ class LockBatcher {
   struct Slot {
     std::condition_variable answered;
     bool done = false;
+    bool lead = false;  // the writer handed its role to this op's thread
     Stream* sent_on = nullptr;
     BatchOutcome outcome;
   };
@@ -62,7 +63,7 @@ class LockBatcher {
     grpc::Status status;
   };
 
-  void write_queued(std::unique_lock<std::mutex>& lock);
+  void write_queued(std::unique_lock<std::mutex>& lock, Slot& own);
   Stream* stream_for_write(std::unique_lock<std::mutex>& lock);
   void read(Stream* stream);
   // The slots answered go to `wake`, to be notified after mutex_ is released (a waiter woken
