@@ -17,6 +17,11 @@
 //    ready at once go in one message), each with its own Session and file. So N clients here
 //    are N threads of one client node sharing one library instance, not N connections as in
 //    BM_LockUnlock.
+//  - BM_LockUnlockAsync/clients:N: N sessions of ONE LockClient, each a client locking and
+//    unlocking its own file in turn as BM_LockUnlock's, but driven by the callbacks of the
+//    asynchronous calls (Session::lock_async, ...) instead of a thread each: every client has
+//    its one pair in flight, and the ops ready together share a message of the Batch stream.
+//    items/s = pairs/s of all the clients together.
 //  - BM_Handoff/threads:16: 16 clients on ONE range of one file, each looping Lock (blocking)
 //    then Unlock at once. The handoff latency is, for each grant that waited (the response's
 //    `waited`), the time from the start of the holder's Unlock call (the holder stores
@@ -55,10 +60,12 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -257,6 +264,94 @@ void BM_LockUnlockBatched(benchmark::State& state) {
     state.counters["cpu_us_per_pair"] =
         (process_cpu_s() - cpu0) * 1e6 / static_cast<double>(state.iterations() * state.threads());
   }
+}
+
+// One client of BM_LockUnlockAsync: its own session and file; `pairs` lock+unlock pairs, one
+// after the other, each call started by the callback of the one before.
+struct AsyncClient {
+  client::Session session;
+  std::string file;
+  int left = 0;
+  std::function<void(const std::string& error)> finished;  // "" when all went well
+
+  void next() {
+    if (left == 0) {
+      finished("");
+      return;
+    }
+    --left;
+    session.lock_async(file, {0, kBlock}, client::Mode::kExclusive, client::Deadline::never(),
+                       [this](const client::Result<client::Grant>& grant) {
+                         if (!grant.ok()) return failed(grant.error());
+                         session.unlock_async(
+                             file, {0, kBlock},
+                             [this](const client::Result<client::UnlockResult>& unlocked) {
+                               if (!unlocked.ok()) return failed(unlocked.error());
+                               next();
+                             });
+                       });
+  }
+
+  void failed(const std::exception_ptr& error) {
+    try {
+      std::rethrow_exception(error);
+    } catch (const std::exception& e) {
+      finished(e.what());
+    }
+  }
+};
+
+// Issue 9's "16 clients" as one PFS client node would run them: state.range(0) sessions of
+// one LockClient, each a client locking (exclusive, one range of its own file) and unlocking
+// in turn, driven by the callbacks of the asynchronous calls (Session::lock_async, ...), not by
+// a thread each; so N pairs are in flight at once and the ops ready together share a message
+// of the Batch stream. An iteration is kAsyncPairs pairs of each client; items/s = pairs/s of
+// all the clients together.
+void BM_LockUnlockAsync(benchmark::State& state) {
+  constexpr int kAsyncPairs = 64;
+  const auto clients = static_cast<int>(state.range(0));
+  client::LockClient& lc = batched_client();
+  std::vector<std::unique_ptr<AsyncClient>> all;
+  std::mutex mutex;
+  std::condition_variable done;
+  int running = 0;
+  std::string error;
+  try {
+    for (int i = 0; i < clients; ++i) {
+      auto c = std::make_unique<AsyncClient>(AsyncClient{
+          lc.open_session(std::chrono::seconds(3600), "locks_bench async " + std::to_string(i)),
+          "bench-async-" + std::to_string(i),
+          0,
+          {}});
+      c->finished = [&](const std::string& why) {
+        std::lock_guard lock(mutex);
+        if (!why.empty()) error = why;
+        if (--running == 0) done.notify_one();
+      };
+      all.push_back(std::move(c));
+    }
+  } catch (const client::Error& e) {
+    state.SkipWithError(e.what());
+    return;
+  }
+  const double cpu0 = process_cpu_s();
+  for (auto _ : state) {
+    running = clients;
+    for (auto& c : all) {
+      c->left = kAsyncPairs;
+      c->next();
+    }
+    std::unique_lock lock(mutex);
+    done.wait(lock, [&] { return running == 0; });
+    if (!error.empty()) {
+      state.SkipWithError(error.c_str());
+      break;
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * clients * kAsyncPairs);
+  state.counters["cpu_us_per_pair"] =
+      (process_cpu_s() - cpu0) * 1e6 /
+      static_cast<double>(state.iterations() * clients * kAsyncPairs);
 }
 
 // The handoffs of one run of BM_Handoff, gathered from its threads.
@@ -503,6 +598,13 @@ void register_all() {
   RegisterBenchmark("BM_LockUnlockBatched", BM_LockUnlockBatched)
       ->Threads(1)
       ->Threads(16)
+      ->UseRealTime()
+      ->MinTime(1.0)
+      ->Unit(benchmark::kMicrosecond);
+  RegisterBenchmark("BM_LockUnlockAsync", BM_LockUnlockAsync)
+      ->ArgName("clients")
+      ->Arg(1)
+      ->Arg(16)
       ->UseRealTime()
       ->MinTime(1.0)
       ->Unit(benchmark::kMicrosecond);

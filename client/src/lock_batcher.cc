@@ -1,183 +1,249 @@
 #include "lock_batcher.hpp"
 
 #include <algorithm>
+#include <condition_variable>
 #include <utility>
 
 namespace asn::client {
 
 namespace pb = asn::v1;
 
-LockBatcher::~LockBatcher() {
-  // Only once no run() is left (the LockClient and its sessions are gone).
-  std::unique_ptr<Stream> stream;
-  {
-    std::lock_guard lock(mutex_);
-    stopping_ = true;
-    stream = std::move(stream_);
+namespace {
+
+// > 0: this thread runs a `done` (LockBatcher::run() refuses to wait there).
+thread_local int running_done = 0;
+
+grpc::Status stream_ended(const grpc::Status& status) {
+  return status.ok() ? grpc::Status(grpc::StatusCode::UNAVAILABLE, "the Batch stream ended")
+                     : status;
+}
+
+}  // namespace
+
+// One Batch call. It holds a hold (AddHold) while it is the batcher's open stream, because
+// writes are started on it from outside its reactions; retire() releases it. Its reactions
+// go to the batcher; OnDone is the last, and deletes it.
+class LockBatcher::Stream final
+    : public grpc::ClientBidiReactor<pb::LockBatch, pb::LockBatchReply> {
+ public:
+  explicit Stream(std::shared_ptr<LockBatcher> owner) : owner_(std::move(owner)) {
+    // asnd not there: the ops fail now (UNAVAILABLE) rather than wait without a deadline.
+    context.set_wait_for_ready(false);
   }
-  if (stream) {
-    stream->context.TryCancel();
-    if (stream->reader.joinable()) stream->reader.join();
+
+  void open(pb::Locks::Stub& stub) {
+    stub.async()->Batch(&context, this);
+    AddHold();
+    StartRead(&reply_);
+    StartWrite(&out);
+    StartCall();
   }
-}
 
-void LockBatcher::answer(std::shared_ptr<Slot> slot, BatchOutcome outcome, Wake& wake) {
-  slot->outcome = std::move(outcome);
-  slot->done = true;
-  wake.push_back(std::move(slot));
-}
+  void OnReadDone(bool ok) override {
+    if (!ok) {  // the stream ended: OnDone says how
+      owner_->read_ended(this);
+      return;
+    }
+    owner_->replied(reply_);
+    reply_.Clear();
+    StartRead(&reply_);
+  }
+  void OnWriteDone(bool ok) override { owner_->written(this, ok); }
+  void OnDone(const grpc::Status& status) override {
+    owner_->ended(this, status);
+    delete this;  // owner_ goes with it: maybe the batcher's last reference
+  }
 
-void LockBatcher::notify(Wake& wake) {
-  for (const auto& slot : wake) slot->answered.notify_one();
-  wake.clear();
-}
+  grpc::ClientContext context;
+  pb::LockBatch out;     // the message in flight (the batcher's writing_ guards it)
+  bool retired = false;  // guarded by the batcher's mutex_
 
-BatchOutcome LockBatcher::run(pb::LockOp op, std::chrono::steady_clock::time_point wait_until) {
-  auto shared = std::make_shared<Slot>();
-  Slot& slot = *shared;
+ private:
+  std::shared_ptr<LockBatcher> owner_;
+  pb::LockBatchReply reply_;
+};
+
+std::uint64_t LockBatcher::submit(pb::LockOp op, Done done) {
   std::unique_lock lock(mutex_);
+  if (stopping_) {
+    lock.unlock();
+    done({grpc::Status(grpc::StatusCode::CANCELLED, "the LockClient is being destroyed"), {}, {}});
+    return 0;
+  }
   const std::uint64_t id = next_id_++;
   op.set_id(id);
   queued_.push_back(std::move(op));
-  waiting_[id] = shared;
-  for (;;) {
-    if (slot.lead) {  // the writer answered handed its role over
-      slot.lead = false;
-      if (!writing_) write_queued(lock, slot);
-    } else if (!writing_) {
-      write_queued(lock, slot);
+  pending_.emplace(id, Pending{std::move(done)});
+  flush();
+  return id;
+}
+
+bool LockBatcher::forget(std::uint64_t id) {
+  std::lock_guard lock(mutex_);
+  auto it = pending_.find(id);
+  if (it == pending_.end()) return false;
+  if (it->second.sent_on == nullptr) {
+    std::erase_if(queued_, [id](const pb::LockOp& queued) { return queued.id() == id; });
+  }
+  pending_.erase(it);
+  return true;
+}
+
+BatchOutcome LockBatcher::run(pb::LockOp op, std::chrono::steady_clock::time_point wait_until) {
+  if (running_done > 0) {
+    return {grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                         "a blocking lock call inside the callback of an asynchronous one would "
+                         "wait for that callback to end; use the *_async calls there"),
+            {},
+            {}};
+  }
+  struct Waiter {
+    std::mutex mutex;
+    std::condition_variable answered;
+    bool done = false;
+    BatchOutcome outcome;
+  };
+  auto waiter = std::make_shared<Waiter>();
+  const std::uint64_t id = submit(std::move(op), [waiter](BatchOutcome outcome) {
+    {
+      std::lock_guard lock(waiter->mutex);
+      waiter->outcome = std::move(outcome);
+      waiter->done = true;
     }
-    if (slot.done) break;
-    const auto woken = [&] { return slot.done || slot.lead; };
-    if (wait_until == std::chrono::steady_clock::time_point::max()) {
-      slot.answered.wait(lock, woken);
-    } else if (!slot.answered.wait_until(lock, wait_until, woken)) {
-      waiting_.erase(id);
-      std::erase_if(queued_, [id](const pb::LockOp& queued) { return queued.id() == id; });
+    waiter->answered.notify_one();
+  });
+  std::unique_lock lock(waiter->mutex);
+  const auto done = [&] { return waiter->done; };
+  if (wait_until == std::chrono::steady_clock::time_point::max()) {
+    waiter->answered.wait(lock, done);
+  } else if (!waiter->answered.wait_until(lock, wait_until, done)) {
+    lock.unlock();
+    if (forget(id)) {
       return {
           grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "asnd did not answer in time"), {}, {}};
     }
+    lock.lock();  // its answer is being delivered
+    waiter->answered.wait(lock, done);
   }
-  return std::move(slot.outcome);
+  return std::move(waiter->outcome);
 }
 
-// Called with the lock held and writing_ false by the thread of `own`; returns with the lock
-// held, the queue empty or the role handed over: once its own op is answered, the writer
-// leaves the next write to the thread of the first op queued.
-void LockBatcher::write_queued(std::unique_lock<std::mutex>& lock, Slot& own) {
-  writing_ = true;
-  while (!queued_.empty() && !stopping_) {
-    // Coalescing: while asnd has not answered the last message, the ops of other threads
-    // gather in the queue. A message whose ops all wait for their locks gets no answer, so
-    // the wait is bounded.
-    if (unanswered_ > 0) {
-      replied_.wait_until(lock, std::chrono::steady_clock::now() + kCoalesceWait,
-                          [&] { return unanswered_ == 0 || stopping_; });
-      if (queued_.empty()) break;  // their callers gave up
-    }
-    Stream* stream = stream_for_write(lock);
-    pb::LockBatch batch;
-    batch.mutable_ops()->Reserve(static_cast<int>(queued_.size()));
-    for (auto& op : queued_) {
-      if (auto it = waiting_.find(op.id()); it != waiting_.end()) it->second->sent_on = stream;
-      *batch.add_ops() = std::move(op);
+void LockBatcher::shutdown() {
+  Ready ready;
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+    if (stream_ != nullptr) {
+      stream_->context.TryCancel();  // its sent ops get CANCELLED in ended()
+      retire(stream_);
     }
     queued_.clear();
-    stream->writing = true;
-    ++unanswered_;
-    lock.unlock();
-    stream->rw->Write(batch);  // false: broken; the reader (or the check below) says why
-    lock.lock();
-    stream->writing = false;
-    written_.notify_all();
-    if (stream->broken) {
-      Wake wake;
-      fail_sent(stream, wake);
-      notify(wake);  // under mutex_ here: rare (a broken stream)
-    }
-    if (own.done && !queued_.empty()) {
-      if (auto it = waiting_.find(queued_.front().id()); it != waiting_.end()) {
-        it->second->lead = true;
-        it->second->answered.notify_one();
-        break;
+    for (auto it = pending_.begin(); it != pending_.end();) {
+      if (it->second.sent_on != nullptr) {
+        ++it;
+        continue;
       }
+      ready.emplace_back(std::move(it->second.done),
+                         BatchOutcome{grpc::Status(grpc::StatusCode::CANCELLED,
+                                                   "the LockClient is being destroyed"),
+                                      {},
+                                      {}});
+      it = pending_.erase(it);
     }
+    ++dispatching_;
   }
+  dispatch(ready);
+}
+
+void LockBatcher::flush() {
+  if (writing_ || dispatching_ > 0 || queued_.empty() || stopping_) return;
+  const bool open = stream_ == nullptr;
+  if (open) stream_ = new Stream(shared_from_this());
+  Stream* stream = stream_;
+  stream->out.Clear();
+  stream->out.mutable_ops()->Reserve(static_cast<int>(queued_.size()));
+  for (auto& op : queued_) {
+    pending_[op.id()].sent_on = stream;
+    *stream->out.add_ops() = std::move(op);
+  }
+  queued_.clear();
+  writing_ = true;
+  // Under mutex_: gRPC runs no reaction inline (can_inline=false), so none waits for it here.
+  if (open) {
+    stream->open(stub_);
+  } else {
+    stream->StartWrite(&stream->out);
+  }
+}
+
+void LockBatcher::retire(Stream* stream) {
+  if (stream->retired) return;
+  stream->retired = true;
+  if (stream_ == stream) stream_ = nullptr;
+  stream->RemoveHold();  // schedules OnDone (never inline) once nothing else is outstanding
+}
+
+void LockBatcher::replied(pb::LockBatchReply& reply) {
+  Ready ready;
+  {
+    std::lock_guard lock(mutex_);
+    ready.reserve(static_cast<std::size_t>(reply.results_size()));
+    for (auto& result : *reply.mutable_results()) {
+      auto it = pending_.find(result.id());
+      if (it == pending_.end()) continue;  // forgotten: its caller gave up
+      BatchOutcome outcome;
+      if (result.code() != 0) {
+        outcome.status =
+            grpc::Status(static_cast<grpc::StatusCode>(result.code()), result.message());
+        outcome.reason = result.reason();
+      }
+      outcome.result = std::move(result);
+      ready.emplace_back(std::move(it->second.done), std::move(outcome));
+      pending_.erase(it);
+    }
+    ++dispatching_;
+  }
+  dispatch(ready);
+}
+
+void LockBatcher::written(Stream* stream, bool ok) {
+  std::lock_guard lock(mutex_);
   writing_ = false;
+  if (!ok) retire(stream);  // broken: the next ops go on a new stream
+  flush();
 }
 
-LockBatcher::Stream* LockBatcher::stream_for_write(std::unique_lock<std::mutex>& lock) {
-  if (stream_ && !stream_->ending) return stream_.get();
-  std::unique_ptr<Stream> old = std::move(stream_);
-  lock.unlock();
-  if (old) {
-    old->context.TryCancel();
-    if (old->reader.joinable()) old->reader.join();
-    old.reset();
-  }
-  auto fresh = std::make_unique<Stream>();
-  // asnd not there: the ops fail now (UNAVAILABLE) rather than wait without a deadline.
-  fresh->context.set_wait_for_ready(false);
-  fresh->rw = stub_.Batch(&fresh->context);
-  Stream* raw = fresh.get();
-  fresh->reader = std::thread([this, raw] { read(raw); });
-  lock.lock();
-  stream_ = std::move(fresh);
-  return raw;
+void LockBatcher::read_ended(Stream* stream) {
+  std::lock_guard lock(mutex_);
+  retire(stream);
 }
 
-void LockBatcher::read(Stream* stream) {
-  pb::LockBatchReply reply;
-  Wake wake;
-  while (stream->rw->Read(&reply)) {
-    {
-      std::lock_guard lock(mutex_);
-      unanswered_ = 0;
-      replied_.notify_one();
-      for (auto& result : *reply.mutable_results()) {
-        auto it = waiting_.find(result.id());
-        if (it == waiting_.end()) continue;  // its caller gave up
-        std::shared_ptr<Slot> slot = std::move(it->second);
-        waiting_.erase(it);
-        BatchOutcome outcome;
-        if (result.code() != 0) {
-          outcome.status =
-              grpc::Status(static_cast<grpc::StatusCode>(result.code()), result.message());
-          outcome.reason = result.reason();
-        }
-        outcome.result = std::move(result);
-        answer(std::move(slot), std::move(outcome), wake);
+void LockBatcher::ended(Stream* stream, const grpc::Status& status) {
+  Ready ready;
+  {
+    std::lock_guard lock(mutex_);
+    const grpc::Status why = stream_ended(status);
+    for (auto it = pending_.begin(); it != pending_.end();) {
+      if (it->second.sent_on != stream) {
+        ++it;
+        continue;
       }
+      ready.emplace_back(std::move(it->second.done), BatchOutcome{why, {}, {}});
+      it = pending_.erase(it);
     }
-    notify(wake);
+    ++dispatching_;
   }
-  std::unique_lock lock(mutex_);
-  stream->ending = true;
-  written_.wait(lock, [&] { return !stream->writing; });
-  lock.unlock();
-  grpc::Status status = stream->rw->Finish();
-  lock.lock();
-  if (status.ok()) status = grpc::Status(grpc::StatusCode::UNAVAILABLE, "the Batch stream ended");
-  stream->status = status;
-  stream->broken = true;
-  unanswered_ = 0;
-  replied_.notify_one();
-  fail_sent(stream, wake);
-  lock.unlock();
-  notify(wake);
+  dispatch(ready);
 }
 
-// The ops sent on a stream that ended get its status.
-void LockBatcher::fail_sent(Stream* stream, Wake& wake) {
-  for (auto it = waiting_.begin(); it != waiting_.end();) {
-    if (it->second->sent_on != stream) {
-      ++it;
-      continue;
-    }
-    std::shared_ptr<Slot> slot = std::move(it->second);
-    it = waiting_.erase(it);
-    answer(std::move(slot), {stream->status, {}, {}}, wake);
-  }
+void LockBatcher::dispatch(Ready& ready) {
+  ++running_done;
+  for (auto& [done, outcome] : ready) done(std::move(outcome));
+  --running_done;
+  ready.clear();  // the callbacks' captures go before mutex_ is taken again
+  std::lock_guard lock(mutex_);
+  --dispatching_;
+  flush();
 }
 
 }  // namespace asn::client

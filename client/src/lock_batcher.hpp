@@ -1,19 +1,19 @@
-// libasnclient's Batch stream (locks.proto): with ClientOptions::batch, a LockClient's
-// sessions send lock, try_lock, unlock and downgrade as ops of one stream instead of unary
-// calls, so that the ops ready at once cost one message each way, not a call each
-// (issue 9: 16 clients through unary calls spent half their time handing calls between
-// gRPC's threads). Internal: not part of the library's API.
+// libasnclient's Batch stream (locks.proto): a LockClient's lock, try_lock, unlock and
+// downgrade ops go as ops of one stream instead of unary calls, so that the ops ready at once
+// cost one message each way, not a call each (issue 9: 16 clients through unary calls spent
+// half their time handing calls between gRPC's threads). The asynchronous calls
+// (Session::lock_async, ...) always use it; the blocking ones with ClientOptions::batch.
+// Internal: not part of the library's API.
 #pragma once
 
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <vector>
 
 #include "asn/v1/locks.grpc.pb.h"
@@ -27,67 +27,64 @@ struct BatchOutcome {
   asn::v1::LockOpResult result;
 };
 
-// The stream is opened by the first op and opened again by the first op after it failed (the
-// ops in flight when it fails get its status, UNAVAILABLE when asnd went away). Writes: the
-// thread whose op finds no write in progress writes every op queued then, as one LockBatch,
-// and goes on while more were queued meanwhile; one reader thread per stream hands the
-// results to the threads waiting for them. Thread-safe.
-class LockBatcher {
+// The stream is a gRPC callback reactor (no thread of its own): it is opened by the first op
+// and opened again by the first op after it ended; the ops sent on a stream that ends get its
+// status (UNAVAILABLE when asnd went away). One write is in flight at a time: the ops
+// submitted meanwhile, and all the ops the callbacks of one reply submit, go out together in
+// the next message. Thread-safe. Held by a shared_ptr: a stream keeps its batcher until the
+// stream is done, so shutdown() never waits for gRPC.
+class LockBatcher : public std::enable_shared_from_this<LockBatcher> {
  public:
+  using Done = std::function<void(BatchOutcome)>;
+
   explicit LockBatcher(asn::v1::Locks::Stub& stub) : stub_(stub) {}
-  ~LockBatcher();
   LockBatcher(const LockBatcher&) = delete;
   LockBatcher& operator=(const LockBatcher&) = delete;
 
-  // Sends `op` (its id is set here) and waits for its result until `wait_until`
-  // (DEADLINE_EXCEEDED then; a late result is dropped).
+  // Sends `op` (its id is set here); `done` runs once with the outcome, on a gRPC thread,
+  // unless forget() comes first. Returns the op's id.
+  std::uint64_t submit(asn::v1::LockOp op, Done done);
+  // The op's `done` will not run: true, or false when it has run or is running.
+  bool forget(std::uint64_t id);
+  // submit() and wait for the outcome until `wait_until` (DEADLINE_EXCEEDED then; a late
+  // result is dropped). Refused (FAILED_PRECONDITION) on a thread running a `done`: the op
+  // would wait for the end of that very `done` to be sent.
   BatchOutcome run(asn::v1::LockOp op, std::chrono::steady_clock::time_point wait_until);
+  // The LockClient is going: the stream is cancelled, no other is opened; ops not answered
+  // yet get CANCELLED.
+  void shutdown();
 
  private:
-  struct Stream;
-  struct Slot {
-    std::condition_variable answered;
-    bool done = false;
-    bool lead = false;  // the writer handed its role to this op's thread
-    Stream* sent_on = nullptr;
-    BatchOutcome outcome;
+  class Stream;
+  struct Pending {
+    Done done;
+    Stream* sent_on = nullptr;  // null: queued
   };
-  struct Stream {
-    grpc::ClientContext context;
-    std::unique_ptr<grpc::ClientReaderWriter<asn::v1::LockBatch, asn::v1::LockBatchReply>> rw;
-    std::thread reader;
-    // Guarded by mutex_:
-    bool writing = false;  // a Write is in progress (Finish waits for it)
-    bool ending = false;   // the reader saw the end: no more writes
-    bool broken = false;   // ... and Finish said why: `status`
-    grpc::Status status;
-  };
+  using Ready = std::vector<std::pair<Done, BatchOutcome>>;
 
-  void write_queued(std::unique_lock<std::mutex>& lock, Slot& own);
-  Stream* stream_for_write(std::unique_lock<std::mutex>& lock);
-  void read(Stream* stream);
-  // The slots answered go to `wake`, to be notified after mutex_ is released (a waiter woken
-  // under it would only block on it again); the shared_ptr keeps a slot whose waiter already
-  // saw it answered.
-  using Wake = std::vector<std::shared_ptr<Slot>>;
-  void fail_sent(Stream* stream, Wake& wake);
-  static void answer(std::shared_ptr<Slot> slot, BatchOutcome outcome, Wake& wake);
-  static void notify(Wake& wake);
+  // Called with mutex_ held: unless a write is in flight or a reply's callbacks run, writes
+  // the queued ops as one message on the stream, opened if there is none.
+  void flush();
+  // Called with mutex_ held: no more writes go to `stream`; once its writes and read are
+  // done, its OnDone comes.
+  void retire(Stream* stream);
+  // The stream's reactions.
+  void replied(asn::v1::LockBatchReply& reply);
+  void written(Stream* stream, bool ok);
+  void read_ended(Stream* stream);
+  void ended(Stream* stream, const grpc::Status& status);
+  // Runs the callbacks, mutex_ not held; their ops go out together after the last one.
+  void dispatch(Ready& ready);
 
   asn::v1::Locks::Stub& stub_;
-  std::mutex mutex_;                 // guards the members below
-  std::condition_variable written_;  // a Stream's `writing` went false
-  std::condition_variable replied_;  // a reply came: unanswered_ is 0
-  // Messages written since the last reply. The writer holds the queue while it is not 0, for
-  // kCoalesceWait at most.
-  int unanswered_ = 0;
-  static constexpr std::chrono::microseconds kCoalesceWait{200};
+  std::mutex mutex_;  // guards the members below
   std::uint64_t next_id_ = 1;
   std::vector<asn::v1::LockOp> queued_;
-  bool writing_ = false;
+  std::map<std::uint64_t, Pending> pending_;  // by op id: sent or queued
+  Stream* stream_ = nullptr;                  // the open stream, if any
+  bool writing_ = false;                      // a write is in flight
+  int dispatching_ = 0;  // > 0: a reply's callbacks run; their ops wait for its end
   bool stopping_ = false;
-  std::map<std::uint64_t, std::shared_ptr<Slot>> waiting_;  // sent or queued, by op id
-  std::unique_ptr<Stream> stream_;
 };
 
 }  // namespace asn::client

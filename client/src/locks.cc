@@ -11,6 +11,7 @@
 #include <mutex>
 #include <sstream>
 #include <thread>
+#include <type_traits>
 
 #include "asn/v1/locks.grpc.pb.h"
 #include "lock_batcher.hpp"
@@ -120,15 +121,22 @@ struct LockClient::Impl {
   std::shared_ptr<grpc::Channel> channel;
   std::unique_ptr<pb::Locks::Stub> stub;
 
-  // With options.batch: the Batch stream of all the client's sessions, made at first use.
+  ~Impl() {
+    if (batcher_) batcher_->shutdown();
+  }
+
+  // The Batch stream of all the client's sessions (the asynchronous calls, and the blocking
+  // ones with options.batch), made at first use.
   LockBatcher& batcher() {
-    std::call_once(batcher_made, [this] { batcher_ = std::make_unique<LockBatcher>(*stub); });
+    std::call_once(batcher_made, [this] { batcher_ = std::make_shared<LockBatcher>(*stub); });
     return *batcher_;
   }
 
  private:
   std::once_flag batcher_made;
-  std::unique_ptr<LockBatcher> batcher_;  // after stub: goes first
+  // Its open stream keeps it until gRPC is done with the stream; it opens none after
+  // shutdown(), so it does not use the stub after ~Impl.
+  std::shared_ptr<LockBatcher> batcher_;
 };
 
 LockClient::LockClient(std::string endpoint, ClientOptions options)
@@ -175,7 +183,7 @@ const std::string& LockClient::target() const { return impl_->target; }
 
 // ---------------------------------------------------------------------------------------------
 
-struct Session::Impl {
+struct Session::Impl : std::enable_shared_from_this<Session::Impl> {
   Impl(std::shared_ptr<LockClient::Impl> c, std::uint64_t session, std::uint32_t ttl_seconds)
       : client(std::move(c)), id(session), ttl_ms(1000 * std::int64_t{ttl_seconds}) {
     lease_expires = Clock::now() + milliseconds(ttl_ms.load());
@@ -319,8 +327,10 @@ struct Session::Impl {
   }
 
   // `reason`: asnd's asn-lock-reason (reason_of(), or a Batch op's LockOpResult.reason).
+  // `may_probe`: an asnd that gives no reason may be asked (a blocking call: not from a
+  // callback of the Batch stream, whose asnd gives reasons anyway).
   [[noreturn]] void fail(std::string_view call, const grpc::Status& status, bool try_lock,
-                         const std::string& reason) {
+                         const std::string& reason, bool may_probe = true) {
     StatusCode code = code_of(status);
     if (closed) {
       throw Error(call, code, status.error_message() + " (the session was closed)");
@@ -334,7 +344,7 @@ struct Session::Impl {
     if (reason == "conflict") throw Conflict(call, code, status.error_message());
     if (!reason.empty()) throw Error(call, code, status.error_message());
     // An asnd that gives no reason: ask it whether the session is still there.
-    if (code == StatusCode::kFailedPrecondition || code == StatusCode::kAborted) {
+    if (may_probe && (code == StatusCode::kFailedPrecondition || code == StatusCode::kAborted)) {
       if (probe_lost()) {
         throw SessionLost(call, code,
                           "session " + std::to_string(id) +
@@ -351,11 +361,7 @@ struct Session::Impl {
              const Deadline& deadline, const std::stop_token& stop, bool try_lock) {
     check_usable(call);
     if (stop.stop_requested()) throw Error(call, StatusCode::kCancelled, "cancelled");
-    pb::LockRequest request;
-    request.set_session(id);
-    request.set_file(std::string(file));
-    request.set_mode(mode == Mode::kExclusive ? pb::LOCK_MODE_EXCLUSIVE : pb::LOCK_MODE_SHARED);
-    fill_ranges(request, ranges);
+    pb::LockRequest request = lock_request(file, ranges, mode);
     // The stream has no cancel of one op: a lock that may be stopped goes as its own call.
     if (client->options.batch && !stop.stop_possible()) {
       return lock_batched(call, std::move(request), deadline, try_lock);
@@ -390,12 +396,30 @@ struct Session::Impl {
     return grant;
   }
 
+  pb::LockRequest lock_request(std::string_view file, const Ranges& ranges, Mode mode) const {
+    pb::LockRequest request;
+    request.set_session(id);
+    request.set_file(std::string(file));
+    request.set_mode(mode == Mode::kExclusive ? pb::LOCK_MODE_EXCLUSIVE : pb::LOCK_MODE_SHARED);
+    fill_ranges(request, ranges);
+    return request;
+  }
+
+  pb::UnlockRequest unlock_request(std::string_view file, const Ranges& ranges) const {
+    pb::UnlockRequest request;
+    request.set_session(id);
+    request.set_file(std::string(file));
+    fill_ranges(request, ranges);
+    return request;
+  }
+
   // The lock as an op of the client's Batch stream. asnd ends the wait at the deadline
-  // (timeout_ms); the client waits call_timeout longer for an asnd that does not answer.
-  Grant lock_batched(std::string_view call, pb::LockRequest request, const Deadline& deadline,
-                     bool try_lock) {
+  // (timeout_ms); a blocking caller waits call_timeout longer (`wait_until`) for an asnd that
+  // does not answer.
+  pb::LockOp lock_op(pb::LockRequest request, const Deadline& deadline, bool try_lock,
+                     Clock::time_point& wait_until) const {
     pb::LockOp op;
-    auto wait_until = Clock::time_point::max();
+    wait_until = Clock::time_point::max();
     if (try_lock) {
       *op.mutable_try_lock() = std::move(request);
       wait_until = Clock::now() + options().call_timeout;
@@ -408,27 +432,84 @@ struct Session::Impl {
         wait_until = deadline.at() + options().call_timeout;
       }
     }
+    return op;
+  }
+
+  static pb::LockOp unlock_op(pb::UnlockRequest request, bool downgrade) {
+    pb::LockOp op;
+    *(downgrade ? op.mutable_downgrade() : op.mutable_unlock()) = std::move(request);
+    return op;
+  }
+
+  static UnlockResult unlock_result_of(const pb::UnlockResponse& response) {
+    return {response.released(), response.granted()};
+  }
+
+  Grant lock_batched(std::string_view call, pb::LockRequest request, const Deadline& deadline,
+                     bool try_lock) {
+    Clock::time_point wait_until;
+    pb::LockOp op = lock_op(std::move(request), deadline, try_lock, wait_until);
     BatchOutcome outcome = client->batcher().run(std::move(op), wait_until);
     if (!outcome.status.ok()) fail(call, outcome.status, try_lock, outcome.reason);
     return grant_of(outcome.result.lock());
   }
 
   UnlockResult unlock_batched(std::string_view call, pb::UnlockRequest request, bool downgrade) {
-    pb::LockOp op;
-    *(downgrade ? op.mutable_downgrade() : op.mutable_unlock()) = std::move(request);
-    BatchOutcome outcome =
-        client->batcher().run(std::move(op), Clock::now() + options().call_timeout);
+    BatchOutcome outcome = client->batcher().run(unlock_op(std::move(request), downgrade),
+                                                 Clock::now() + options().call_timeout);
     if (!outcome.status.ok()) fail(call, outcome.status, false, outcome.reason);
-    return {outcome.result.unlock().released(), outcome.result.unlock().granted()};
+    return unlock_result_of(outcome.result.unlock());
+  }
+
+  // The exception fail() throws, for a Result.
+  std::exception_ptr error_of(std::string_view call, const BatchOutcome& outcome, bool try_lock) {
+    try {
+      fail(call, outcome.status, try_lock, outcome.reason, /*may_probe=*/false);
+    } catch (...) {
+      return std::current_exception();
+    }
+  }
+
+  // The asynchronous calls: the op goes to the batcher; its callback turns the outcome into
+  // the Result the blocking call would have returned or thrown. `call` is a literal.
+  template <class T>
+  void submit(std::string_view call, pb::LockOp op, bool try_lock,
+              std::function<void(Result<T>)> done) {
+    try {
+      check_usable(call);
+    } catch (...) {
+      done(std::current_exception());
+      return;
+    }
+    client->batcher().submit(std::move(op), [self = shared_from_this(), call, try_lock,
+                                             done = std::move(done)](BatchOutcome outcome) {
+      if (!outcome.status.ok()) {
+        done(self->error_of(call, outcome, try_lock));
+      } else if constexpr (std::is_same_v<T, Grant>) {
+        done(grant_of(outcome.result.lock()));
+      } else {
+        done(unlock_result_of(outcome.result.unlock()));
+      }
+    });
+  }
+
+  void lock_async(std::string_view call, std::string_view file, const Ranges& ranges, Mode mode,
+                  const Deadline& deadline, bool try_lock,
+                  std::function<void(Result<Grant>)> done) {
+    Clock::time_point wait_until;
+    submit(call, lock_op(lock_request(file, ranges, mode), deadline, try_lock, wait_until),
+           try_lock, std::move(done));
+  }
+
+  void unlock_async(std::string_view call, std::string_view file, const Ranges& ranges,
+                    bool downgrade, std::function<void(Result<UnlockResult>)> done) {
+    submit(call, unlock_op(unlock_request(file, ranges), downgrade), false, std::move(done));
   }
 
   UnlockResult unlock(std::string_view call, std::string_view file, const Ranges& ranges,
                       bool downgrade) {
     check_usable(call);
-    pb::UnlockRequest request;
-    request.set_session(id);
-    request.set_file(std::string(file));
-    fill_ranges(request, ranges);
+    pb::UnlockRequest request = unlock_request(file, ranges);
     if (client->options.batch) return unlock_batched(call, std::move(request), downgrade);
     grpc::ClientContext context;
     set_timeout(context, options().call_timeout);
@@ -536,6 +617,26 @@ UnlockResult Session::downgrade(std::string_view file, const Ranges& ranges) {
 
 void Session::close() {
   if (impl_) impl_->close();
+}
+
+void Session::lock_async(std::string_view file, const Ranges& ranges, Mode mode, Deadline deadline,
+                         std::function<void(Result<Grant>)> done) {
+  impl_->lock_async("LOCK", file, ranges, mode, deadline, false, std::move(done));
+}
+
+void Session::try_lock_async(std::string_view file, const Ranges& ranges, Mode mode,
+                             std::function<void(Result<Grant>)> done) {
+  impl_->lock_async("TRY_LOCK", file, ranges, mode, Deadline::never(), true, std::move(done));
+}
+
+void Session::unlock_async(std::string_view file, const Ranges& ranges,
+                           std::function<void(Result<UnlockResult>)> done) {
+  impl_->unlock_async("UNLOCK", file, ranges, false, std::move(done));
+}
+
+void Session::downgrade_async(std::string_view file, const Ranges& ranges,
+                              std::function<void(Result<UnlockResult>)> done) {
+  impl_->unlock_async("DOWNGRADE", file, ranges, true, std::move(done));
 }
 
 // ---------------------------------------------------------------------------------------------

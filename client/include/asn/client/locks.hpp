@@ -17,6 +17,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <initializer_list>
 #include <memory>
@@ -26,6 +27,7 @@
 #include <stop_token>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #if defined(__GNUC__)
@@ -188,6 +190,31 @@ struct ClientOptions {
   bool batch = false;
 };
 
+// The outcome of an asynchronous call (Session::lock_async, ...): its value, or the exception
+// the blocking call would have thrown (Error, SessionLost, Conflict).
+template <class T>
+class Result {
+ public:
+  Result(T value) : value_(std::move(value)) {}                   // NOLINT: implicit on purpose
+  Result(std::exception_ptr error) : error_(std::move(error)) {}  // NOLINT
+  bool ok() const noexcept { return !error_; }
+  // The value; throws the call's exception when it failed.
+  const T& value() const& {
+    if (error_) std::rethrow_exception(error_);
+    return value_;
+  }
+  T&& value() && {
+    if (error_) std::rethrow_exception(error_);
+    return std::move(value_);
+  }
+  // Null when the call succeeded.
+  const std::exception_ptr& error() const noexcept { return error_; }
+
+ private:
+  T value_{};
+  std::exception_ptr error_;
+};
+
 class Session;
 
 // One channel to asnd. Endpoints: "unix:/run/asn/asnd.sock", a socket path ("/run/...",
@@ -260,6 +287,28 @@ class ASN_CLIENT_API Session {
   // Releases every lock and ends the session; the keepalive thread stops. Idempotent; a
   // lost session closes without a call.
   void close();
+
+  // The asynchronous calls: the same requests and outcomes as the blocking ones, but they
+  // return at once and `done` runs once with the Result. They go as ops of the client's Batch
+  // stream (with or without ClientOptions::batch), so that the ops of many sessions, and all
+  // the ops the callbacks of one reply make, share a message: one thread can keep many
+  // sessions' locks moving without a thread each.
+  //  - `done` runs on a library thread (or at once on the calling thread when the session is
+  //    already lost or closed). It must not block and must not throw; it may make more
+  //    asynchronous calls, which go out together once it and its neighbours returned. A
+  //    blocking lock call in it fails with FAILED_PRECONDITION (it would wait for itself).
+  //  - A lock_async waits at most until `deadline` (asnd answers DEADLINE_EXCEEDED); it cannot
+  //    be cancelled alone. When asnd is unreachable, the op fails with UNAVAILABLE.
+  //  - Destroying the Session closes it; the calls it still had pending then fail (their
+  //    callbacks still run).
+  void lock_async(std::string_view file, const Ranges& ranges, Mode mode, Deadline deadline,
+                  std::function<void(Result<Grant>)> done);
+  void try_lock_async(std::string_view file, const Ranges& ranges, Mode mode,
+                      std::function<void(Result<Grant>)> done);
+  void unlock_async(std::string_view file, const Ranges& ranges,
+                    std::function<void(Result<UnlockResult>)> done);
+  void downgrade_async(std::string_view file, const Ranges& ranges,
+                       std::function<void(Result<UnlockResult>)> done);
 
  private:
   friend class LockClient;
