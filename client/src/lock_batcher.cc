@@ -91,10 +91,11 @@ bool LockBatcher::forget(std::uint64_t id) {
 
 BatchOutcome LockBatcher::run(pb::LockOp op, std::chrono::steady_clock::time_point wait_until) {
   if (running_done > 0) {
+    // A reason of its own: not a conflict, and no cause to ask asnd about the session.
     return {grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
                          "a blocking lock call inside the callback of an asynchronous one would "
                          "wait for that callback to end; use the *_async calls there"),
-            {},
+            "blocking-in-callback",
             {}};
   }
   struct Waiter {

@@ -344,8 +344,8 @@ struct Session::Impl : std::enable_shared_from_this<Session::Impl> {
     if (reason == "conflict") throw Conflict(call, code, status.error_message());
     if (!reason.empty()) throw Error(call, code, status.error_message());
     // An asnd that gives no reason: ask it whether the session is still there.
-    if (may_probe && (code == StatusCode::kFailedPrecondition || code == StatusCode::kAborted)) {
-      if (probe_lost()) {
+    if (code == StatusCode::kFailedPrecondition || code == StatusCode::kAborted) {
+      if (may_probe && probe_lost()) {
         throw SessionLost(call, code,
                           "session " + std::to_string(id) +
                               " is lost, its locks are gone: " + status.error_message());

@@ -7,7 +7,10 @@
 // Build it alone:  c++ -std=c++20 lock_example.cc $(pkg-config --cflags --libs asnclient)
 #include <asn/client/locks.hpp>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <exception>
+#include <mutex>
 #include <string>
 
 namespace lk = asn::client;
@@ -21,6 +24,14 @@ static void write_stripe(const std::string& file, lk::ByteRange range, std::uint
               static_cast<unsigned long long>(range.offset),
               static_cast<unsigned long long>(range.length),
               static_cast<unsigned long long>(token));
+}
+
+static void report(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "asn_lock_example: %s\n", e.what());
+  }
 }
 
 int main(int argc, char** argv) {
@@ -46,6 +57,38 @@ int main(int argc, char** argv) {
       write_stripe(file, stripe, lock.token());
     }
     std::printf("unlocked\n");
+
+    // Many locks at once without a thread each: the asynchronous calls return at once and run
+    // a callback (on a library thread) with the result; the ops ready together share one
+    // message to asnd. A callback must not block; it may make the next call.
+    constexpr int kStripes = 8;
+    std::mutex mutex;
+    std::condition_variable all_done;
+    int left = kStripes;
+    const auto finished = [&] {
+      std::lock_guard lock(mutex);
+      if (--left == 0) all_done.notify_one();
+    };
+    for (int i = 1; i <= kStripes; ++i) {
+      lk::ByteRange range{static_cast<std::uint64_t>(i) << 20, 1 << 20};
+      session.lock_async(
+          file, range, lk::Mode::kExclusive, 5s, [&, range](lk::Result<lk::Grant> grant) {
+            if (!grant.ok()) {
+              report(grant.error());
+              return finished();
+            }
+            write_stripe(file, range, grant.value().token);
+            session.unlock_async(file, range, [&](const lk::Result<lk::UnlockResult>& done) {
+              if (!done.ok()) report(done.error());
+              finished();
+            });
+          });
+    }
+    {
+      std::unique_lock lock(mutex);
+      all_done.wait(lock, [&] { return left == 0; });
+    }
+    std::printf("%d stripes locked, written and unlocked asynchronously\n", kStripes);
     session.close();  // releases anything left; the destructor would too
     return 0;
   } catch (const lk::Error& e) {

@@ -148,7 +148,9 @@ grpc::Status FakeLocksService::CloseSession(grpc::ServerContext*,
 }
 
 grpc::Status FakeLocksService::lock(grpc::ServerContext* context, const pb::LockRequest* request,
-                                    pb::LockResponse* response, bool wait) {
+                                    pb::LockResponse* response, bool wait,
+                                    std::uint32_t timeout_ms) {
+  const auto until = Clock::now() + std::chrono::milliseconds(timeout_ms);
   std::vector<Span> spans;
   if (request->file().empty() || !expand(*request, spans)) {
     return {grpc::StatusCode::INVALID_ARGUMENT, "a file and ranges (or a strided pattern)"};
@@ -181,6 +183,9 @@ grpc::Status FakeLocksService::lock(grpc::ServerContext* context, const pb::Lock
                   std::to_string(conflict->session)};
     }
     if (context->IsCancelled()) return grpc::Status::CANCELLED;
+    if (timeout_ms > 0 && Clock::now() >= until) {
+      return {grpc::StatusCode::DEADLINE_EXCEEDED, "not granted within timeout_ms"};
+    }
     waited = true;
     s.changed_.wait_for(lock, std::chrono::milliseconds(20));
   }
@@ -288,6 +293,47 @@ grpc::Status FakeLocksService::Unlock(grpc::ServerContext*, const pb::UnlockRequ
 grpc::Status FakeLocksService::Downgrade(grpc::ServerContext*, const pb::UnlockRequest* request,
                                          pb::UnlockResponse* response) {
   return unlock(request, response, true);
+}
+
+grpc::Status FakeLocksService::Batch(
+    grpc::ServerContext* context,
+    grpc::ServerReaderWriter<pb::LockBatchReply, pb::LockBatch>* stream) {
+  pb::LockBatch batch;
+  while (stream->Read(&batch)) {
+    pb::LockBatchReply reply;
+    for (const auto& op : batch.ops()) {
+      pb::LockOpResult* result = reply.add_results();
+      result->set_id(op.id());
+      grpc::Status status;
+      switch (op.op_case()) {
+        case pb::LockOp::kLock:
+          status = lock(context, &op.lock(), result->mutable_lock(), true, op.timeout_ms());
+          break;
+        case pb::LockOp::kTryLock:
+          status = lock(context, &op.try_lock(), result->mutable_lock(), false);
+          break;
+        case pb::LockOp::kUnlock:
+          status = unlock(&op.unlock(), result->mutable_unlock(), false);
+          break;
+        case pb::LockOp::kDowngrade:
+          status = unlock(&op.downgrade(), result->mutable_unlock(), true);
+          break;
+        case pb::LockOp::kKeepAlive:
+          status = KeepAlive(context, &op.keep_alive(), result->mutable_keep_alive());
+          break;
+        case pb::LockOp::OP_NOT_SET:
+          status = {grpc::StatusCode::INVALID_ARGUMENT, "op: none given"};
+          break;
+      }
+      if (!status.ok()) {
+        result->clear_result();
+        result->set_code(static_cast<std::int32_t>(status.error_code()));
+        result->set_message(status.error_message());
+      }
+    }
+    if (!stream->Write(reply)) break;
+  }
+  return grpc::Status::OK;
 }
 
 FakeLocksServer::FakeLocksServer(std::shared_ptr<FakeLockState> state, std::string socket_path)

@@ -79,10 +79,16 @@ class FakeLocksService final : public asn::v1::Locks::Service {
                       asn::v1::UnlockResponse*) override;
   grpc::Status Downgrade(grpc::ServerContext*, const asn::v1::UnlockRequest*,
                          asn::v1::UnlockResponse*) override;
+  // The ops of a message one after the other, their results in one reply: a waiting lock
+  // holds up the stream's later ops (asnd's does not), and no op gives a reason.
+  grpc::Status Batch(
+      grpc::ServerContext*,
+      grpc::ServerReaderWriter<asn::v1::LockBatchReply, asn::v1::LockBatch>*) override;
 
  private:
+  // `timeout_ms`: 0, or how long a waiting lock may wait (DEADLINE_EXCEEDED then).
   grpc::Status lock(grpc::ServerContext* context, const asn::v1::LockRequest* request,
-                    asn::v1::LockResponse* response, bool wait);
+                    asn::v1::LockResponse* response, bool wait, std::uint32_t timeout_ms = 0);
   grpc::Status unlock(const asn::v1::UnlockRequest* request, asn::v1::UnlockResponse* response,
                       bool downgrade);
   std::shared_ptr<FakeLockState> state_;
