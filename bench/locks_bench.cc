@@ -17,8 +17,9 @@
 //    ready at once go in one message), each with its own Session and file. So N clients here
 //    are N threads of one client node sharing one library instance, not N connections as in
 //    BM_LockUnlock.
-//  - BM_LockUnlockAsync/clients:N: N sessions of ONE LockClient, each a client locking and
-//    unlocking its own file in turn as BM_LockUnlock's, but driven by the callbacks of the
+//  - BM_LockUnlockAsync/clients:N/ranges:R: N sessions of ONE LockClient, each a client
+//    locking and unlocking R ranges of its own file in turn as BM_LockUnlock's (R = 16: one
+//    atomic 16-range request, as BM_LockUnlock16's), but driven by the callbacks of the
 //    asynchronous calls (Session::lock_async, ...) instead of a thread each: every client has
 //    its one pair in flight, and the ops ready together share a message of the Batch stream.
 //    items/s = pairs/s of all the clients together.
@@ -29,6 +30,10 @@
 //    moving from one client to the next through the server. The hold itself is 0 (Unlock
 //    follows the grant at once), so it is not in the figure. p50_us/p99_us/max_us over all
 //    the handoffs of the run; items/s = grants/s.
+//  - BM_HandoffAsync: BM_Handoff with 16 sessions of ONE LockClient driven by the callbacks of
+//    the asynchronous calls, as BM_LockUnlockAsync: the handoff is from the holder's
+//    unlock_async to the waiter's grant callback (the grant usually comes back in the same
+//    reply as the unlock's result).
 // In core (no gRPC, no threads):
 //  - BM_Table*: a plain locks::LockTable (capacity 16,384, as a switch's table); one session
 //    locks (try mode, exclusive) and releases one range, or 16 ranges in one request, of one
@@ -271,6 +276,7 @@ void BM_LockUnlockBatched(benchmark::State& state) {
 struct AsyncClient {
   client::Session session;
   std::string file;
+  std::vector<client::ByteRange> ranges;  // 1 or kRanges, as add_ranges()
   int left = 0;
   std::function<void(const std::string& error)> finished;  // "" when all went well
 
@@ -280,11 +286,11 @@ struct AsyncClient {
       return;
     }
     --left;
-    session.lock_async(file, {0, kBlock}, client::Mode::kExclusive, client::Deadline::never(),
+    session.lock_async(file, ranges, client::Mode::kExclusive, client::Deadline::never(),
                        [this](const client::Result<client::Grant>& grant) {
                          if (!grant.ok()) return failed(grant.error());
                          session.unlock_async(
-                             file, {0, kBlock},
+                             file, ranges,
                              [this](const client::Result<client::UnlockResult>& unlocked) {
                                if (!unlocked.ok()) return failed(unlocked.error());
                                next();
@@ -318,9 +324,14 @@ void BM_LockUnlockAsync(benchmark::State& state) {
   std::string error;
   try {
     for (int i = 0; i < clients; ++i) {
+      std::vector<client::ByteRange> ranges;
+      for (int r = 0; r < state.range(1); ++r) {
+        ranges.push_back({static_cast<uint64_t>(r) * kStride, kBlock});
+      }
       auto c = std::make_unique<AsyncClient>(AsyncClient{
           lc.open_session(std::chrono::seconds(3600), "locks_bench async " + std::to_string(i)),
           "bench-async-" + std::to_string(i),
+          std::move(ranges),
           0,
           {}});
       c->finished = [&](const std::string& why) {
@@ -366,6 +377,19 @@ HandoffRun* handoff_run = nullptr;
 int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
       .count();
+}
+
+// p50/p90/p99/max of the handoffs in microseconds, and their count.
+void report_handoffs(benchmark::State& state, std::vector<double>& us) {
+  std::sort(us.begin(), us.end());
+  auto at = [&](double q) {
+    return us.empty() ? 0.0 : us[std::min(us.size() - 1, static_cast<size_t>(q * us.size()))];
+  };
+  state.counters["p50_us"] = at(0.50);
+  state.counters["p90_us"] = at(0.90);
+  state.counters["p99_us"] = at(0.99);
+  state.counters["max_us"] = us.empty() ? 0.0 : us.back();
+  state.counters["handoffs"] = static_cast<double>(us.size());
 }
 
 void BM_Handoff(benchmark::State& state) {
@@ -418,19 +442,98 @@ void BM_Handoff(benchmark::State& state) {
     std::lock_guard lock_guard(run.mutex);
     if (run.finished == state.threads()) break;
   }
-  std::vector<double>& us = run.us;
-  std::sort(us.begin(), us.end());
-  auto at = [&](double q) {
-    return us.empty() ? 0.0 : us[std::min(us.size() - 1, static_cast<size_t>(q * us.size()))];
-  };
   // Counters are summed over the threads: only thread 0 sets them.
-  state.counters["p50_us"] = at(0.50);
-  state.counters["p90_us"] = at(0.90);
-  state.counters["p99_us"] = at(0.99);
-  state.counters["max_us"] = us.empty() ? 0.0 : us.back();
-  state.counters["handoffs"] = static_cast<double>(us.size());
+  report_handoffs(state, run.us);
   delete handoff_run;
   handoff_run = nullptr;
+}
+
+// One client of BM_HandoffAsync: its own session on the one shared range; each grant starts
+// its unlock, whose result starts its next lock.
+struct AsyncHandoffClient {
+  struct Run {
+    std::atomic<int64_t> unlock_started{0};  // steady_clock ns: the last holder's unlock_async
+    std::mutex mutex;                        // guards the members below
+    std::condition_variable done;
+    std::vector<double> us;  // every handoff of the run
+    int running = 0;
+    std::string error;
+  };
+  client::Session session;
+  Run* run = nullptr;
+  int left = 0;
+
+  static constexpr const char* kFile = "bench-shared-async";
+
+  void next() {
+    if (left == 0) return finished("");
+    --left;
+    session.lock_async(
+        kFile, {0, kBlock}, client::Mode::kExclusive, client::Deadline::never(),
+        [this](const client::Result<client::Grant>& grant) {
+          if (!grant.ok()) return failed(grant.error());
+          if (grant.value().waited) {
+            const int64_t start = run->unlock_started.load(std::memory_order_acquire);
+            std::lock_guard lock(run->mutex);
+            run->us.push_back(static_cast<double>(now_ns() - start) / 1e3);
+          }
+          run->unlock_started.store(now_ns(), std::memory_order_release);
+          session.unlock_async(kFile, {0, kBlock},
+                               [this](const client::Result<client::UnlockResult>& unlocked) {
+                                 if (!unlocked.ok()) return failed(unlocked.error());
+                                 next();
+                               });
+        });
+  }
+  void failed(const std::exception_ptr& error) {
+    try {
+      std::rethrow_exception(error);
+    } catch (const std::exception& e) {
+      finished(e.what());
+    }
+  }
+  void finished(const std::string& why) {
+    std::lock_guard lock(run->mutex);
+    if (!why.empty()) run->error = why;
+    if (--run->running == 0) run->done.notify_one();
+  }
+};
+
+// BM_Handoff with the asynchronous calls: 16 sessions of ONE LockClient on one range, each
+// taking the lock, releasing it at once (unlock_async from the grant's callback), and asking
+// again. The handoff is, for each grant that waited, the time from the holder's unlock_async
+// to the waiter's grant callback. An iteration is 16 grants of each client; items/s = grants/s.
+void BM_HandoffAsync(benchmark::State& state) {
+  constexpr int kClients = 16, kGrants = 16;
+  client::LockClient& lc = batched_client();
+  AsyncHandoffClient::Run run;
+  std::vector<std::unique_ptr<AsyncHandoffClient>> all;
+  try {
+    for (int i = 0; i < kClients; ++i) {
+      all.push_back(std::make_unique<AsyncHandoffClient>(
+          AsyncHandoffClient{lc.open_session(std::chrono::seconds(3600),
+                                             "locks_bench handoff async " + std::to_string(i)),
+                             &run, 0}));
+    }
+  } catch (const client::Error& e) {
+    state.SkipWithError(e.what());
+    return;
+  }
+  for (auto _ : state) {
+    run.running = kClients;
+    for (auto& c : all) {
+      c->left = kGrants;
+      c->next();
+    }
+    std::unique_lock lock(run.mutex);
+    run.done.wait(lock, [&] { return run.running == 0; });
+    if (!run.error.empty()) {
+      state.SkipWithError(run.error.c_str());
+      break;
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * kClients * kGrants);
+  report_handoffs(state, run.us);
 }
 
 // ---- the table in core -----------------------------------------------------------------
@@ -602,14 +705,19 @@ void register_all() {
       ->MinTime(1.0)
       ->Unit(benchmark::kMicrosecond);
   RegisterBenchmark("BM_LockUnlockAsync", BM_LockUnlockAsync)
-      ->ArgName("clients")
-      ->Arg(1)
-      ->Arg(16)
+      ->ArgNames({"clients", "ranges"})
+      ->Args({1, 1})
+      ->Args({16, 1})
+      ->Args({16, kRanges})
       ->UseRealTime()
       ->MinTime(1.0)
       ->Unit(benchmark::kMicrosecond);
   RegisterBenchmark("BM_Handoff", BM_Handoff)
       ->Threads(16)
+      ->UseRealTime()
+      ->MinTime(2.0)
+      ->Unit(benchmark::kMicrosecond);
+  RegisterBenchmark("BM_HandoffAsync", BM_HandoffAsync)
       ->UseRealTime()
       ->MinTime(2.0)
       ->Unit(benchmark::kMicrosecond);
