@@ -1,5 +1,6 @@
 // A randomized torture test of the Locks service against the real asnd (issue 9): client
-// threads, each with its own channel and session, lock, try, unlock (splitting), downgrade and
+// threads, each with its own channel and session (every other one sending its ops through a
+// Batch stream instead of unary calls), lock, try, unlock (splitting), downgrade and
 // abandon sessions on a few small files, while asnd is killed with SIGKILL and started again
 // every few seconds on the same state directory and board. Every client records what it saw;
 // an independent checker (HistoryChecker: it knows nothing of asnd, only the records) replays
@@ -389,14 +390,17 @@ constexpr double kGrace = 2.0;
 
 struct Counters {
   std::atomic<uint64_t> grants{0}, waited{0}, conflicts{0}, deadlines{0}, unavailable{0},
-      unlocks{0}, downgrades{0}, lost{0}, abandoned{0}, reattached{0}, sessions{0}, other{0};
+      unlocks{0}, downgrades{0}, lost{0}, abandoned{0}, reattached{0}, sessions{0}, other{0},
+      batch_ops{0};
 };
 
 class Client {
  public:
+  // `batch`: Lock, TryLock, Unlock and Downgrade go as ops of a Batch stream (one op a
+  // message, its result awaited) instead of unary calls.
   Client(int id, const std::string& socket, const Timeline& clock, Counters& counters,
-         uint64_t seed)
-      : id_(id), clock_(clock), counters_(counters), random_(seed) {
+         uint64_t seed, bool batch)
+      : id_(id), batch_(batch), clock_(clock), counters_(counters), random_(seed) {
     grpc::ChannelArguments args;
     args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 50);
     args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 200);
@@ -419,12 +423,79 @@ class Client {
       step();
     }
     if (session_ != 0) close();
+    drop_stream();
   }
 
   std::vector<Record> history;
 
  private:
   enum class Outcome { kOk, kGone, kRefused, kUnknown };
+
+  // One op through this client's Batch stream, opened at first use and again after it broke
+  // (asnd killed: the op's outcome is unknown, as a unary call's that got UNAVAILABLE).
+  grpc::Status batch_call(v1::LockOp op, v1::LockOpResult& result) {
+    if (!stream_) {
+      stream_context_ = std::make_unique<grpc::ClientContext>();
+      stream_context_->set_wait_for_ready(false);
+      stream_ = stub_->Batch(stream_context_.get());
+    }
+    op.set_id(++op_id_);
+    v1::LockBatch batch;
+    *batch.add_ops() = std::move(op);
+    v1::LockBatchReply reply;
+    if (!stream_->Write(batch) || !stream_->Read(&reply)) {
+      drop_stream();
+      return {grpc::StatusCode::UNAVAILABLE, "the Batch stream broke"};
+    }
+    counters_.batch_ops++;
+    if (reply.results_size() != 1 || reply.results(0).id() != op_id_) {
+      ADD_FAILURE() << "client " << id_ << ": op " << op_id_ << " answered by "
+                    << reply.ShortDebugString();
+      return {grpc::StatusCode::INTERNAL, "a reply that is not the op's"};
+    }
+    result = std::move(*reply.mutable_results(0));
+    if (result.code() == 0) return grpc::Status::OK;
+    return {static_cast<grpc::StatusCode>(result.code()), result.message()};
+  }
+
+  void drop_stream() {
+    if (!stream_) return;
+    stream_context_->TryCancel();
+    (void)stream_->Finish();
+    stream_.reset();
+    stream_context_.reset();
+  }
+
+  grpc::Status lock_call(const v1::LockRequest& request, bool wait, double timeout_s,
+                         v1::LockResponse& response) {
+    if (!batch_) {
+      grpc::ClientContext context;
+      set_deadline(context, timeout_s);
+      return wait ? stub_->Lock(&context, request, &response)
+                  : stub_->TryLock(&context, request, &response);
+    }
+    v1::LockOp op;
+    *(wait ? op.mutable_lock() : op.mutable_try_lock()) = request;
+    if (wait) op.set_timeout_ms(static_cast<uint32_t>(timeout_s * 1000));
+    v1::LockOpResult result;
+    const grpc::Status status = batch_call(std::move(op), result);
+    if (status.ok()) response = std::move(*result.mutable_lock());
+    return status;
+  }
+
+  grpc::Status unlock_call(const v1::UnlockRequest& request, bool downgrade) {
+    if (!batch_) {
+      grpc::ClientContext context;
+      set_deadline(context, 0.5);
+      v1::UnlockResponse response;
+      return downgrade ? stub_->Downgrade(&context, request, &response)
+                       : stub_->Unlock(&context, request, &response);
+    }
+    v1::LockOp op;
+    *(downgrade ? op.mutable_downgrade() : op.mutable_unlock()) = request;
+    v1::LockOpResult result;
+    return batch_call(std::move(op), result);
+  }
 
   void set_deadline(grpc::ClientContext& context, double seconds) {
     context.set_deadline(std::chrono::system_clock::now() +
@@ -585,13 +656,11 @@ class Client {
     const bool exclusive = chance(0.6);
     request.set_mode(exclusive ? v1::LOCK_MODE_EXCLUSIVE : v1::LOCK_MODE_SHARED);
     fill_request(request);
-    grpc::ClientContext context;
-    set_deadline(context,
-                 wait ? 0.02 + 0.15 * std::uniform_real_distribution<>(0, 1)(random_) : 0.5);
+    const double timeout =
+        wait ? 0.02 + 0.15 * std::uniform_real_distribution<>(0, 1)(random_) : 0.5;
     v1::LockResponse response;
     const double sent = clock_.now();
-    const grpc::Status status = wait ? stub_->Lock(&context, request, &response)
-                                     : stub_->TryLock(&context, request, &response);
+    const grpc::Status status = lock_call(request, wait, timeout, response);
     const double received = clock_.now();
     if (status.ok()) {
       touched(sent);
@@ -685,12 +754,8 @@ class Client {
     history.push_back(rec);  // from its first attempt on, the bytes may be gone
     for (uint64_t x = first; x < end; ++x) held_[f][x] = downgrade ? 1 : 0;
     for (int attempt = 0; attempt < 200 && !lost_; ++attempt) {
-      grpc::ClientContext context;
-      set_deadline(context, 0.5);
-      v1::UnlockResponse response;
       const double sent = clock_.now();
-      const grpc::Status status = downgrade ? stub_->Downgrade(&context, request, &response)
-                                            : stub_->Unlock(&context, request, &response);
+      const grpc::Status status = unlock_call(request, downgrade);
       if (status.ok()) {
         touched(sent);
         (downgrade ? counters_.downgrades : counters_.unlocks)++;
@@ -731,6 +796,10 @@ class Client {
   }
 
   int id_;
+  bool batch_;
+  std::unique_ptr<grpc::ClientContext> stream_context_;
+  std::unique_ptr<grpc::ClientReaderWriter<v1::LockBatch, v1::LockBatchReply>> stream_;
+  uint64_t op_id_ = 0;
   const Timeline& clock_;
   Counters& counters_;
   std::mt19937_64 random_;
@@ -760,7 +829,9 @@ TEST(LocksTorture, NoConflictingGrantsNorBackwardTokensAcrossCrashesAndKillDashN
   constexpr int kClients = 12;
   std::vector<std::unique_ptr<Client>> clients;
   for (int i = 0; i < kClients; ++i) {
-    clients.push_back(std::make_unique<Client>(i, asnd.socket(), clock, counters, seed + i));
+    // Every other client through the Batch stream: both paths to the same lock tables.
+    clients.push_back(
+        std::make_unique<Client>(i, asnd.socket(), clock, counters, seed + i, i % 2 == 1));
   }
   std::atomic<bool> stop{false};
   std::vector<std::thread> threads;
@@ -798,7 +869,7 @@ TEST(LocksTorture, NoConflictingGrantsNorBackwardTokensAcrossCrashesAndKillDashN
       "locks torture: %.1f s, %d clients, %zu kill -9 restarts, %llu sessions "
       "(%llu abandoned, %llu reported gone, %llu re-attachments), %llu grants (%llu waited), "
       "%llu TryLock conflicts, %llu Lock deadlines, %llu unlocks, %llu downgrades, %llu "
-      "UNAVAILABLE; violations %zu\n",
+      "UNAVAILABLE, %llu ops through Batch streams; violations %zu\n",
       ran, kClients, restarts.size(), static_cast<unsigned long long>(counters.sessions.load()),
       static_cast<unsigned long long>(counters.abandoned.load()),
       static_cast<unsigned long long>(counters.lost.load()),
@@ -809,12 +880,14 @@ TEST(LocksTorture, NoConflictingGrantsNorBackwardTokensAcrossCrashesAndKillDashN
       static_cast<unsigned long long>(counters.deadlines.load()),
       static_cast<unsigned long long>(counters.unlocks.load()),
       static_cast<unsigned long long>(counters.downgrades.load()),
-      static_cast<unsigned long long>(counters.unavailable.load()), violations.size());
+      static_cast<unsigned long long>(counters.unavailable.load()),
+      static_cast<unsigned long long>(counters.batch_ops.load()), violations.size());
   for (const auto& v : violations) std::printf("VIOLATION: %s\n", v.c_str());
   EXPECT_TRUE(violations.empty()) << "seed " << seed;
   EXPECT_GT(counters.grants.load(), 500u);
   EXPECT_GE(restarts.size(), 3u);
   EXPECT_GT(counters.conflicts.load(), 50u);
+  EXPECT_GT(counters.batch_ops.load(), 200u);
   // Both domains granted (their counters outlive the restarts: board memory, the journal).
   const auto stats = asnd.asnctl({"-o", "json", "locks", "stats"});
   const auto grants = json_numbers(stats.out, "grants");
