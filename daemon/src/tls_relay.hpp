@@ -65,6 +65,7 @@ class TlsRelay {
   std::string backend_;
   int epoll_fd_ = -1;
   int wake_fd_ = -1;
+  int proc_fd_ = -1;  // /proc/self/fd: counting the descriptors open takes none
   std::atomic<bool> stopping_{false};
   std::thread thread_;
   // The relay thread's own.
