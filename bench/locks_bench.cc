@@ -53,6 +53,9 @@
 // checkpoint file after DurableTable::checkpoint()). For the DurableTable the log file lives
 // in the page cache, not in the RSS.
 //
+// ASN_BENCH_LOCKS=unix:/path/asnd.sock runs the end-to-end benchmarks against that asnd
+// instead (its lock domains as configured).
+//
 // The reference every ratio is divided by is a GetLockStats round trip (no sessions listed
 // beyond the benchmark's) over the same socket: the cost of a small gRPC call here.
 //   build/bench/locks_bench  (or: python3 bench/table.py <json> BM_GetLockStats)
@@ -68,6 +71,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <functional>
@@ -102,15 +106,23 @@ double process_cpu_s() {
 
 // ---- the service -----------------------------------------------------------------------
 
+// The Locks service in this process, or with ASN_BENCH_LOCKS=unix:/path a running asnd (its
+// own process, as issue 9 words it: "client and asnd on the same 2 cores").
 struct Server {
   test::TempDir dir;
   std::unique_ptr<test::LockStack> stack;
+  std::string target;
   std::unique_ptr<v1::Locks::Stub> stub;
 
   Server() {
-    stack = std::make_unique<test::LockStack>(test::LockStack::Kind::kSoftware, dir.path(),
-                                              LocksConfig{});
-    stub = v1::Locks::NewStub(stack->channel());
+    if (const char* external = std::getenv("ASN_BENCH_LOCKS"); external && *external) {
+      target = external;
+    } else {
+      stack = std::make_unique<test::LockStack>(test::LockStack::Kind::kSoftware, dir.path(),
+                                                LocksConfig{});
+      target = "unix:" + dir.path() + "/locks.sock";
+    }
+    stub = client(-1);
   }
 
   // A client of its own: a channel whose distinct argument keeps gRPC from sharing its
@@ -118,8 +130,8 @@ struct Server {
   std::unique_ptr<v1::Locks::Stub> client(int index) const {
     grpc::ChannelArguments args;
     args.SetInt("asn.bench.client", index);
-    return v1::Locks::NewStub(grpc::CreateCustomChannel("unix:" + dir.path() + "/locks.sock",
-                                                        grpc::InsecureChannelCredentials(), args));
+    return v1::Locks::NewStub(
+        grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args));
   }
 };
 
@@ -235,7 +247,7 @@ client::LockClient& batched_client() {
   static client::LockClient shared = [] {
     client::ClientOptions options;
     options.batch = true;
-    return client::LockClient("unix:" + server().dir.path() + "/locks.sock", options);
+    return client::LockClient(server().target, options);
   }();
   return shared;
 }
