@@ -283,6 +283,15 @@ void BM_LockUnlockBatched(benchmark::State& state) {
   }
 }
 
+// The message of an asynchronous call's error (Result::error()).
+std::string what_of(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+}
+
 // One client of BM_LockUnlockAsync: its own session and file; `pairs` lock+unlock pairs, one
 // after the other, each call started by the callback of the one before.
 struct AsyncClient {
@@ -310,13 +319,7 @@ struct AsyncClient {
                        });
   }
 
-  void failed(const std::exception_ptr& error) {
-    try {
-      std::rethrow_exception(error);
-    } catch (const std::exception& e) {
-      finished(e.what());
-    }
-  }
+  void failed(const std::exception_ptr& error) { finished(what_of(error)); }
 };
 
 // Issue 9's "16 clients" as one PFS client node would run them: state.range(0) sessions of
@@ -497,13 +500,7 @@ struct AsyncHandoffClient {
                                });
         });
   }
-  void failed(const std::exception_ptr& error) {
-    try {
-      std::rethrow_exception(error);
-    } catch (const std::exception& e) {
-      finished(e.what());
-    }
-  }
+  void failed(const std::exception_ptr& error) { finished(what_of(error)); }
   void finished(const std::string& why) {
     std::lock_guard lock(run->mutex);
     if (!why.empty()) run->error = why;
