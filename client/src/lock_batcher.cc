@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <thread>
 #include <utility>
 
 namespace asn::client {
@@ -12,6 +13,49 @@ namespace {
 
 // > 0: this thread runs a `done` (LockBatcher::run() refuses to wait there).
 thread_local int running_done = 0;
+// > 0: this thread runs a reaction of a Stream (a gRPC callback thread).
+thread_local int in_reaction = 0;
+
+struct InReaction {
+  InReaction() { ++in_reaction; }
+  ~InReaction() { --in_reaction; }
+  InReaction(const InReaction&) = delete;
+  InReaction& operator=(const InReaction&) = delete;
+};
+
+// The destroyer thread: started at first use, never joined (it outlives every LockClient).
+class Destroyer {
+ public:
+  static Destroyer& instance() {
+    static Destroyer* destroyer = new Destroyer;  // never destroyed: used until exit
+    return *destroyer;
+  }
+  void hand(std::shared_ptr<void> object) {
+    {
+      std::lock_guard lock(mutex_);
+      queue_.push_back(std::move(object));
+    }
+    wake_.notify_one();
+  }
+
+ private:
+  Destroyer() {
+    std::thread([this] {
+      std::unique_lock lock(mutex_);
+      for (;;) {
+        wake_.wait(lock, [this] { return !queue_.empty(); });
+        std::vector<std::shared_ptr<void>> objects;
+        objects.swap(queue_);
+        lock.unlock();
+        objects.clear();
+        lock.lock();
+      }
+    }).detach();
+  }
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::vector<std::shared_ptr<void>> queue_;
+};
 
 grpc::Status stream_ended(const grpc::Status& status) {
   return status.ok() ? grpc::Status(grpc::StatusCode::UNAVAILABLE, "the Batch stream ended")
@@ -19,6 +63,12 @@ grpc::Status stream_ended(const grpc::Status& status) {
 }
 
 }  // namespace
+
+bool on_grpc_thread() { return in_reaction > 0; }
+
+void destroy_elsewhere(std::shared_ptr<void> object) {
+  Destroyer::instance().hand(std::move(object));
+}
 
 // One Batch call. It holds a hold (AddHold) while it is the batcher's open stream, because
 // writes are started on it from outside its reactions; retire() releases it. Its reactions
@@ -40,6 +90,7 @@ class LockBatcher::Stream final
   }
 
   void OnReadDone(bool ok) override {
+    InReaction reaction;
     if (!ok) {  // the stream ended: OnDone says how
       owner_->read_ended(this);
       return;
@@ -48,10 +99,18 @@ class LockBatcher::Stream final
     reply_.Clear();
     StartRead(&reply_);
   }
-  void OnWriteDone(bool ok) override { owner_->written(this, ok); }
+  void OnWriteDone(bool ok) override {
+    InReaction reaction;
+    owner_->written(this, ok);
+  }
   void OnDone(const grpc::Status& status) override {
-    owner_->ended(this, status);
-    delete this;  // owner_ goes with it: maybe the batcher's last reference
+    {
+      InReaction reaction;
+      owner_->ended(this, status);
+    }
+    // Its ClientContext may hold the channel's last reference (the LockClient is gone), and
+    // owner_ may be the batcher's last.
+    destroy_elsewhere(std::shared_ptr<Stream>(this));
   }
 
   grpc::ClientContext context;

@@ -20,6 +20,16 @@
 
 namespace asn::client {
 
+// gRPC 1.51 must not lose its last channel on one of its own callback threads: the channel's
+// destruction then joins the thread it runs on, the join fails (EDEADLK, ignored) and the
+// completion queue is freed twice (grpc/grpc#32584, #37858; client_batch_test and
+// client_async_test crashed so under ASan, 4 runs in 40). So whatever may hold the last
+// channel reference is destroyed, when on such a thread, by a thread of the library's own.
+//   on_grpc_thread(): true inside the Batch stream's reactions (and the callbacks they run).
+//   destroy_elsewhere(object): drops `object` on the library's destroyer thread.
+bool on_grpc_thread();
+void destroy_elsewhere(std::shared_ptr<void> object);
+
 // One op's outcome: the status (OK, asnd's error, or the stream's) and, when OK, the result.
 struct BatchOutcome {
   grpc::Status status;

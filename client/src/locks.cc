@@ -123,6 +123,12 @@ struct LockClient::Impl {
 
   ~Impl() {
     if (batcher_) batcher_->shutdown();
+    // The last Session may go inside an asynchronous call's callback, on a gRPC thread: the
+    // channel must not be destroyed there (lock_batcher.hpp).
+    if (on_grpc_thread()) {
+      destroy_elsewhere(std::shared_ptr<pb::Locks::Stub>(std::move(stub)));
+      destroy_elsewhere(std::move(channel));
+    }
   }
 
   // The Batch stream of all the client's sessions (the asynchronous calls, and the blocking
