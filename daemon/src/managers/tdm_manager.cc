@@ -173,7 +173,21 @@ bool TdmManager::board_runs(const state::v1::TdmPhase& program) {
   return device_.read_entries(t::kTiming, 0, 1, Bank::kActive) == tdm_words::timing_words(program);
 }
 
+// The registers of one moment: the frame counter is read first and again last, and the batch
+// read again when a frame boundary passed between the two (the board's counters run while
+// it is read; frame and frame_start from either side of a boundary would disagree).
 Sequencer TdmManager::read_sequencer() {
+  constexpr int kAttempts = 8;
+  Sequencer s;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    uint64_t frame_after = 0;
+    s = read_sequencer_once(frame_after);
+    if (s.frame == frame_after) break;
+  }
+  return s;
+}
+
+Sequencer TdmManager::read_sequencer_once(uint64_t& frame_after) {
   Device::ReadBatch batch;
   const size_t status = batch.add(t::kStatus);
   const size_t enable = batch.add(t::kConfigEnable);
@@ -186,7 +200,9 @@ Sequencer TdmManager::read_sequencer() {
   const size_t swap_frame = batch.add64(t::kSwapFrame);
   const size_t swap_time = batch.add64(t::kSwapTime);
   const size_t swaps = batch.add(t::kSwapCount);
+  const size_t frame_again = batch.add64(t::kFrameCounter);
   device_.read(batch);
+  frame_after = batch[frame_again];
   Sequencer s;
   const auto word = static_cast<uint32_t>(batch[status]);
   s.running = t::kStatusRunning.get(word) != 0;

@@ -199,6 +199,7 @@ class TdmManager final : public Reconcilable {
   void write_shadow(const state::v1::TdmPhase& program, LoadTimes& times);
   bool board_runs(const state::v1::TdmPhase& program);
   Sequencer read_sequencer();
+  Sequencer read_sequencer_once(uint64_t& frame_after);
   // Arms the shadow banks for `frame` (0: the next boundary), then waits without the lock
   // for the swap. Returns the swap's frame and time; throws kAborted if disarmed meanwhile,
   // kDeadlineExceeded (after disarming) if the swap does not come in time.
