@@ -4,9 +4,12 @@
 // changes nothing.
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -771,6 +774,151 @@ TEST(LocksFileJournal, ReopenAfterCheckpointAndTornTail) {
     EXPECT_NE(std::string(e.what()).find("damaged"), std::string::npos) << e.what();
   }
   fs::remove_all(dir);
+}
+
+// The log is stored through a mapped window of its file: a log of many windows comes back,
+// a process killed between records leaves the window's zeros after the last one (cut at
+// open), and a file that cannot grow for the next window refuses the operation, changing
+// nothing.
+constexpr size_t kPage = 4096;
+constexpr TableLimits kRoomy{4096, 16};
+
+// Applies request i of a fixed sequence (each ~40 bytes of log) to `table`.
+template <typename Table>
+void apply_request(Table& table, SessionId s, uint64_t i) {
+  table.request({s, "f" + std::to_string(i % 7), i % 3 == 0 ? Mode::kShared : Mode::kExclusive,
+                 std::vector<ByteRange>{{i * 10, 5}}});
+}
+
+TEST(LocksFileJournal, ALogOfManyWindowsComesBack) {
+  namespace fs = std::filesystem;
+  std::string dir = testing::TempDir() + "/locks_file_journal_windows";
+  fs::remove_all(dir);
+  LockTable plain(kRoomy);
+  SessionId ps = plain.open_session("asnd");
+  size_t log_bytes = 0;
+  {
+    FileJournal journal(dir, kPage);
+    DurableTable table(journal, kRoomy, size_t{1} << 30);
+    SessionId s = table.open_session("asnd");
+    for (uint64_t i = 0; i < 1000; ++i) {
+      apply_request(table, s, i);
+      apply_request(plain, ps, i);
+    }
+    log_bytes = journal.log_bytes();
+    EXPECT_GT(log_bytes, 3 * kPage);  // records in several windows, some across their ends
+    EXPECT_EQ(view(table.table()), view(plain));
+  }
+  std::string log;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.path().filename().string().starts_with("log.")) log = e.path();
+  }
+  EXPECT_EQ(fs::file_size(log), log_bytes);  // a clean close cuts the window's zeros
+  FileJournal journal(dir, kPage);
+  EXPECT_EQ(journal.log_bytes(), log_bytes);
+  DurableTable table(journal, kRoomy, size_t{1} << 30);
+  EXPECT_EQ(view(table.table()), view(plain));
+  fs::remove_all(dir);
+}
+
+TEST(LocksFileJournal, RecordsLargerThanAWindowComeBack) {
+  namespace fs = std::filesystem;
+  std::string dir = testing::TempDir() + "/locks_file_journal_large";
+  fs::remove_all(dir);
+  std::vector<Bytes> records;
+  for (size_t size : {100u, 3 * 4096u + 5, 50u, 4096u, 1u, 9000u}) {
+    Bytes r(size);
+    for (size_t i = 0; i < size; ++i) r[i] = static_cast<uint8_t>(i * 7 + size);
+    records.push_back(std::move(r));
+  }
+  {
+    FileJournal journal(dir, kPage);
+    for (const Bytes& r : records) journal.append(r);
+  }
+  FileJournal journal(dir, kPage);
+  std::vector<Bytes> replayed;
+  journal.replay([&](std::span<const uint8_t> r) { replayed.emplace_back(r.begin(), r.end()); });
+  EXPECT_EQ(replayed, records);
+  fs::remove_all(dir);
+}
+
+TEST(LocksFileJournal, AKilledProcessLeavesEveryRecordItAppended) {
+  namespace fs = std::filesystem;
+  std::string dir = testing::TempDir() + "/locks_file_journal_killed";
+  fs::remove_all(dir);
+  constexpr uint64_t kRequests = 150;
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {  // appends, then dies as kill -9 would: no destructor runs
+    FileJournal journal(dir, kPage);
+    DurableTable table(journal, kRoomy, size_t{1} << 30);
+    SessionId s = table.open_session("asnd");
+    for (uint64_t i = 0; i < kRequests; ++i) apply_request(table, s, i);
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  LockTable plain(kRoomy);
+  SessionId ps = plain.open_session("asnd");
+  for (uint64_t i = 0; i < kRequests; ++i) apply_request(plain, ps, i);
+  FileJournal journal(dir, kPage);
+  DurableTable table(journal, kRoomy, size_t{1} << 30);
+  EXPECT_EQ(view(table.table()), view(plain));
+  fs::remove_all(dir);
+}
+
+TEST(LocksFileJournal, AFileThatCannotGrowRefusesAndChangesNothing) {
+  namespace fs = std::filesystem;
+  std::string dir = testing::TempDir() + "/locks_file_journal_full";
+  fs::remove_all(dir);
+  std::string state_file = dir + ".state";
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // The file size limit stands for a full disk: the log's next window cannot be reserved.
+    ::signal(SIGXFSZ, SIG_IGN);
+    FileJournal journal(dir, kPage);
+    DurableTable table(journal, kRoomy, size_t{1} << 30);  // its first checkpoint: < 1 page
+    rlimit unlimited{};
+    if (::getrlimit(RLIMIT_FSIZE, &unlimited) != 0) ::_exit(10);
+    rlimit limit{3 * kPage, unlimited.rlim_max};
+    if (::setrlimit(RLIMIT_FSIZE, &limit) != 0) ::_exit(10);
+    SessionId s = table.open_session("asnd");
+    std::string before;
+    uint64_t i = 0;
+    try {
+      for (; i < 1000; ++i) {
+        before = view(table.table());
+        apply_request(table, s, i);
+      }
+      ::_exit(11);  // never refused
+    } catch (const std::system_error& e) {
+      if (std::string(e.what()).find("cannot extend") == std::string::npos) ::_exit(12);
+    }
+    if (view(table.table()) != before) ::_exit(13);  // the refused request changed the table
+    try {
+      apply_request(table, s, i);  // still refused, still nothing changed
+      ::_exit(14);
+    } catch (const std::system_error&) {
+    }
+    if (view(table.table()) != before) ::_exit(15);
+    if (::setrlimit(RLIMIT_FSIZE, &unlimited) != 0) ::_exit(10);
+    std::ofstream(state_file) << before;
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  ASSERT_EQ(WEXITSTATUS(status), 0) << "10: setrlimit failed, 11: never refused, 12: not the "
+                                       "window's error, 13-15: a refused request changed the table";
+  std::stringstream before;
+  before << std::ifstream(state_file).rdbuf();
+  FileJournal journal(dir, kPage);  // the records before the refusal, no more
+  DurableTable table(journal, kRoomy, size_t{1} << 30);
+  EXPECT_EQ(view(table.table()), before.str());
+  fs::remove_all(dir);
+  fs::remove(state_file);
 }
 
 TEST(LocksFileJournal, UnusableDirectoryIsAClearError) {

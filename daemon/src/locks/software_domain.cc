@@ -8,7 +8,22 @@
 
 namespace asn {
 
-SoftwareDomain::SoftwareDomain(const std::string& directory, size_t capacity) {
+// Runs a change of the table: a journal that cannot be written (the disk is full, the file
+// cannot grow) refuses it with nothing changed, and that is UNAVAILABLE, not asnd's bug.
+template <typename Change>
+auto SoftwareDomain::logged(Change&& change) -> decltype(change()) {
+  try {
+    return change();
+  } catch (const std::system_error& e) {
+    throw Error(ErrorCode::kUnavailable,
+                fmt::format("the software lock domain's journal in {} cannot be written ({}): "
+                            "nothing changed; free space there and try again",
+                            directory_, e.what()));
+  }
+}
+
+SoftwareDomain::SoftwareDomain(const std::string& directory, size_t capacity)
+    : directory_(directory) {
   try {
     journal_ = std::make_unique<locks::FileJournal>(directory);
     table_ =
@@ -26,30 +41,34 @@ SoftwareDomain::SoftwareDomain(const std::string& directory, size_t capacity) {
 SoftwareDomain::~SoftwareDomain() = default;
 
 locks::SessionId SoftwareDomain::open_session(std::string_view label) {
-  return table_->open_session(label);
+  return logged([&] { return table_->open_session(label); });
 }
 
 locks::Token SoftwareDomain::raise_token_floor(locks::Token floor) {
-  return table_->raise_token_floor(floor);
+  return logged([&] { return table_->raise_token_floor(floor); });
 }
 
 locks::Outcome SoftwareDomain::request(const locks::Request& request) {
-  return table_->request(request);
+  return logged([&] { return table_->request(request); });
 }
 
 locks::Change SoftwareDomain::release(locks::SessionId session, std::string_view file,
                                       const locks::RangeSpec& ranges) {
-  return table_->release(session, file, ranges);
+  return logged([&] { return table_->release(session, file, ranges); });
 }
 
 locks::Change SoftwareDomain::downgrade(locks::SessionId session, std::string_view file,
                                         const locks::RangeSpec& ranges) {
-  return table_->downgrade(session, file, ranges);
+  return logged([&] { return table_->downgrade(session, file, ranges); });
 }
 
-locks::Change SoftwareDomain::cancel(locks::RequestId request) { return table_->cancel(request); }
+locks::Change SoftwareDomain::cancel(locks::RequestId request) {
+  return logged([&] { return table_->cancel(request); });
+}
 
-locks::Change SoftwareDomain::expire(locks::SessionId session) { return table_->expire(session); }
+locks::Change SoftwareDomain::expire(locks::SessionId session) {
+  return logged([&] { return table_->expire(session); });
+}
 
 std::vector<DomainSession> SoftwareDomain::sessions() {
   std::vector<DomainSession> out;

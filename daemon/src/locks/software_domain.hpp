@@ -2,9 +2,9 @@
 // in the switch's, with the same semantics (it is the same asn::locks::LockTable). It is kept
 // in the state directory as a checkpoint and a log of every operation (asn::locks::
 // DurableTable over a FileJournal), each operation logged before its result is returned, so
-// its grants survive an asnd restart, kill -9 included: the log is written with write() and
-// lives in the page cache when asnd dies. A host crash can lose its tail, which is why the
-// LockManager forgets lock state from another boot (lock_manager.cc).
+// its grants survive an asnd restart, kill -9 included: the log is stored through a shared
+// mapping of its file and lives in the page cache when asnd dies. A host crash can lose its tail,
+// which is why the LockManager forgets lock state from another boot (lock_manager.cc).
 #pragma once
 
 #include <memory>
@@ -38,6 +38,10 @@ class SoftwareDomain final : public LockDomain {
   locks::Stats stats() override;
 
  private:
+  template <typename Change>
+  auto logged(Change&& change) -> decltype(change());
+
+  std::string directory_;
   std::unique_ptr<locks::JournalMedium> journal_;
   std::unique_ptr<locks::DurableTable> table_;
 };

@@ -1,9 +1,11 @@
 // FileJournal: the checkpoint and log of a DurableTable in a directory (see durable.hpp).
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
@@ -118,7 +120,8 @@ int FileJournal::open_log(uint64_t generation, bool truncate) {
   return fd;
 }
 
-FileJournal::FileJournal(std::string directory) : directory_(std::move(directory)) {
+FileJournal::FileJournal(std::string directory, size_t window_bytes)
+    : directory_(std::move(directory)), window_bytes_(window_bytes) {
   if (directory_.empty()) directory_ = ".";
   if (::mkdir(directory_.c_str(), 0755) != 0 && errno != EEXIST) {
     fail(errno, cat("cannot make directory ", directory_));
@@ -157,7 +160,13 @@ FileJournal::FileJournal(std::string directory) : directory_(std::move(directory
 }
 
 FileJournal::~FileJournal() {
-  if (fd_ >= 0) ::close(fd_);
+  unmap_window();
+  if (fd_ < 0) return;
+  // The window's zeros after the last record go (the next open would cut them anyway).
+  if (::ftruncate(fd_, static_cast<off_t>(log_end_)) != 0) {
+    // Left as it is: the next open cuts the zeros after the last record.
+  }
+  ::close(fd_);
 }
 
 std::vector<uint8_t> FileJournal::read_checkpoint() {
@@ -194,27 +203,48 @@ void FileJournal::replay(const std::function<void(std::span<const uint8_t>)>& re
 
 bool FileJournal::fits(size_t bytes) const { return bytes > 0 && bytes <= kMaxRecordBytes; }
 
+void FileJournal::map_window(size_t bytes) {
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const size_t offset = log_end_ / page * page;
+  const size_t needed = (log_end_ - offset + bytes + page - 1) / page * page;
+  const size_t length = std::max(window_bytes_, needed);
+  const std::string file = path(log_name(generation_));
+  // posix_fallocate returns the error instead of setting errno.
+  if (int error = ::posix_fallocate(fd_, static_cast<off_t>(offset), static_cast<off_t>(length));
+      error != 0) {
+    fail(error, cat("cannot extend ", file, " by ", length, " bytes"));
+  }
+  void* map =
+      ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, static_cast<off_t>(offset));
+  if (map == MAP_FAILED) fail(errno, cat("cannot map ", file));
+  unmap_window();
+  window_ = static_cast<uint8_t*>(map);
+  window_offset_ = offset;
+  window_length_ = length;
+}
+
+void FileJournal::unmap_window() {
+  if (window_ != nullptr) ::munmap(window_, window_length_);
+  window_ = nullptr;
+  window_offset_ = 0;
+  window_length_ = 0;
+}
+
 void FileJournal::append(std::span<const uint8_t> record) {
   if (!fits(record.size())) {
     throw LockError(ErrorKind::kResourceExhausted,
                     cat("lock journal: a record of ", record.size(), " bytes is not accepted"));
   }
-  buffer_.resize(kRecordHeaderBytes + record.size());
-  for (int i = 0; i < 4; ++i) buffer_[i] = static_cast<uint8_t>(record.size() >> (8 * i));
-  detail::put64(buffer_.data() + 4, record_checksum(generation_, log_end_, record));
-  std::memcpy(buffer_.data() + kRecordHeaderBytes, record.data(), record.size());
-  try {
-    write_all(fd_, buffer_.data(), buffer_.size(), static_cast<off_t>(log_end_),
-              path(log_name(generation_)));
-  } catch (...) {
-    // A part written (no space left): cut it off, so the next record follows the last.
-    if (::ftruncate(fd_, static_cast<off_t>(log_end_)) != 0) {
-      // The torn part fails its checksum when the log is read: it ends the log there, and
-      // the next append overwrites it.
-    }
-    throw;
+  const size_t bytes = kRecordHeaderBytes + record.size();
+  if (window_ == nullptr || log_end_ + bytes > window_offset_ + window_length_) {
+    map_window(bytes);  // throws with nothing written
   }
-  log_end_ += buffer_.size();
+  // The order of the stores does not matter: a record a kill interrupts fails its checksum.
+  uint8_t* at = window_ + (log_end_ - window_offset_);
+  for (int i = 0; i < 4; ++i) at[i] = static_cast<uint8_t>(record.size() >> (8 * i));
+  detail::put64(at + 4, record_checksum(generation_, log_end_, record));
+  std::memcpy(at + kRecordHeaderBytes, record.data(), record.size());
+  log_end_ += bytes;
 }
 
 void FileJournal::write_checkpoint(std::span<const uint8_t> checkpoint) {
@@ -249,6 +279,7 @@ void FileJournal::write_checkpoint(std::span<const uint8_t> checkpoint) {
   }
   // The switch is done: the new checkpoint and its empty log are the journal.
   std::string old_log = path(log_name(generation_));
+  unmap_window();
   ::close(fd_);
   fd_ = fd_log;
   generation_ = generation;

@@ -117,17 +117,24 @@ class RegionJournal final : public JournalMedium {
 // A JournalMedium in a directory (asnd's state directory), made on first use:
 //   checkpoint       the last checkpoint, with its generation: written as checkpoint.tmp,
 //                    fsync'd and renamed over this name (and the directory fsync'd);
-//   log.<generation> the records appended since that checkpoint, one write() each.
-// Records are not fsync'd: a record is in the page cache when append() returns, which
-// survives the process being killed (kill -9), not the machine losing power; a record torn
-// by a crash (its checksum does not match) ends the log and is cut off when the journal is
-// opened. A checkpoint starts a new log file (log.<generation + 1>, made before the
-// rename): a crash before the rename leaves the old checkpoint and log, after it the new
-// checkpoint and its empty log; logs of other generations are deleted. Errors of the
-// file system throw std::system_error naming the file.
+//   log.<generation> the records appended since that checkpoint.
+// Records are stored into a window of the log file mapped MAP_SHARED (`window_bytes` at a
+// time, its blocks reserved with posix_fallocate before it is mapped, so that a full disk is
+// an error of append() and never a SIGBUS): a record is in the page cache when append()
+// returns, which survives the process being killed (kill -9), not the machine losing power;
+// no system call per record (a write() each cost a third of the software domain's time per
+// lock operation). A record torn by a crash (its checksum does not match), and the zeros of
+// the window after the last record, end the log and are cut off when the journal is
+// opened; a clean close cuts them too. A checkpoint starts a new log file (log.<generation + 1>,
+// made before the rename): a crash before the rename leaves the old checkpoint and log, after it
+// the new checkpoint and its empty log; logs of other generations are deleted. Errors of the file
+// system throw std::system_error naming the file.
 class FileJournal final : public JournalMedium {
  public:
-  explicit FileJournal(std::string directory);
+  static constexpr size_t kLogWindowBytes = size_t{4} << 20;
+
+  // `window_bytes`: how much of the log is mapped at a time (tests make it a page).
+  explicit FileJournal(std::string directory, size_t window_bytes = kLogWindowBytes);
   ~FileJournal() override;
   FileJournal(const FileJournal&) = delete;
   FileJournal& operator=(const FileJournal&) = delete;
@@ -146,11 +153,19 @@ class FileJournal final : public JournalMedium {
   std::string log_name(uint64_t generation) const;
   int open_log(uint64_t generation, bool truncate);
 
+  // Maps the window of the log that holds the next `bytes` from log_end_ (throws
+  // std::system_error, the window before still mapped, when the file cannot grow).
+  void map_window(size_t bytes);
+  void unmap_window();
+
   std::string directory_;
+  size_t window_bytes_ = kLogWindowBytes;
   int fd_ = -1;
   uint64_t generation_ = 0;
   size_t log_end_ = 0;
-  std::vector<uint8_t> buffer_;
+  uint8_t* window_ = nullptr;  // mapped: window_length_ bytes of the log from window_offset_
+  size_t window_offset_ = 0;
+  size_t window_length_ = 0;
 };
 
 // A LockTable whose every change is logged before it is applied.
