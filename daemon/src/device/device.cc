@@ -71,10 +71,15 @@ const DeviceBlock& Device::block_for(const DeviceLayout& layout, uint16_t type, 
 
 uint32_t Device::address(regmap::RegRef reg, unsigned instance) const {
   const auto snapshot = layout();
-  const RegisterDesc* desc = register_desc(map_, reg.block_type, reg.offset);
-  const std::string what =
-      desc ? std::string(desc->name) : fmt::format("offset 0x{:x}", reg.offset);
-  return block_for(*snapshot, reg.block_type, instance, reg.since, what).base + reg.offset;
+  const DeviceBlock& block = snapshot->block(reg.block_type, instance);
+  if (reg.since > block.version) {
+    // The register's name is looked up for the error only: this runs on every access (the
+    // lock engine's rings make about ten a lock operation).
+    const RegisterDesc* desc = register_desc(map_, reg.block_type, reg.offset);
+    block_for(*snapshot, reg.block_type, instance, reg.since,
+              desc ? std::string(desc->name) : fmt::format("offset 0x{:x}", reg.offset));
+  }
+  return block.base + reg.offset;
 }
 
 uint32_t Device::read(regmap::RegRef reg, unsigned instance) {
