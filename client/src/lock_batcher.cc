@@ -57,6 +57,63 @@ class Destroyer {
   std::vector<std::shared_ptr<void>> queue_;
 };
 
+// The timer thread: ends the ops of every batcher that asnd has not answered by their
+// wait_until (started at first use, never joined). It sleeps until the earliest wait_until
+// it knows: a batcher tells it (wake_by) when an op's is earlier than its other ops', and
+// after each round every batcher says its next one.
+class Timer {
+ public:
+  using Clock = LockBatcher::Clock;
+  static Timer& instance() {
+    static Timer* timer = new Timer;  // never destroyed: used until exit
+    return *timer;
+  }
+  void add(std::weak_ptr<LockBatcher> batcher) {
+    std::lock_guard lock(mutex_);
+    batchers_.push_back(std::move(batcher));
+  }
+  void wake_by(Clock::time_point when) {
+    {
+      std::lock_guard lock(mutex_);
+      if (when >= next_) return;
+      next_ = when;
+    }
+    wake_.notify_one();
+  }
+
+ private:
+  Timer() {
+    std::thread([this] { loop(); }).detach();
+  }
+  void loop() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      if (next_ == Clock::time_point::max()) {
+        wake_.wait(lock);
+      } else {
+        wake_.wait_until(lock, next_);
+      }
+      const Clock::time_point now = Clock::now();
+      if (now < next_) continue;         // woken for an earlier time, or spuriously
+      next_ = Clock::time_point::max();  // wake_by() lowers it again meanwhile
+      std::vector<std::weak_ptr<LockBatcher>> batchers = batchers_;
+      lock.unlock();
+      Clock::time_point next = Clock::time_point::max();
+      for (const auto& weak : batchers) {
+        if (auto batcher = weak.lock()) next = std::min(next, batcher->expire_due(now));
+      }
+      batchers.clear();  // a batcher whose last owner went meanwhile is destroyed here
+      lock.lock();
+      next_ = std::min(next_, next);
+      std::erase_if(batchers_, [](const auto& weak) { return weak.expired(); });
+    }
+  }
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::vector<std::weak_ptr<LockBatcher>> batchers_;
+  Clock::time_point next_ = Clock::time_point::max();
+};
+
 grpc::Status stream_ended(const grpc::Status& status) {
   return status.ok() ? grpc::Status(grpc::StatusCode::UNAVAILABLE, "the Batch stream ended")
                      : status;
@@ -122,7 +179,7 @@ class LockBatcher::Stream final
   pb::LockBatchReply reply_;
 };
 
-std::uint64_t LockBatcher::submit(pb::LockOp op, Done done) {
+std::uint64_t LockBatcher::submit(pb::LockOp op, Done done, Clock::time_point wait_until) {
   std::unique_lock lock(mutex_);
   if (stopping_) {
     lock.unlock();
@@ -132,20 +189,57 @@ std::uint64_t LockBatcher::submit(pb::LockOp op, Done done) {
   const std::uint64_t id = next_id_++;
   op.set_id(id);
   queued_.push_back(std::move(op));
-  pending_.emplace(id, Pending{std::move(done)});
+  pending_.emplace(id, Pending{std::move(done), nullptr, wait_until});
+  bool earliest = false;
+  if (wait_until != Clock::time_point::max()) {
+    earliest = deadlines_.empty() || wait_until < deadlines_.begin()->first;
+    deadlines_.emplace(wait_until, id);
+    if (!timed_) {
+      timed_ = true;
+      Timer::instance().add(weak_from_this());
+    }
+  }
   flush();
+  lock.unlock();
+  // The timer already wakes by this batcher's earlier wait_until otherwise.
+  if (earliest) Timer::instance().wake_by(wait_until);
   return id;
 }
 
-bool LockBatcher::forget(std::uint64_t id) {
-  std::lock_guard lock(mutex_);
-  auto it = pending_.find(id);
-  if (it == pending_.end()) return false;
-  if (it->second.sent_on == nullptr) {
-    std::erase_if(queued_, [id](const pb::LockOp& queued) { return queued.id() == id; });
+LockBatcher::PendingMap::iterator LockBatcher::take(PendingMap::iterator it, Done& done) {
+  if (it->second.wait_until != Clock::time_point::max()) {
+    deadlines_.erase({it->second.wait_until, it->first});
   }
-  pending_.erase(it);
-  return true;
+  done = std::move(it->second.done);
+  return pending_.erase(it);
+}
+
+LockBatcher::Clock::time_point LockBatcher::expire_due(Clock::time_point now) {
+  Ready ready;
+  {
+    std::lock_guard lock(mutex_);
+    while (!deadlines_.empty() && deadlines_.begin()->first <= now) {
+      const std::uint64_t id = deadlines_.begin()->second;
+      auto it = pending_.find(id);
+      if (it->second.sent_on == nullptr) {
+        std::erase_if(queued_, [id](const pb::LockOp& queued) { return queued.id() == id; });
+      }
+      Done done;
+      take(it, done);
+      ready.emplace_back(std::move(done),
+                         BatchOutcome{grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
+                                                   "asnd did not answer in time"),
+                                      {},
+                                      {}});
+    }
+    if (ready.empty()) {
+      return deadlines_.empty() ? Clock::time_point::max() : deadlines_.begin()->first;
+    }
+    ++dispatching_;
+  }
+  dispatch(ready);
+  std::lock_guard lock(mutex_);
+  return deadlines_.empty() ? Clock::time_point::max() : deadlines_.begin()->first;
 }
 
 BatchOutcome LockBatcher::run(pb::LockOp op, std::chrono::steady_clock::time_point wait_until) {
@@ -164,27 +258,19 @@ BatchOutcome LockBatcher::run(pb::LockOp op, std::chrono::steady_clock::time_poi
     BatchOutcome outcome;
   };
   auto waiter = std::make_shared<Waiter>();
-  const std::uint64_t id = submit(std::move(op), [waiter](BatchOutcome outcome) {
-    {
-      std::lock_guard lock(waiter->mutex);
-      waiter->outcome = std::move(outcome);
-      waiter->done = true;
-    }
-    waiter->answered.notify_one();
-  });
+  submit(
+      std::move(op),
+      [waiter](BatchOutcome outcome) {
+        {
+          std::lock_guard lock(waiter->mutex);
+          waiter->outcome = std::move(outcome);
+          waiter->done = true;
+        }
+        waiter->answered.notify_one();
+      },
+      wait_until);  // the timer ends it then
   std::unique_lock lock(waiter->mutex);
-  const auto done = [&] { return waiter->done; };
-  if (wait_until == std::chrono::steady_clock::time_point::max()) {
-    waiter->answered.wait(lock, done);
-  } else if (!waiter->answered.wait_until(lock, wait_until, done)) {
-    lock.unlock();
-    if (forget(id)) {
-      return {
-          grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "asnd did not answer in time"), {}, {}};
-    }
-    lock.lock();  // its answer is being delivered
-    waiter->answered.wait(lock, done);
-  }
+  waiter->answered.wait(lock, [&] { return waiter->done; });
   return std::move(waiter->outcome);
 }
 
@@ -203,12 +289,13 @@ void LockBatcher::shutdown() {
         ++it;
         continue;
       }
-      ready.emplace_back(std::move(it->second.done),
+      Done done;
+      it = take(it, done);
+      ready.emplace_back(std::move(done),
                          BatchOutcome{grpc::Status(grpc::StatusCode::CANCELLED,
                                                    "the LockClient is being destroyed"),
                                       {},
                                       {}});
-      it = pending_.erase(it);
     }
     ++dispatching_;
   }
@@ -258,8 +345,9 @@ void LockBatcher::replied(pb::LockBatchReply& reply) {
         outcome.reason = result.reason();
       }
       outcome.result = std::move(result);
-      ready.emplace_back(std::move(it->second.done), std::move(outcome));
-      pending_.erase(it);
+      Done done;
+      take(it, done);
+      ready.emplace_back(std::move(done), std::move(outcome));
     }
     ++dispatching_;
   }
@@ -288,8 +376,9 @@ void LockBatcher::ended(Stream* stream, const grpc::Status& status) {
         ++it;
         continue;
       }
-      ready.emplace_back(std::move(it->second.done), BatchOutcome{why, {}, {}});
-      it = pending_.erase(it);
+      Done done;
+      it = take(it, done);
+      ready.emplace_back(std::move(done), BatchOutcome{why, {}, {}});
     }
     ++dispatching_;
   }

@@ -14,6 +14,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
+#include <utility>
 #include <vector>
 
 #include "asn/v1/locks.grpc.pb.h"
@@ -51,15 +53,20 @@ class LockBatcher : public std::enable_shared_from_this<LockBatcher> {
   LockBatcher(const LockBatcher&) = delete;
   LockBatcher& operator=(const LockBatcher&) = delete;
 
-  // Sends `op` (its id is set here); `done` runs once with the outcome, on a gRPC thread,
-  // unless forget() comes first. Returns the op's id.
-  std::uint64_t submit(asn::v1::LockOp op, Done done);
-  // The op's `done` will not run: true, or false when it has run or is running.
-  bool forget(std::uint64_t id);
-  // submit() and wait for the outcome until `wait_until` (DEADLINE_EXCEEDED then; a late
-  // result is dropped). Refused (FAILED_PRECONDITION) on a thread running a `done`: the op
-  // would wait for the end of that very `done` to be sent.
-  BatchOutcome run(asn::v1::LockOp op, std::chrono::steady_clock::time_point wait_until);
+  using Clock = std::chrono::steady_clock;
+
+  // Sends `op` (its id is set here); `done` runs once with the outcome, on a gRPC thread.
+  // Returns the op's id. An op not answered by `wait_until`
+  // gets DEADLINE_EXCEEDED then, on the library's timer thread, and its late answer is
+  // dropped: an asnd that hangs does not leave a caller waiting for ever.
+  std::uint64_t submit(asn::v1::LockOp op, Done done,
+                       Clock::time_point wait_until = Clock::time_point::max());
+  // submit() and wait for the outcome. Refused (FAILED_PRECONDITION) on a thread running a
+  // `done`: the op would wait for the end of that very `done` to be sent.
+  BatchOutcome run(asn::v1::LockOp op, Clock::time_point wait_until);
+  // The timer thread's call: ends the ops whose wait_until has passed; returns the next
+  // wait_until (max: none).
+  Clock::time_point expire_due(Clock::time_point now);
   // The LockClient is going: the stream is cancelled, no other is opened; ops not answered
   // yet get CANCELLED.
   void shutdown();
@@ -69,7 +76,9 @@ class LockBatcher : public std::enable_shared_from_this<LockBatcher> {
   struct Pending {
     Done done;
     Stream* sent_on = nullptr;  // null: queued
+    Clock::time_point wait_until = Clock::time_point::max();
   };
+  using PendingMap = std::map<std::uint64_t, Pending>;
   using Ready = std::vector<std::pair<Done, BatchOutcome>>;
 
   // Called with mutex_ held: unless a write is in flight or a reply's callbacks run, writes
@@ -85,14 +94,19 @@ class LockBatcher : public std::enable_shared_from_this<LockBatcher> {
   void ended(Stream* stream, const grpc::Status& status);
   // Runs the callbacks, mutex_ not held; their ops go out together after the last one.
   void dispatch(Ready& ready);
+  // Called with mutex_ held: the op leaves pending_ (and its wait_until, deadlines_); returns
+  // its callback and the next entry.
+  PendingMap::iterator take(PendingMap::iterator it, Done& done);
 
   asn::v1::Locks::Stub& stub_;
   std::mutex mutex_;  // guards the members below
   std::uint64_t next_id_ = 1;
   std::vector<asn::v1::LockOp> queued_;
-  std::map<std::uint64_t, Pending> pending_;  // by op id: sent or queued
-  Stream* stream_ = nullptr;                  // the open stream, if any
-  bool writing_ = false;                      // a write is in flight
+  PendingMap pending_;                                               // by op id: sent or queued
+  std::set<std::pair<Clock::time_point, std::uint64_t>> deadlines_;  // of pending ops
+  bool timed_ = false;                                               // known to the timer thread
+  Stream* stream_ = nullptr;                                         // the open stream, if any
+  bool writing_ = false;                                             // a write is in flight
   int dispatching_ = 0;  // > 0: a reply's callbacks run; their ops wait for its end
   bool stopping_ = false;
 };

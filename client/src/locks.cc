@@ -478,8 +478,10 @@ struct Session::Impl : std::enable_shared_from_this<Session::Impl> {
 
   // The asynchronous calls: the op goes to the batcher; its callback turns the outcome into
   // the Result the blocking call would have returned or thrown. `call` is a literal.
+  // `wait_until`: as the blocking call's (lock_op()); the callback gets DEADLINE_EXCEEDED
+  // then if asnd has not answered.
   template <class T>
-  void submit(std::string_view call, pb::LockOp op, bool try_lock,
+  void submit(std::string_view call, pb::LockOp op, bool try_lock, Clock::time_point wait_until,
               std::function<void(Result<T>)> done) {
     try {
       check_usable(call);
@@ -487,29 +489,32 @@ struct Session::Impl : std::enable_shared_from_this<Session::Impl> {
       done(std::current_exception());
       return;
     }
-    client->batcher().submit(std::move(op), [self = shared_from_this(), call, try_lock,
-                                             done = std::move(done)](BatchOutcome outcome) {
-      if (!outcome.status.ok()) {
-        done(self->error_of(call, outcome, try_lock));
-      } else if constexpr (std::is_same_v<T, Grant>) {
-        done(grant_of(outcome.result.lock()));
-      } else {
-        done(unlock_result_of(outcome.result.unlock()));
-      }
-    });
+    client->batcher().submit(
+        std::move(op),
+        [self = shared_from_this(), call, try_lock, done = std::move(done)](BatchOutcome outcome) {
+          if (!outcome.status.ok()) {
+            done(self->error_of(call, outcome, try_lock));
+          } else if constexpr (std::is_same_v<T, Grant>) {
+            done(grant_of(outcome.result.lock()));
+          } else {
+            done(unlock_result_of(outcome.result.unlock()));
+          }
+        },
+        wait_until);
   }
 
   void lock_async(std::string_view call, std::string_view file, const Ranges& ranges, Mode mode,
                   const Deadline& deadline, bool try_lock,
                   std::function<void(Result<Grant>)> done) {
     Clock::time_point wait_until;
-    submit(call, lock_op(lock_request(file, ranges, mode), deadline, try_lock, wait_until),
-           try_lock, std::move(done));
+    pb::LockOp op = lock_op(lock_request(file, ranges, mode), deadline, try_lock, wait_until);
+    submit(call, std::move(op), try_lock, wait_until, std::move(done));
   }
 
   void unlock_async(std::string_view call, std::string_view file, const Ranges& ranges,
                     bool downgrade, std::function<void(Result<UnlockResult>)> done) {
-    submit(call, unlock_op(unlock_request(file, ranges), downgrade), false, std::move(done));
+    submit(call, unlock_op(unlock_request(file, ranges), downgrade), false,
+           Clock::now() + options().call_timeout, std::move(done));
   }
 
   UnlockResult unlock(std::string_view call, std::string_view file, const Ranges& ranges,

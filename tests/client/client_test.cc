@@ -262,6 +262,62 @@ TEST_F(ClientTest, LockTimesOutWithDeadlineExceeded) {
   EXPECT_FALSE(b.lost());
 }
 
+// An asnd that takes the ops and never answers: every call ends by its deadline plus
+// call_timeout (unlock: call_timeout) with DEADLINE_EXCEEDED, blocking or asynchronous, and a
+// lock without a deadline waits as long as asnd makes it.
+TEST_F(ClientTest, AHungAsndEndsTheCallsAtTheirDeadlines) {
+  ClientOptions options = fast_options();
+  options.call_timeout = 300ms;
+  options.batch = true;
+  LockClient lc(dir_.file("asnd.sock"), options);
+  Session s = lc.open_session(30s, "a");
+  s.lock("f", {0, 10}, Mode::kExclusive);  // the stream is open
+  state_->hang(true);
+
+  std::promise<Result<UnlockResult>> unlocked;
+  std::promise<Result<Grant>> locked;
+  std::promise<Result<Grant>> forever;
+  const auto start = std::chrono::steady_clock::now();
+  s.unlock_async("f", {0, 10}, [&](Result<UnlockResult> r) { unlocked.set_value(r); });
+  s.lock_async("g", {0, 10}, Mode::kExclusive, 200ms,
+               [&](Result<Grant> r) { locked.set_value(r); });
+  s.lock_async("h", {0, 10}, Mode::kExclusive, Deadline::never(),
+               [&](Result<Grant> r) { forever.set_value(r); });
+  auto code = [](const std::exception_ptr& error) {
+    try {
+      std::rethrow_exception(error);
+    } catch (const Error& e) {
+      return e.code();
+    }
+  };
+  auto unlock_future = unlocked.get_future();
+  ASSERT_EQ(unlock_future.wait_for(5s), std::future_status::ready);
+  const auto unlock_after = std::chrono::steady_clock::now() - start;
+  Result<UnlockResult> unlock = unlock_future.get();
+  ASSERT_FALSE(unlock.ok());
+  EXPECT_EQ(code(unlock.error()), StatusCode::kDeadlineExceeded);
+  EXPECT_GE(unlock_after, 300ms);
+  auto lock_future = locked.get_future();
+  ASSERT_EQ(lock_future.wait_for(5s), std::future_status::ready);
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 500ms);  // 200 ms + call_timeout
+  Result<Grant> lock = lock_future.get();
+  ASSERT_FALSE(lock.ok());
+  EXPECT_EQ(code(lock.error()), StatusCode::kDeadlineExceeded);
+  try {
+    s.unlock("f", {0, 10});  // blocking: the same
+    ADD_FAILURE() << "unlock answered by a hung asnd";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kDeadlineExceeded) << e.what();
+  }
+  auto forever_future = forever.get_future();
+  EXPECT_EQ(forever_future.wait_for(300ms), std::future_status::timeout);
+
+  state_->hang(false);  // asnd answers again: the late answers are dropped, the stream goes on
+  ASSERT_EQ(forever_future.wait_for(5s), std::future_status::ready);
+  EXPECT_TRUE(forever_future.get().ok());
+  EXPECT_EQ(s.try_lock("k", {0, 10}, Mode::kExclusive).ranges.size(), 1u);
+}
+
 TEST_F(ClientTest, WaitingLockIsGrantedWhenReleasedAndCanBeCancelled) {
   auto c = client();
   Session a = c.open_session(5s, "a");

@@ -68,6 +68,12 @@ void FakeLockState::forget(std::uint64_t session) {
   changed_.notify_all();
 }
 
+void FakeLockState::hang(bool hung) {
+  std::lock_guard lock(mutex_);
+  hung_ = hung;
+  changed_.notify_all();
+}
+
 void FakeLockState::restarted(std::chrono::milliseconds grace) {
   std::lock_guard lock(mutex_);
   for (auto& [id, session] : sessions_) {
@@ -300,6 +306,10 @@ grpc::Status FakeLocksService::Batch(
     grpc::ServerReaderWriter<pb::LockBatchReply, pb::LockBatch>* stream) {
   pb::LockBatch batch;
   while (stream->Read(&batch)) {
+    {
+      std::unique_lock lock(state_->mutex_);
+      state_->changed_.wait(lock, [&] { return !state_->hung_; });
+    }
     pb::LockBatchReply reply;
     for (const auto& op : batch.ops()) {
       pb::LockOpResult* result = reply.add_results();

@@ -47,6 +47,9 @@ class FakeLockState {
   std::size_t held_entries(std::uint64_t session);
   std::vector<Held> held(const std::string& file);
   std::uint64_t keepalives() const { return keepalives_; }
+  // A hung asnd: while true, Batch streams take messages and answer nothing (the unary calls
+  // still answer). Set it false before the server stops.
+  void hang(bool hung);
 
  private:
   friend class FakeLocksService;
@@ -59,6 +62,7 @@ class FakeLockState {
   std::uint64_t next_token_ = 1;
   std::uint64_t next_request_ = 1;
   std::atomic<std::uint64_t> keepalives_{0};
+  bool hung_ = false;
 };
 
 class FakeLocksService final : public asn::v1::Locks::Service {
