@@ -16,14 +16,13 @@
 #include <vector>
 
 #include "asn/client/locks.hpp"
-#include "lock_stack.hpp"
+#include "real_locks_test.hpp"
 #include "support.hpp"
 
 namespace asn::client {
 namespace {
 
 using namespace std::chrono_literals;
-using test::LockStack;
 
 // A callback and the Result it was called with.
 template <class T>
@@ -55,28 +54,8 @@ class Await {
   std::future<Result<T>> future_ = promise_.get_future();
 };
 
-class ClientAsyncTest : public ::testing::Test {
- protected:
-  ClientAsyncTest() {
-    stack_ = std::make_unique<LockStack>(LockStack::Kind::kSoftware, dir_.path(), LocksConfig{});
-  }
-
-  // Without ClientOptions::batch: the asynchronous calls use the stream anyway.
-  LockClient client() const {
-    ClientOptions options;
-    options.call_timeout = 5s;
-    options.initial_backoff = 20ms;
-    options.max_backoff = 200ms;
-    return LockClient(dir_.file("locks.sock"), options);
-  }
-
-  std::size_t held(const std::string& file) {
-    return stack_->manager().list(file, "", 1000).held.size();
-  }
-
-  test::TempDir dir_;
-  std::unique_ptr<LockStack> stack_;
-};
+// Without ClientOptions::batch: the asynchronous calls use the stream anyway.
+using ClientAsyncTest = test::RealLocksTest;
 
 TEST_F(ClientAsyncTest, CallsGiveTheResultsAndExceptionsOfTheBlockingOnes) {
   auto lc = client();

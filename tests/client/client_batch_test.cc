@@ -12,37 +12,17 @@
 #include <vector>
 
 #include "asn/client/locks.hpp"
-#include "lock_stack.hpp"
+#include "real_locks_test.hpp"
 #include "support.hpp"
 
 namespace asn::client {
 namespace {
 
 using namespace std::chrono_literals;
-using test::LockStack;
 
-class ClientBatchTest : public ::testing::Test {
+class ClientBatchTest : public test::RealLocksTest {
  protected:
-  ClientBatchTest() { start(); }
-  void start() {
-    stack_ = std::make_unique<LockStack>(LockStack::Kind::kSoftware, dir_.path(), LocksConfig{});
-  }
-
-  LockClient client() const {
-    ClientOptions options;
-    options.call_timeout = 5s;
-    options.initial_backoff = 20ms;
-    options.max_backoff = 200ms;
-    options.batch = true;
-    return LockClient(dir_.file("locks.sock"), options);
-  }
-
-  std::size_t held(const std::string& file) {
-    return stack_->manager().list(file, "", 1000).held.size();
-  }
-
-  test::TempDir dir_;
-  std::unique_ptr<LockStack> stack_;
+  ClientBatchTest() : RealLocksTest(/*batch=*/true) {}
 };
 
 TEST_F(ClientBatchTest, OpsGiveTheResultsAndExceptionsOfTheUnaryCalls) {
@@ -96,9 +76,7 @@ TEST_F(ClientBatchTest, AWaitingLockIsGrantedWhenTheHolderUnlocks) {
     second = b.lock("f", {0, 10}, Mode::kExclusive, 10s);
     granted = true;
   });
-  for (int i = 0; i < 400 && stack_->manager().stats().waiting_calls == 0; ++i) {
-    std::this_thread::sleep_for(5ms);
-  }
+  test::wait_until([&] { return stack_->manager().stats().waiting_calls > 0; });
   EXPECT_FALSE(granted);
   a.unlock("f", {0, 10});
   waiter.join();

@@ -126,9 +126,7 @@ class LockBatchTest : public ::testing::TestWithParam<LockStack::Kind> {
   }
 
   void wait_for_waiting(uint64_t n) {
-    for (int i = 0; i < 2000 && waiting_calls() != n; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
+    test::wait_until([&] { return waiting_calls() == n; });
     ASSERT_EQ(waiting_calls(), n);
   }
 
