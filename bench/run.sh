@@ -4,28 +4,30 @@
 # shared machine still compare (schedule_bench reports its ratios per case, as counters).
 # tdm_fabric is a script, not a Google Benchmark program (8 asnd processes and asnctl,
 # bench/tdm_fabric_bench.sh): it prints its own table, with its reference and ratios; so is
-# stripe_io (a 1 GiB file through asnctl stripe write/read, bench/stripe_io_bench.sh).
+# stripe_io (a 1 GiB file through asnctl stripe write/read, bench/stripe_io_bench.sh); so is
+# locks_asnd (locks_bench against a real asnd process, per lock domain,
+# bench/locks_asnd_bench.sh).
 # Builds first if needed, in $BENCH_BUILD_DIR (default build/) as $BENCH_BUILD_TYPE (default
 # RelWithDebInfo).
 #   bench/run.sh [PROGRAM...] [-- extra Google Benchmark flags, e.g. --benchmark_repetitions=5]
-#   PROGRAM: regs, topology, schedule, fabric, tdm, tdm_fabric, locks, stripe, stripe_io,
-#   fabric_schedule, sim (default: all)
+#   PROGRAM: regs, topology, schedule, fabric, tdm, tdm_fabric, locks, locks_asnd, stripe,
+#   stripe_io, fabric_schedule, sim (default: all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # program -> its reference benchmark
 declare -A reference=([regs]=BM_ModelRead32 [topology]=BM_RouterDigits [schedule]=""
                       [fabric]=BM_GetTopology [tdm]=BM_GetSchedule [tdm_fabric]=""
-                      [locks]=BM_GetLockStats [stripe]=BM_Memcpy [stripe_io]=""
+                      [locks]=BM_GetLockStats [locks_asnd]="" [stripe]=BM_Memcpy [stripe_io]=""
                       [fabric_schedule]=BM_GreedyTorus1600 [sim]=BM_RouterDigits)
 programs=()
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do
-  [ -n "${reference[$1]+set}" ] || { echo "bench/run.sh: unknown program '$1' (regs, topology, schedule, fabric, tdm, tdm_fabric, locks, stripe, stripe_io, fabric_schedule)" >&2; exit 2; }
+  [ -n "${reference[$1]+set}" ] || { echo "bench/run.sh: unknown program '$1' (regs, topology, schedule, fabric, tdm, tdm_fabric, locks, locks_asnd, stripe, stripe_io, fabric_schedule, sim)" >&2; exit 2; }
   programs+=("$1")
   shift
 done
 [ "${1:-}" = "--" ] && shift
-[ ${#programs[@]} -gt 0 ] || programs=(regs topology schedule fabric tdm tdm_fabric locks stripe stripe_io fabric_schedule sim)
+[ ${#programs[@]} -gt 0 ] || programs=(regs topology schedule fabric tdm tdm_fabric locks locks_asnd stripe stripe_io fabric_schedule sim)
 
 export BENCH_BUILD_DIR=${BENCH_BUILD_DIR:-build}
 build=$BENCH_BUILD_DIR
@@ -33,7 +35,11 @@ scripts/install-deps.sh
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE="${BENCH_BUILD_TYPE:-RelWithDebInfo}" >/dev/null
 targets=()
 for p in "${programs[@]}"; do
-  if [ "$p" = tdm_fabric ] || [ "$p" = stripe_io ]; then targets+=(asnd asnctl); else targets+=("${p}_bench"); fi
+  case "$p" in
+    tdm_fabric | stripe_io) targets+=(asnd asnctl) ;;
+    locks_asnd) targets+=(asnd locks_bench) ;;
+    *) targets+=("${p}_bench") ;;
+  esac
 done
 cmake --build "$build" -j"$(nproc)" --target "${targets[@]}" >/dev/null
 out=$(mktemp)
@@ -45,6 +51,8 @@ for p in "${programs[@]}"; do
     bench/tdm_fabric_bench.sh || failed+=("$p")
   elif [ "$p" = stripe_io ]; then
     bench/stripe_io_bench.sh || failed+=("$p")
+  elif [ "$p" = locks_asnd ]; then
+    bench/locks_asnd_bench.sh || failed+=("$p")
   else
     "$build/bench/${p}_bench" --benchmark_format=json --benchmark_out="$out" \
       --benchmark_out_format=json "$@" >/dev/null
