@@ -160,7 +160,7 @@ struct Grant {
 };
 
 struct UnlockResult {
-  std::uint64_t released = 0;  // lock entries changed
+  std::uint64_t released = 0;  // unlock: the lock entries released or cut; downgrade: 0
   std::uint64_t granted = 0;   // waiting requests this let through
 };
 
