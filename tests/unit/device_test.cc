@@ -397,27 +397,33 @@ TEST_F(DeviceTest, TypedTableAccessWritesTheShadowAndSwaps) {
   EXPECT_EQ(device.read(device.resolve("tdm.slot_table[2].out[5]")), 0x83u);
 }
 
-TEST_F(DeviceTest, ABatchReadsEverythingInOneTransaction) {
-  class CountingBus final : public RegisterBus {
-   public:
-    explicit CountingBus(RegisterBus& inner) : inner_(inner) {}
-    int transactions = 0;
-    std::string describe() const override { return inner_.describe(); }
-    BoardIdentity identity() const override { return inner_.identity(); }
-    void set_event_handler(std::function<void(const BusEvent&)>) override {}
-    uint32_t read32(uint32_t offset) override {
-      ++transactions;
-      return inner_.read32(offset);
-    }
-    void write32(uint32_t offset, uint32_t value) override { inner_.write32(offset, value); }
-    void execute(std::span<BusOp> ops) override {
-      ++transactions;
-      inner_.execute(ops);
-    }
+// Counts the bus transactions a Device makes (a batch is one; read32 and write32 one each).
+class CountingBus final : public RegisterBus {
+ public:
+  explicit CountingBus(RegisterBus& inner) : inner_(inner) {}
+  int transactions = 0;
+  std::string describe() const override { return inner_.describe(); }
+  BoardIdentity identity() const override { return inner_.identity(); }
+  void set_event_handler(std::function<void(const BusEvent&)>) override {}
+  uint32_t read32(uint32_t offset) override {
+    ++transactions;
+    return inner_.read32(offset);
+  }
+  void write32(uint32_t offset, uint32_t value) override {
+    ++transactions;
+    inner_.write32(offset, value);
+  }
+  void execute(std::span<BusOp> ops) override {
+    ++transactions;
+    inner_.execute(ops);
+  }
 
-   private:
-    RegisterBus& inner_;
-  } counting(*bus_);
+ private:
+  RegisterBus& inner_;
+};
+
+TEST_F(DeviceTest, ABatchReadsEverythingInOneTransaction) {
+  CountingBus counting(*bus_);
   Device device(counting);
   device.write(regs::port::kAldfbThresholdPackets, 17, 4);
   Device::ReadBatch batch;
@@ -439,6 +445,41 @@ TEST_F(DeviceTest, ABatchReadsEverythingInOneTransaction) {
   for (size_t i = 0; i < targets.size(); ++i) {
     EXPECT_EQ(values[i], device.read(targets[i])) << targets[i].name;
   }
+}
+
+TEST_F(DeviceTest, AWriteBatchWritesEverythingInOneTransaction) {
+  CountingBus counting(*bus_);
+  Device device(counting);
+  const auto& dest = regs::route::kDestTable;
+  std::vector<uint32_t> words(2 * dest.words(), 0);
+  regs::route::kDestTableValid.put(std::span(words).first(dest.words()), 1);
+  regs::route::kDestTableD1PortB.put(std::span(words).subspan(dest.words()), 9);
+  Device::WriteBatch batch;
+  batch.add(regs::id::kScratch, 0x5a5a);
+  batch.add_entries(dest, 3, words);
+  batch.add(regs::port::kAldfbThresholdPackets, 21, 2);  // its register's only RW field
+  counting.transactions = 0;
+  device.write(batch);
+  EXPECT_EQ(counting.transactions, 1);
+  EXPECT_EQ(device.read(regs::id::kScratch), 0x5a5au);
+  EXPECT_EQ(device.read_entries(dest, 3, 2), words);
+  EXPECT_EQ(device.read(regs::port::kAldfbThresholdPackets, 2), 21u);
+
+  // A field that shares its register with another RW field needs a read first: refused,
+  // and nothing of the batch is written.
+  Device::WriteBatch mixed;
+  mixed.add(regs::id::kScratch, 1);
+  mixed.add(regs::id::kIrqMaskBusError, 1);
+  counting.transactions = 0;
+  EXPECT_THROW(device.write(mixed), Error);
+  EXPECT_EQ(counting.transactions, 0);
+  EXPECT_EQ(device.read(regs::id::kScratch), 0x5a5au);
+  // Entries past the table: refused, nothing written.
+  Device::WriteBatch past;
+  past.add(regs::id::kScratch, 2);
+  past.add_entries(dest, 15, words);
+  EXPECT_THROW(device.write(past), Error);
+  EXPECT_EQ(device.read(regs::id::kScratch), 0x5a5au);
 }
 
 // A board reset while other threads read: every reader sees a whole layout, old or new,

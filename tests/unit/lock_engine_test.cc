@@ -6,8 +6,8 @@
 #include <sys/stat.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <random>
 #include <span>
 #include <vector>
@@ -147,11 +147,11 @@ TEST_F(LockEngineTest, AFullCompletionRingStallsAndResumes) {
   list.op = LockOpCode::kListFile;
   list.file = "f";
   list.tag = 77;
-  rings.post(list);
+  rings.post(list, LockRings::Doorbell::kLater);
   LockDescriptor open;
   open.op = LockOpCode::kOpenSession;
   open.tag = 78;
-  rings.post(open);
+  rings.post(open, LockRings::Doorbell::kLater);
   rings.ring_doorbell();
   EXPECT_EQ(device_->read(l::kStatusStalled), 1u);
   EXPECT_GT(device_->read(l::kBacklogRecords), 0u);

@@ -189,8 +189,8 @@ std::vector<uint32_t> Device::read_entries(const regmap::TableRef& table, uint32
   return words;
 }
 
-void Device::write_entries(const regmap::TableRef& table, uint32_t first,
-                           std::span<const uint32_t> words) {
+void Device::entry_writes(const regmap::TableRef& table, uint32_t first,
+                          std::span<const uint32_t> words, std::vector<BusOp>& ops) {
   if (words.size() % table.words() != 0) {
     throw Error(ErrorCode::kInternal,
                 fmt::format("{} words are not whole {}-word entries", words.size(), table.words()));
@@ -203,10 +203,67 @@ void Device::write_entries(const regmap::TableRef& table, uint32_t first,
                             uint64_t{first} + count, total));
   }
   const uint32_t base = window_base(table, Bank::kShadow) + first * table.entry_bytes;
-  std::vector<BusOp> ops;
-  ops.reserve(words.size());
+  ops.reserve(ops.size() + words.size());
   for (size_t w = 0; w < words.size(); ++w) {
     ops.push_back(BusOp::write(base + 4 * static_cast<uint32_t>(w), words[w]));
+  }
+}
+
+void Device::write_entries(const regmap::TableRef& table, uint32_t first,
+                           std::span<const uint32_t> words) {
+  std::vector<BusOp> ops;
+  entry_writes(table, first, words, ops);
+  if (!ops.empty()) bus_.execute(ops);
+}
+
+void Device::WriteBatch::add(regmap::RegRef reg, uint32_t value, unsigned instance) {
+  Item item;
+  item.reg = reg;
+  item.instance = instance;
+  item.value = value;
+  items_.push_back(item);
+}
+
+void Device::WriteBatch::add(regmap::FieldRef field, uint32_t value, unsigned instance) {
+  Item item;
+  item.reg = field.reg;
+  item.field = field;
+  item.instance = instance;
+  item.value = value;
+  items_.push_back(item);
+}
+
+void Device::WriteBatch::add_entries(const regmap::TableRef& table, uint32_t first,
+                                     std::span<const uint32_t> words) {
+  Item item;
+  item.table = &table;
+  item.first = first;
+  item.begin = words_.size();
+  item.count = words.size();
+  words_.insert(words_.end(), words.begin(), words.end());
+  items_.push_back(item);
+}
+
+void Device::write(WriteBatch& batch) {
+  std::vector<BusOp> ops;
+  for (const auto& item : batch.items_) {
+    if (item.table == nullptr) {
+      uint32_t value = item.value;
+      if (item.field.valid()) {
+        if (preserve_mask(map_, item.field) != 0) {
+          throw Error(
+              ErrorCode::kInternal,
+              fmt::format("a write batch cannot write field bits {}..{} of the register "
+                          "at offset 0x{:x}: its register has other RW fields",
+                          item.field.lsb, item.field.lsb + item.field.width - 1, item.reg.offset));
+        }
+        value = (value << item.field.lsb) & item.field.mask();
+      }
+      ops.push_back(BusOp::write(address(item.reg, item.instance), value));
+    } else {
+      entry_writes(*item.table, item.first, std::span(batch.words_).subspan(item.begin, item.count),
+                   ops);
+    }
   }
   if (!ops.empty()) bus_.execute(ops);
 }

@@ -63,13 +63,44 @@ class Device {
     struct Item {
       regmap::RegRef reg;
       unsigned instance;
-      regmap::FieldRef field;  // width 0: the whole register
+      regmap::FieldRef field{};  // width 0: the whole register
       bool wide;
     };
     std::vector<Item> items_;
     std::vector<uint64_t> values_;
   };
   void read(ReadBatch& batch);
+
+  // Many writes in one bus transaction, in the order added (one system call on a kernel
+  // backend): e.g. a ring's descriptor, its producer index and its doorbell.
+  class WriteBatch {
+   public:
+    void add(regmap::RegRef reg, uint32_t value, unsigned instance = 0);
+    // A field whose register has no other RW field (a read-modify-write cannot be batched:
+    // Device::write(WriteBatch&) refuses the batch otherwise).
+    void add(regmap::FieldRef field, uint32_t value, unsigned instance = 0);
+    // Whole entries from `first` into the shadow bank, as write_entries().
+    void add_entries(const regmap::TableRef& table, uint32_t first,
+                     std::span<const uint32_t> words);
+
+   private:
+    friend class Device;
+    struct Item {
+      regmap::RegRef reg{};      // a register, when table is null
+      regmap::FieldRef field{};  // width 0: the whole register
+      unsigned instance = 0;
+      uint32_t value = 0;
+      const regmap::TableRef* table = nullptr;  // entries words_[begin, begin + count)
+      uint32_t first = 0;
+      size_t begin = 0;
+      size_t count = 0;
+    };
+    std::vector<Item> items_;
+    std::vector<uint32_t> words_;
+  };
+  // Checks every item (whole entries within the table, batchable fields), then writes all of
+  // them at once.
+  void write(WriteBatch& batch);
 
   // ---- tables ---------------------------------------------------------------------------
   // Entries the board implements.
@@ -108,6 +139,9 @@ class Device {
                                uint16_t since, std::string_view what) const;
   uint32_t address(regmap::RegRef reg, unsigned instance) const;
   uint32_t window_base(const regmap::TableRef& table, Bank bank);
+  // The bus writes of write_entries(), appended to `ops` (throws as it does).
+  void entry_writes(const regmap::TableRef& table, uint32_t first, std::span<const uint32_t> words,
+                    std::vector<BusOp>& ops);
   uint64_t read_counter(uint32_t low_offset);
   void publish(std::shared_ptr<const DeviceLayout> layout);
 

@@ -51,7 +51,7 @@ LockRings::LockRings(Device& device) : device_(device) {
 
 void LockRings::enable() { device_.write(l::kConfigEnable, 1); }
 
-void LockRings::post(const LockDescriptor& d) {
+void LockRings::post(const LockDescriptor& d, Doorbell ring) {
   std::vector<uint32_t> data;
   put_bytes(data, d.file);
   if (d.strided) {
@@ -98,9 +98,12 @@ void LockRings::post(const LockDescriptor& d) {
   entry[4] = index;
   entry[5] = static_cast<uint32_t>(d.file.size());
   entry[6] = d.strided ? 1u : (d.limit != 0 ? d.limit : static_cast<uint32_t>(d.ranges.size()));
-  if (!data.empty()) device_.write_entries(l::kRequestData, index, data);
-  device_.write_entries(l::kRequest.window, producer, entry);
-  device_.write(l::kRequestProducerIndex, (producer + 1) % request_entries_);
+  Device::WriteBatch writes;
+  if (!data.empty()) writes.add_entries(l::kRequestData, index, data);
+  writes.add_entries(l::kRequest.window, producer, entry);
+  writes.add(l::kRequestProducerIndex, (producer + 1) % request_entries_);
+  if (ring == Doorbell::kRing) writes.add(l::kDoorbellRing, 1);
+  device_.write(writes);
 }
 
 void LockRings::ring_doorbell() { device_.write(l::kDoorbellRing, 1); }

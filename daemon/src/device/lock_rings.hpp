@@ -64,10 +64,12 @@ class LockRings {
 
   // Sets lock.config.enable.
   void enable();
-  // Writes the descriptor and its data into the next request slot and advances the
-  // producer index, in one bus batch; the engine sees it at the next doorbell. Throws
-  // kResourceExhausted when the ring or request_data has no room for it now.
-  void post(const LockDescriptor& descriptor);
+  enum class Doorbell { kRing, kLater };
+  // Writes the descriptor and its data into the next request slot, advances the producer
+  // index and (kRing) rings the doorbell, in one bus batch (the indices are read first);
+  // with kLater the engine sees it at the next doorbell. Throws kResourceExhausted when the
+  // ring or request_data has no room for it now.
+  void post(const LockDescriptor& descriptor, Doorbell ring = Doorbell::kRing);
   void ring_doorbell();
   // The records posted since the last drain (at most `max`), with their data; advances the
   // consumer index past them, which lets a stalled engine post more.

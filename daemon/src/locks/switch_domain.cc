@@ -93,8 +93,7 @@ void SwitchDomain::untrim(const std::optional<Trimmed>& trimmed,
 std::vector<LockCompletion> SwitchDomain::call(LockDescriptor d) {
   d.tag = next_tag_++;
   if (next_tag_ == 0) next_tag_ = 1;
-  rings_.post(d);
-  rings_.ring_doorbell();
+  rings_.post(d);  // and the doorbell
   std::vector<LockCompletion> mine;
   auto deadline = std::chrono::steady_clock::now() + options_.timeout;
   for (;;) {
