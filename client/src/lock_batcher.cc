@@ -188,6 +188,18 @@ std::uint64_t LockBatcher::submit(pb::LockOp op, Done done, Clock::time_point wa
   }
   const std::uint64_t id = next_id_++;
   op.set_id(id);
+  // 64: the op's framing in its LockBatch, with room to spare.
+  if (const std::size_t bytes = op.ByteSizeLong(); bytes > kMaxOpBytes - 64) {
+    lock.unlock();
+    done({grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                       "the request takes " + std::to_string(bytes) +
+                           " bytes; asnd takes at most " + std::to_string(kMaxOpBytes) +
+                           " bytes in one message: name fewer ranges in one call (a strided "
+                           "description is a few bytes)"),
+          {},
+          {}});
+    return 0;
+  }
   queued_.push_back(std::move(op));
   pending_.emplace(id, Pending{std::move(done), nullptr, wait_until});
   bool earliest = false;
@@ -308,12 +320,20 @@ void LockBatcher::flush() {
   if (open) stream_ = new Stream(shared_from_this());
   Stream* stream = stream_;
   stream->out.Clear();
-  stream->out.mutable_ops()->Reserve(static_cast<int>(queued_.size()));
-  for (auto& op : queued_) {
-    pending_[op.id()].sent_on = stream;
-    *stream->out.add_ops() = std::move(op);
+  // The queued ops up to kMessageBytes (at least one); the rest go with the next write.
+  std::size_t taken = 0;
+  std::size_t bytes = 0;
+  for (; taken < queued_.size(); ++taken) {
+    const std::size_t op_bytes = queued_[taken].ByteSizeLong();
+    if (taken > 0 && bytes + op_bytes > kMessageBytes) break;
+    bytes += op_bytes;
   }
-  queued_.clear();
+  stream->out.mutable_ops()->Reserve(static_cast<int>(taken));
+  for (std::size_t i = 0; i < taken; ++i) {
+    pending_[queued_[i].id()].sent_on = stream;
+    *stream->out.add_ops() = std::move(queued_[i]);
+  }
+  queued_.erase(queued_.begin(), queued_.begin() + static_cast<std::ptrdiff_t>(taken));
   writing_ = true;
   // Under mutex_: gRPC runs no reaction inline (can_inline=false), so none waits for it here.
   if (open) {

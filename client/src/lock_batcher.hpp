@@ -48,6 +48,12 @@ struct BatchOutcome {
 class LockBatcher : public std::enable_shared_from_this<LockBatcher> {
  public:
   using Done = std::function<void(BatchOutcome)>;
+  // A message carries ops up to this size (one larger op goes alone): asnd's replies are cut
+  // as small, and gRPC refuses a message over 4 MiB by default (asnd: 8 MiB).
+  static constexpr std::size_t kMessageBytes = std::size_t{2} << 20;
+  // asnd's limit on one message (its services/support.hpp kMaxRequestBytes): an op larger
+  // than that is refused here, so that it does not end the stream the other ops share.
+  static constexpr std::size_t kMaxOpBytes = std::size_t{8} << 20;
 
   explicit LockBatcher(asn::v1::Locks::Stub& stub) : stub_(stub) {}
   LockBatcher(const LockBatcher&) = delete;

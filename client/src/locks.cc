@@ -159,6 +159,9 @@ LockClient::LockClient(std::string endpoint, ClientOptions options)
   auto cap = static_cast<int>(std::max<milliseconds::rep>(options.max_backoff.count(), initial));
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, initial);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, cap);
+  // A grant lists its ranges (65,536 at most: about 0.9 MB); asnd cuts the Batch stream's
+  // replies at 2 MiB, but a reply gRPC refused for its size would lose the grants in it.
+  args.SetMaxReceiveMessageSize(16 << 20);
   std::shared_ptr<grpc::ChannelCredentials> credentials;
   const TlsOptions& tls = options.tls;
   if (!tls.ca_file.empty() || !tls.cert_file.empty() || !tls.key_file.empty()) {

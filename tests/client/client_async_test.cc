@@ -54,6 +54,14 @@ class Await {
   std::future<Result<T>> future_ = promise_.get_future();
 };
 
+std::string what_of(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+}
+
 // Without ClientOptions::batch: the asynchronous calls use the stream anyway.
 using ClientAsyncTest = test::RealLocksTest;
 
@@ -184,6 +192,53 @@ TEST_F(ClientAsyncTest, CallbacksChainCallsAndRefuseBlockingOnes) {
   ASSERT_EQ(code.wait_for(10s), std::future_status::ready);
   EXPECT_EQ(code.get(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(held("g"), 1u);  // the lock_async itself was granted
+}
+
+// Big requests at once: 12 sessions each lock 65,536 ranges (the most a request may have,
+// about 0.9 MB each way). Their ops and their grants would not fit one message of the stream
+// (asnd takes at most 8 MiB, a gRPC channel 4 MiB by default): they go, and their grants
+// come back, in several messages; each is granted, and the stream goes on.
+TEST_F(ClientAsyncTest, RequestsTooBigForOneMessageTogetherAreAllGranted) {
+  constexpr int kSessions = 12;
+  constexpr std::uint64_t kRanges = 65536;
+  std::vector<ByteRange> ranges;
+  for (std::uint64_t r = 0; r < kRanges; ++r) ranges.push_back({r * 1'000'000'000, 999'999});
+  auto lc = client();
+  std::vector<Session> sessions;
+  std::vector<std::unique_ptr<Await<Grant>>> grants;
+  for (int i = 0; i < kSessions; ++i) {
+    sessions.push_back(lc.open_session(30s, "big " + std::to_string(i)));
+    grants.push_back(std::make_unique<Await<Grant>>());
+  }
+  // Submitted from one callback, so that they leave together.
+  Await<Grant> first;
+  sessions[0].lock_async("first", {0, 10}, Mode::kExclusive, 5s, [&](Result<Grant> grant) {
+    for (int i = 0; i < kSessions; ++i) {
+      sessions[i].lock_async("big-" + std::to_string(i), ranges, Mode::kExclusive, 30s,
+                             grants[i]->callback());
+    }
+    first.callback()(std::move(grant));
+  });
+  ASSERT_TRUE(first.get().ok());
+  for (int i = 0; i < kSessions; ++i) {
+    Result<Grant> grant = grants[i]->get();
+    ASSERT_TRUE(grant.ok()) << i << ": " << what_of(grant.error());
+    EXPECT_EQ(grant.value().ranges.size(), kRanges);
+  }
+  // A request larger than asnd takes in one message (a million ranges, about 14 MB) is
+  // refused by the library, and only it: the stream goes on.
+  std::vector<ByteRange> million;
+  for (std::uint64_t r = 0; r < 1'000'000; ++r) million.push_back({r * 1'000'000'000, 999'999});
+  Await<Grant> huge;
+  sessions[1].lock_async("huge", million, Mode::kExclusive, 5s, huge.callback());
+  Result<Grant> refused = huge.get();
+  ASSERT_FALSE(refused.ok());
+  const std::string why = what_of(refused.error());
+  EXPECT_NE(why.find("INVALID_ARGUMENT"), std::string::npos) << why;
+  EXPECT_NE(why.find("bytes in one message"), std::string::npos) << why;
+  Await<Grant> small;
+  sessions[0].lock_async("small", {0, 10}, Mode::kExclusive, 5s, small.callback());
+  EXPECT_TRUE(small.get().ok());
 }
 
 TEST_F(ClientAsyncTest, AClosedSessionFailsAtOnceOnTheCallingThread) {

@@ -226,6 +226,33 @@ TEST_P(LockBatchTest, AWaitingLockIsAnsweredAfterAnotherStreamsUnlock) {
   ASSERT_OK(waiter.close());
 }
 
+// Grants list their ranges: six grants of 65,536 ranges (about 0.9 MB each) from one
+// message go back in replies a gRPC client with its default 4 MiB limit takes.
+TEST_P(LockBatchTest, RepliesAreCutToWhatADefaultClientTakes) {
+  auto stub = v1::Locks::NewStub(grpc::CreateChannel("unix:" + dir_.path() + "/locks.sock",
+                                                     grpc::InsecureChannelCredentials()));
+  const uint64_t session = open();
+  std::vector<v1::LockOp> ops;
+  for (uint64_t i = 1; i <= 6; ++i) {
+    v1::LockOp op = lock_op(i, session, "big-" + std::to_string(i), 0, 1);
+    for (uint64_t r = 1; r < 65536; ++r) {
+      auto* range = op.mutable_lock()->add_ranges();
+      range->set_offset(r * 1'000'000'000);
+      range->set_length(999'999);
+    }
+    ops.push_back(std::move(op));
+  }
+  Stream stream(*stub);
+  stream.send(ops);  // about 5.5 MB: asnd takes 8 MiB
+  for (uint64_t i = 1; i <= 6; ++i) {
+    const auto result = stream.await(i);
+    ASSERT_EQ(result.code(), 0) << result.message();
+    EXPECT_EQ(result.lock().ranges_size(), 65536);
+  }
+  EXPECT_GE(stream.messages(), 3);  // at most 2 MiB of results a reply
+  ASSERT_OK(stream.close());
+}
+
 TEST_P(LockBatchTest, ATimeoutEndsAWaitWithDeadlineExceededAndTheStreamGoesOn) {
   const uint64_t a = open(), b = open();
   Stream stream(*stub_);

@@ -13,6 +13,26 @@ namespace {
 // Why a Batch stream's waiting locks end when the stream does (ABORTED, as a cancelled Lock).
 constexpr char kEndedWhy[] = "the Batch stream ended";
 
+// A reply carries results up to this size (one larger result goes alone), well under the
+// 4 MiB a gRPC client receives by default: a grant lists its ranges (65,536 at most, about
+// 0.9 MB), and a reply the client refused for its size would lose the grants in it.
+constexpr size_t kReplyBytes = size_t{2} << 20;
+
+// Leaves in `reply` its first results that fit kReplyBytes (at least one) and moves the
+// others, in order, into `rest` (empty).
+void cut_reply(v1::LockBatchReply& reply, v1::LockBatchReply& rest) {
+  const int n = reply.results_size();
+  int keep = 0;
+  size_t bytes = 0;
+  for (; keep < n; ++keep) {
+    const size_t result_bytes = reply.results(keep).ByteSizeLong();
+    if (keep > 0 && bytes + result_bytes > kReplyBytes) break;
+    bytes += result_bytes;
+  }
+  for (int i = keep; i < n; ++i) rest.add_results()->Swap(reply.mutable_results(i));
+  if (keep < n) reply.mutable_results()->DeleteSubrange(keep, n - keep);
+}
+
 // One stream. Every op is answered exactly once (or dropped, once the stream has ended).
 // Writes: one in flight at most; results that arrive meanwhile, and all the results an
 // incoming message produces at once, go out together in the next message.
@@ -187,6 +207,7 @@ class BatchReactor final : public grpc::ServerBidiReactor<v1::LockBatch, v1::Loc
         return;
       }
       writing_.Swap(&reply_);
+      cut_reply(writing_, reply_);  // what does not fit goes with the next write
       write_in_flight_ = true;
     }
     StartWrite(&writing_);
