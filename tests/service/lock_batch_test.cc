@@ -226,16 +226,23 @@ TEST_P(LockBatchTest, AWaitingLockIsAnsweredAfterAnotherStreamsUnlock) {
   ASSERT_OK(waiter.close());
 }
 
-// Grants list their ranges: six grants of 65,536 ranges (about 0.9 MB each) from one
-// message go back in replies a gRPC client with its default 4 MiB limit takes.
-TEST_P(LockBatchTest, RepliesAreCutToWhatADefaultClientTakes) {
-  auto stub = v1::Locks::NewStub(grpc::CreateChannel("unix:" + dir_.path() + "/locks.sock",
-                                                     grpc::InsecureChannelCredentials()));
+// Grants list their ranges: six grants of 40,000 ranges (about 0.5 MB each) from one
+// message go back in replies of at most 2 MiB, which a client that takes 2.5 MiB (gRPC's
+// default is 4 MiB) receives; uncut, the 3 MB reply would end its stream.
+TEST_P(LockBatchTest, RepliesAreCutToWhatAClientTakes) {
+  if (GetParam() == LockStack::Kind::kSwitch) {
+    GTEST_SKIP() << "the cut is the stream's, whatever the domain (and the engine is slower)";
+  }
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(5 << 19);
+  auto stub = v1::Locks::NewStub(grpc::CreateCustomChannel(
+      "unix:" + dir_.path() + "/locks.sock", grpc::InsecureChannelCredentials(), args));
   const uint64_t session = open();
+  constexpr int kRanges = 40'000;
   std::vector<v1::LockOp> ops;
   for (uint64_t i = 1; i <= 6; ++i) {
     v1::LockOp op = lock_op(i, session, "big-" + std::to_string(i), 0, 1);
-    for (uint64_t r = 1; r < 65536; ++r) {
+    for (uint64_t r = 1; r < kRanges; ++r) {
       auto* range = op.mutable_lock()->add_ranges();
       range->set_offset(r * 1'000'000'000);
       range->set_length(999'999);
@@ -243,13 +250,13 @@ TEST_P(LockBatchTest, RepliesAreCutToWhatADefaultClientTakes) {
     ops.push_back(std::move(op));
   }
   Stream stream(*stub);
-  stream.send(ops);  // about 5.5 MB: asnd takes 8 MiB
+  stream.send(ops);
   for (uint64_t i = 1; i <= 6; ++i) {
     const auto result = stream.await(i);
     ASSERT_EQ(result.code(), 0) << result.message();
-    EXPECT_EQ(result.lock().ranges_size(), 65536);
+    EXPECT_EQ(result.lock().ranges_size(), kRanges);
   }
-  EXPECT_GE(stream.messages(), 3);  // at most 2 MiB of results a reply
+  EXPECT_GE(stream.messages(), 2);
   ASSERT_OK(stream.close());
 }
 
