@@ -21,9 +21,12 @@ class RealLocksTest : public ::testing::Test {
   // batch: the LockClients' ClientOptions::batch (their blocking calls on the Batch stream).
   explicit RealLocksTest(bool batch = false) : batch_(batch) { start(); }
 
-  // asnd (again, on the same directory: a restart).
-  void start() {
-    stack_ = std::make_unique<LockStack>(LockStack::Kind::kSoftware, dir_.path(), LocksConfig{});
+  // asnd (again, on the same directory: a restart); max_message_bytes: the largest message
+  // it takes.
+  void start(size_t max_message_bytes = kMaxRequestBytes) {
+    stack_.reset();
+    stack_ = std::make_unique<LockStack>(LockStack::Kind::kSoftware, dir_.path(), LocksConfig{},
+                                         "emulated-64port", max_message_bytes);
   }
 
   client::LockClient client() const {

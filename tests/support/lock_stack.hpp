@@ -48,8 +48,10 @@ class LockStack {
   }
 
   // profile: the emulated board's (kSwitch), whose lock_entries is the switch table's size.
+  // max_message_bytes: the largest message the server takes (asnd's kMaxRequestBytes).
   LockStack(Kind kind, const std::string& dir, const LocksConfig& config,
-            const std::string& profile = "emulated-64port") {
+            const std::string& profile = "emulated-64port",
+            size_t max_message_bytes = kMaxRequestBytes) {
     std::unique_ptr<LockDomain> switch_domain;
     if (kind == Kind::kSwitch) {
       bus_ = std::make_unique<EmulatedBus>(bus_options(dir, profile));
@@ -63,7 +65,7 @@ class LockStack {
     const std::string path = dir + "/locks.sock";
     grpc::ServerBuilder builder;
     builder.AddListeningPort("unix:" + path, grpc::InsecureServerCredentials());
-    builder.SetMaxReceiveMessageSize(static_cast<int>(kMaxRequestBytes));
+    builder.SetMaxReceiveMessageSize(static_cast<int>(max_message_bytes));
     builder.RegisterService(service_.get());
     server_ = builder.BuildAndStart();
     grpc::ChannelArguments args;
