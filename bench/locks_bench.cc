@@ -85,6 +85,7 @@
 #include "asn/locks/durable.hpp"
 #include "asn/locks/lock_table.hpp"
 #include "asn/v1/locks.grpc.pb.h"
+#include "client_errors.hpp"
 #include "lock_stack.hpp"
 #include "support.hpp"
 
@@ -283,14 +284,7 @@ void BM_LockUnlockBatched(benchmark::State& state) {
   }
 }
 
-// The message of an asynchronous call's error (Result::error()).
-std::string what_of(const std::exception_ptr& error) {
-  try {
-    std::rethrow_exception(error);
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-}
+using test::what_of;  // the message of an asynchronous call's error
 
 // One client of BM_LockUnlockAsync: its own session and file; `pairs` lock+unlock pairs, one
 // after the other, each call started by the callback of the one before.

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "asn/client/locks.hpp"
+#include "client_errors.hpp"
 #include "real_locks_test.hpp"
 #include "support.hpp"
 
@@ -41,12 +42,7 @@ class Await {
   // The code of the Error the call failed with (kOk when it did not fail).
   StatusCode code() {
     Result<T> result = get();
-    if (result.ok()) return StatusCode::kOk;
-    try {
-      std::rethrow_exception(result.error());
-    } catch (const Error& e) {
-      return e.code();
-    }
+    return result.ok() ? StatusCode::kOk : test::code_of(result.error());
   }
 
  private:
@@ -54,13 +50,7 @@ class Await {
   std::future<Result<T>> future_ = promise_.get_future();
 };
 
-std::string what_of(const std::exception_ptr& error) {
-  try {
-    std::rethrow_exception(error);
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-}
+using test::what_of;
 
 // Without ClientOptions::batch: the asynchronous calls use the stream anyway.
 using ClientAsyncTest = test::RealLocksTest;
