@@ -23,50 +23,25 @@ struct InReaction {
   InReaction& operator=(const InReaction&) = delete;
 };
 
-// The destroyer thread: started at first use, never joined (it outlives every LockClient).
-class Destroyer {
+// The library's own thread, started at first use and never joined (it outlives every
+// LockClient). It does two things no gRPC callback thread may do:
+//  - destroys what may hold a channel's last reference (hand(): see destroy_elsewhere());
+//  - ends the ops of every batcher that asnd has not answered by their wait_until. It wakes
+//    at the earliest wait_until it knows: a batcher tells it (wake_by) when an op's is
+//    earlier than its other ops', and after each round every batcher says its next one.
+class LibraryThread {
  public:
-  static Destroyer& instance() {
-    static Destroyer* destroyer = new Destroyer;  // never destroyed: used until exit
-    return *destroyer;
+  using Clock = LockBatcher::Clock;
+  static LibraryThread& instance() {
+    static LibraryThread* thread = new LibraryThread;  // never destroyed: used until exit
+    return *thread;
   }
   void hand(std::shared_ptr<void> object) {
     {
       std::lock_guard lock(mutex_);
-      queue_.push_back(std::move(object));
+      doomed_.push_back(std::move(object));
     }
     wake_.notify_one();
-  }
-
- private:
-  Destroyer() {
-    std::thread([this] {
-      std::unique_lock lock(mutex_);
-      for (;;) {
-        wake_.wait(lock, [this] { return !queue_.empty(); });
-        std::vector<std::shared_ptr<void>> objects;
-        objects.swap(queue_);
-        lock.unlock();
-        objects.clear();
-        lock.lock();
-      }
-    }).detach();
-  }
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  std::vector<std::shared_ptr<void>> queue_;
-};
-
-// The timer thread: ends the ops of every batcher that asnd has not answered by their
-// wait_until (started at first use, never joined). It sleeps until the earliest wait_until
-// it knows: a batcher tells it (wake_by) when an op's is earlier than its other ops', and
-// after each round every batcher says its next one.
-class Timer {
- public:
-  using Clock = LockBatcher::Clock;
-  static Timer& instance() {
-    static Timer* timer = new Timer;  // never destroyed: used until exit
-    return *timer;
   }
   void add(std::weak_ptr<LockBatcher> batcher) {
     std::lock_guard lock(mutex_);
@@ -82,34 +57,45 @@ class Timer {
   }
 
  private:
-  Timer() {
+  LibraryThread() {
     std::thread([this] { loop(); }).detach();
   }
   void loop() {
     std::unique_lock lock(mutex_);
     for (;;) {
-      if (next_ == Clock::time_point::max()) {
-        wake_.wait(lock);
+      const Clock::time_point until = next_;
+      const auto woken = [&] { return !doomed_.empty() || next_ < until; };
+      if (until == Clock::time_point::max()) {
+        wake_.wait(lock, woken);
       } else {
-        wake_.wait_until(lock, next_);
+        wake_.wait_until(lock, until, woken);
       }
+      std::vector<std::shared_ptr<void>> objects;
+      objects.swap(doomed_);
       const Clock::time_point now = Clock::now();
-      if (now < next_) continue;         // woken for an earlier time, or spuriously
-      next_ = Clock::time_point::max();  // wake_by() lowers it again meanwhile
-      std::vector<std::weak_ptr<LockBatcher>> batchers = batchers_;
+      const bool due = now >= next_;
+      std::vector<std::weak_ptr<LockBatcher>> batchers;
+      if (due) {
+        next_ = Clock::time_point::max();  // wake_by() lowers it again meanwhile
+        batchers = batchers_;
+      }
       lock.unlock();
+      objects.clear();
       Clock::time_point next = Clock::time_point::max();
       for (const auto& weak : batchers) {
         if (auto batcher = weak.lock()) next = std::min(next, batcher->expire_due(now));
       }
       batchers.clear();  // a batcher whose last owner went meanwhile is destroyed here
       lock.lock();
-      next_ = std::min(next_, next);
-      std::erase_if(batchers_, [](const auto& weak) { return weak.expired(); });
+      if (due) {
+        next_ = std::min(next_, next);
+        std::erase_if(batchers_, [](const auto& weak) { return weak.expired(); });
+      }
     }
   }
   std::mutex mutex_;
   std::condition_variable wake_;
+  std::vector<std::shared_ptr<void>> doomed_;
   std::vector<std::weak_ptr<LockBatcher>> batchers_;
   Clock::time_point next_ = Clock::time_point::max();
 };
@@ -124,7 +110,7 @@ grpc::Status stream_ended(const grpc::Status& status) {
 bool on_grpc_thread() { return in_reaction > 0; }
 
 void destroy_elsewhere(std::shared_ptr<void> object) {
-  Destroyer::instance().hand(std::move(object));
+  LibraryThread::instance().hand(std::move(object));
 }
 
 // One Batch call. It holds a hold (AddHold) while it is the batcher's open stream, because
@@ -189,7 +175,8 @@ std::uint64_t LockBatcher::submit(pb::LockOp op, Done done, Clock::time_point wa
   const std::uint64_t id = next_id_++;
   op.set_id(id);
   // 64: the op's framing in its LockBatch, with room to spare.
-  if (const std::size_t bytes = op.ByteSizeLong(); bytes > kMaxOpBytes - 64) {
+  const std::size_t bytes = op.ByteSizeLong();
+  if (bytes > kMaxOpBytes - 64) {
     lock.unlock();
     done({grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                        "the request takes " + std::to_string(bytes) +
@@ -200,7 +187,7 @@ std::uint64_t LockBatcher::submit(pb::LockOp op, Done done, Clock::time_point wa
           {}});
     return 0;
   }
-  queued_.push_back(std::move(op));
+  queued_.push_back({std::move(op), bytes});
   pending_.emplace(id, Pending{std::move(done), nullptr, wait_until});
   bool earliest = false;
   if (wait_until != Clock::time_point::max()) {
@@ -208,13 +195,13 @@ std::uint64_t LockBatcher::submit(pb::LockOp op, Done done, Clock::time_point wa
     deadlines_.emplace(wait_until, id);
     if (!timed_) {
       timed_ = true;
-      Timer::instance().add(weak_from_this());
+      LibraryThread::instance().add(weak_from_this());
     }
   }
   flush();
   lock.unlock();
   // The timer already wakes by this batcher's earlier wait_until otherwise.
-  if (earliest) Timer::instance().wake_by(wait_until);
+  if (earliest) LibraryThread::instance().wake_by(wait_until);
   return id;
 }
 
@@ -234,7 +221,7 @@ LockBatcher::Clock::time_point LockBatcher::expire_due(Clock::time_point now) {
       const std::uint64_t id = deadlines_.begin()->second;
       auto it = pending_.find(id);
       if (it->second.sent_on == nullptr) {
-        std::erase_if(queued_, [id](const pb::LockOp& queued) { return queued.id() == id; });
+        std::erase_if(queued_, [id](const Queued& queued) { return queued.op.id() == id; });
       }
       Done done;
       take(it, done);
@@ -324,14 +311,13 @@ void LockBatcher::flush() {
   std::size_t taken = 0;
   std::size_t bytes = 0;
   for (; taken < queued_.size(); ++taken) {
-    const std::size_t op_bytes = queued_[taken].ByteSizeLong();
-    if (taken > 0 && bytes + op_bytes > kMessageBytes) break;
-    bytes += op_bytes;
+    if (taken > 0 && bytes + queued_[taken].bytes > kMessageBytes) break;
+    bytes += queued_[taken].bytes;
   }
   stream->out.mutable_ops()->Reserve(static_cast<int>(taken));
   for (std::size_t i = 0; i < taken; ++i) {
-    pending_[queued_[i].id()].sent_on = stream;
-    *stream->out.add_ops() = std::move(queued_[i]);
+    pending_[queued_[i].op.id()].sent_on = stream;
+    *stream->out.add_ops() = std::move(queued_[i].op);
   }
   queued_.erase(queued_.begin(), queued_.begin() + static_cast<std::ptrdiff_t>(taken));
   writing_ = true;

@@ -28,7 +28,7 @@ namespace asn::client {
 // client_async_test crashed so under ASan, 4 runs in 40). So whatever may hold the last
 // channel reference is destroyed, when on such a thread, by a thread of the library's own.
 //   on_grpc_thread(): true inside the Batch stream's reactions (and the callbacks they run).
-//   destroy_elsewhere(object): drops `object` on the library's destroyer thread.
+//   destroy_elsewhere(object): drops `object` on the library's own thread.
 bool on_grpc_thread();
 void destroy_elsewhere(std::shared_ptr<void> object);
 
@@ -63,14 +63,14 @@ class LockBatcher : public std::enable_shared_from_this<LockBatcher> {
 
   // Sends `op` (its id is set here); `done` runs once with the outcome, on a gRPC thread.
   // Returns the op's id. An op not answered by `wait_until`
-  // gets DEADLINE_EXCEEDED then, on the library's timer thread, and its late answer is
+  // gets DEADLINE_EXCEEDED then, on the library's own thread, and its late answer is
   // dropped: an asnd that hangs does not leave a caller waiting for ever.
   std::uint64_t submit(asn::v1::LockOp op, Done done,
                        Clock::time_point wait_until = Clock::time_point::max());
   // submit() and wait for the outcome. Refused (FAILED_PRECONDITION) on a thread running a
   // `done`: the op would wait for the end of that very `done` to be sent.
   BatchOutcome run(asn::v1::LockOp op, Clock::time_point wait_until);
-  // The timer thread's call: ends the ops whose wait_until has passed; returns the next
+  // The library thread's call: ends the ops whose wait_until has passed; returns the next
   // wait_until (max: none).
   Clock::time_point expire_due(Clock::time_point now);
   // The LockClient is going: the stream is cancelled, no other is opened; ops not answered
@@ -107,10 +107,14 @@ class LockBatcher : public std::enable_shared_from_this<LockBatcher> {
   asn::v1::Locks::Stub& stub_;
   std::mutex mutex_;  // guards the members below
   std::uint64_t next_id_ = 1;
-  std::vector<asn::v1::LockOp> queued_;
+  struct Queued {
+    asn::v1::LockOp op;
+    std::size_t bytes = 0;  // its encoded size, taken once at submit()
+  };
+  std::vector<Queued> queued_;
   PendingMap pending_;                                               // by op id: sent or queued
   std::set<std::pair<Clock::time_point, std::uint64_t>> deadlines_;  // of pending ops
-  bool timed_ = false;                                               // known to the timer thread
+  bool timed_ = false;                                               // known to the library thread
   Stream* stream_ = nullptr;                                         // the open stream, if any
   bool writing_ = false;                                             // a write is in flight
   int dispatching_ = 0;  // > 0: a reply's callbacks run; their ops wait for its end
