@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "asn/client/locks.hpp"
+#include "client_errors.hpp"
 #include "fake_locks.hpp"
 #include "support.hpp"
 
@@ -272,7 +273,16 @@ TEST_F(ClientTest, AHungAsndEndsTheCallsAtTheirDeadlines) {
   LockClient lc(dir_.file("asnd.sock"), options);
   Session s = lc.open_session(30s, "a");
   s.lock("f", {0, 10}, Mode::kExclusive);  // the stream is open
+  // A second client, with a longer call_timeout: the library's thread ends both clients' ops,
+  // each at its own time.
+  options.call_timeout = 700ms;
+  LockClient other_client(dir_.file("asnd.sock"), options);
+  Session other = other_client.open_session(30s, "b");
+  other.lock("o", {0, 10}, Mode::kExclusive);
   state_->hang(true);
+  std::promise<Result<UnlockResult>> other_unlocked;
+  const auto other_start = std::chrono::steady_clock::now();
+  other.unlock_async("o", {0, 10}, [&](Result<UnlockResult> r) { other_unlocked.set_value(r); });
 
   std::promise<Result<UnlockResult>> unlocked;
   std::promise<Result<Grant>> locked;
@@ -283,32 +293,31 @@ TEST_F(ClientTest, AHungAsndEndsTheCallsAtTheirDeadlines) {
                [&](Result<Grant> r) { locked.set_value(r); });
   s.lock_async("h", {0, 10}, Mode::kExclusive, Deadline::never(),
                [&](Result<Grant> r) { forever.set_value(r); });
-  auto code = [](const std::exception_ptr& error) {
-    try {
-      std::rethrow_exception(error);
-    } catch (const Error& e) {
-      return e.code();
-    }
-  };
   auto unlock_future = unlocked.get_future();
   ASSERT_EQ(unlock_future.wait_for(5s), std::future_status::ready);
   const auto unlock_after = std::chrono::steady_clock::now() - start;
   Result<UnlockResult> unlock = unlock_future.get();
   ASSERT_FALSE(unlock.ok());
-  EXPECT_EQ(code(unlock.error()), StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(test::code_of(unlock.error()), StatusCode::kDeadlineExceeded);
   EXPECT_GE(unlock_after, 300ms);
   auto lock_future = locked.get_future();
   ASSERT_EQ(lock_future.wait_for(5s), std::future_status::ready);
   EXPECT_GE(std::chrono::steady_clock::now() - start, 500ms);  // 200 ms + call_timeout
   Result<Grant> lock = lock_future.get();
   ASSERT_FALSE(lock.ok());
-  EXPECT_EQ(code(lock.error()), StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(test::code_of(lock.error()), StatusCode::kDeadlineExceeded);
   try {
     s.unlock("f", {0, 10});  // blocking: the same
     ADD_FAILURE() << "unlock answered by a hung asnd";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), StatusCode::kDeadlineExceeded) << e.what();
   }
+  auto other_future = other_unlocked.get_future();
+  ASSERT_EQ(other_future.wait_for(5s), std::future_status::ready);
+  EXPECT_GE(std::chrono::steady_clock::now() - other_start, 700ms);
+  Result<UnlockResult> other_unlock = other_future.get();
+  ASSERT_FALSE(other_unlock.ok());
+  EXPECT_EQ(test::code_of(other_unlock.error()), StatusCode::kDeadlineExceeded);
   auto forever_future = forever.get_future();
   EXPECT_EQ(forever_future.wait_for(300ms), std::future_status::timeout);
 
