@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "bus/emulated_bus.hpp"
+#include "counting_bus.hpp"
 #include "error.hpp"
 #include "patched_bus.hpp"
 #include "support.hpp"
@@ -397,30 +398,7 @@ TEST_F(DeviceTest, TypedTableAccessWritesTheShadowAndSwaps) {
   EXPECT_EQ(device.read(device.resolve("tdm.slot_table[2].out[5]")), 0x83u);
 }
 
-// Counts the bus transactions a Device makes (a batch is one; read32 and write32 one each).
-class CountingBus final : public RegisterBus {
- public:
-  explicit CountingBus(RegisterBus& inner) : inner_(inner) {}
-  int transactions = 0;
-  std::string describe() const override { return inner_.describe(); }
-  BoardIdentity identity() const override { return inner_.identity(); }
-  void set_event_handler(std::function<void(const BusEvent&)>) override {}
-  uint32_t read32(uint32_t offset) override {
-    ++transactions;
-    return inner_.read32(offset);
-  }
-  void write32(uint32_t offset, uint32_t value) override {
-    ++transactions;
-    inner_.write32(offset, value);
-  }
-  void execute(std::span<BusOp> ops) override {
-    ++transactions;
-    inner_.execute(ops);
-  }
-
- private:
-  RegisterBus& inner_;
-};
+using test::CountingBus;
 
 TEST_F(DeviceTest, ABatchReadsEverythingInOneTransaction) {
   CountingBus counting(*bus_);
@@ -436,6 +414,29 @@ TEST_F(DeviceTest, ABatchReadsEverythingInOneTransaction) {
   EXPECT_EQ(batch[magic], regs::kMagic);
   EXPECT_EQ(batch[threshold], 17u);
   EXPECT_EQ(batch[frames], 0u);
+  // Table entries too, among registers: the words read_entries() returns.
+  const auto& dest = regs::route::kDestTable;
+  std::vector<uint32_t> words(2 * dest.words(), 0);
+  regs::route::kDestTableD1PortB.put(std::span(words).subspan(dest.words()), 9);
+  device.write_entries(dest, 6, words);
+  Device::ReadBatch mixed;
+  const size_t before = mixed.add(regs::id::kMagicValue);
+  const size_t entries = mixed.add_entries(dest, 6, 2);
+  const size_t after = mixed.add(regs::port::kAldfbThresholdPackets, 4);
+  counting.transactions = 0;
+  device.read(mixed);
+  EXPECT_EQ(counting.transactions, 1);
+  EXPECT_EQ(mixed[before], regs::kMagic);
+  EXPECT_TRUE(std::ranges::equal(mixed.entries(entries), words));
+  EXPECT_EQ(mixed[after], 17u);
+  EXPECT_THROW(mixed.entries(before), Error);  // a register, not entries
+  // Entries past the table: refused before anything is read.
+  Device::ReadBatch past;
+  past.add(regs::id::kMagicValue);
+  past.add_entries(dest, 15, 2);
+  counting.transactions = 0;
+  EXPECT_THROW(device.read(past), Error);
+  EXPECT_EQ(counting.transactions, 0);
   // Targets too: a whole block's registers in one transaction.
   const auto targets = device.enumerate("port[1]", false);
   counting.transactions = 0;

@@ -69,17 +69,19 @@ const DeviceBlock& Device::block_for(const DeviceLayout& layout, uint16_t type, 
   return block;
 }
 
-uint32_t Device::address(regmap::RegRef reg, unsigned instance) const {
-  const auto snapshot = layout();
-  const DeviceBlock& block = snapshot->block(reg.block_type, instance);
+uint32_t Device::address(const DeviceLayout& layout, regmap::RegRef reg, unsigned instance) const {
+  const DeviceBlock& block = layout.block(reg.block_type, instance);
   if (reg.since > block.version) {
-    // The register's name is looked up for the error only: this runs on every access (the
-    // lock engine's rings make about ten a lock operation).
+    // The register's name is looked up for the error only: this runs on every access.
     const RegisterDesc* desc = register_desc(map_, reg.block_type, reg.offset);
-    block_for(*snapshot, reg.block_type, instance, reg.since,
+    block_for(layout, reg.block_type, instance, reg.since,
               desc ? std::string(desc->name) : fmt::format("offset 0x{:x}", reg.offset));
   }
   return block.base + reg.offset;
+}
+
+uint32_t Device::address(regmap::RegRef reg, unsigned instance) const {
+  return address(*layout(), reg, instance);
 }
 
 uint32_t Device::read(regmap::RegRef reg, unsigned instance) {
@@ -116,35 +118,77 @@ void Device::write(regmap::FieldRef field, uint32_t value, unsigned instance) {
 }
 
 size_t Device::ReadBatch::add(regmap::RegRef reg, unsigned instance) {
-  items_.push_back({reg, instance, {}, false});
+  Item item;
+  item.reg = reg;
+  item.instance = instance;
+  items_.push_back(item);
   return items_.size() - 1;
 }
 
 size_t Device::ReadBatch::add(regmap::FieldRef field, unsigned instance) {
-  items_.push_back({field.reg, instance, field, false});
+  Item item;
+  item.reg = field.reg;
+  item.instance = instance;
+  item.field = field;
+  items_.push_back(item);
   return items_.size() - 1;
 }
 
 size_t Device::ReadBatch::add64(regmap::RegRef reg, unsigned instance) {
-  items_.push_back({reg, instance, {}, true});
+  Item item;
+  item.reg = reg;
+  item.instance = instance;
+  item.wide = true;
+  items_.push_back(item);
   return items_.size() - 1;
 }
 
+size_t Device::ReadBatch::add_entries(const regmap::TableRef& table, uint32_t first, uint32_t count,
+                                      Bank bank) {
+  Item item;
+  item.table = &table;
+  item.first = first;
+  item.count = count;
+  item.bank = bank;
+  items_.push_back(item);
+  return items_.size() - 1;
+}
+
+std::span<const uint32_t> Device::ReadBatch::entries(size_t item) const {
+  const Item& i = items_.at(item);
+  if (i.table == nullptr || values_.size() != items_.size()) {
+    throw Error(ErrorCode::kInternal, "ReadBatch::entries of an item that read no entries");
+  }
+  return std::span(words_).subspan(i.begin, size_t{i.count} * i.table->words());
+}
+
 void Device::read(ReadBatch& batch) {
+  const auto snapshot = layout();
   std::vector<BusOp> ops;
-  for (const auto& item : batch.items_) {
-    const uint32_t at = address(item.reg, item.instance);
+  for (auto& item : batch.items_) {
+    if (item.table != nullptr) {
+      entry_reads(*snapshot, *item.table, item.first, item.count, item.bank, ops);
+      continue;
+    }
+    const uint32_t at = address(*snapshot, item.reg, item.instance);
     if (item.wide) {
       ops.insert(ops.end(), {BusOp::read(at + 4), BusOp::read(at), BusOp::read(at + 4)});
     } else {
       ops.push_back(BusOp::read(at));
     }
   }
-  bus_.execute(ops);
+  if (!ops.empty()) bus_.execute(ops);
   batch.values_.clear();
+  batch.words_.clear();
   size_t op = 0;
-  for (const auto& item : batch.items_) {
-    if (item.wide) {
+  for (auto& item : batch.items_) {
+    if (item.table != nullptr) {
+      const size_t words = size_t{item.count} * item.table->words();
+      item.begin = batch.words_.size();
+      for (size_t w = 0; w < words; ++w) batch.words_.push_back(ops[op + w].value);
+      op += words;
+      batch.values_.push_back(0);
+    } else if (item.wide) {
       uint32_t low = ops[op + 1].value;
       // A carry between the reads: the low word belongs with the second high word.
       if (ops[op].value != ops[op + 2].value) low = bus_.read32(ops[op + 1].offset);
@@ -163,25 +207,31 @@ uint32_t Device::entries(const regmap::TableRef& table) const {
   return layout()->entries(regmap::index_of(table.entries_from), table.fixed_entries);
 }
 
-uint32_t Device::window_base(const regmap::TableRef& table, Bank bank) {
-  const auto snapshot = layout();
-  const DeviceBlock& block = block_for(*snapshot, table.block_type, 0, table.since, "the table");
+uint32_t Device::window_base(const DeviceLayout& layout, const regmap::TableRef& table,
+                             Bank bank) const {
+  const DeviceBlock& block = block_for(layout, table.block_type, 0, table.since, "the table");
   // The shadow window always shows the inactive bank; the data path uses the active one.
   const bool active = bank == Bank::kActive && table.double_buffered();
   return block.base + (active ? table.active_offset : table.offset);
 }
 
-std::vector<uint32_t> Device::read_entries(const regmap::TableRef& table, uint32_t first,
-                                           uint32_t count, Bank bank) {
-  const uint32_t total = entries(table);
+void Device::entry_reads(const DeviceLayout& layout, const regmap::TableRef& table, uint32_t first,
+                         uint32_t count, Bank bank, std::vector<BusOp>& ops) const {
+  const uint32_t total = layout.entries(regmap::index_of(table.entries_from), table.fixed_entries);
   if (first > total || count > total - first) {
     throw Error(ErrorCode::kOutOfRange, fmt::format("entries {} to {} of a table with {} entries",
                                                     first, uint64_t{first} + count, total));
   }
-  const uint32_t base = window_base(table, bank) + first * table.entry_bytes;
+  const uint32_t base = window_base(layout, table, bank) + first * table.entry_bytes;
+  const uint32_t words = count * table.words();
+  ops.reserve(ops.size() + words);
+  for (uint32_t w = 0; w < words; ++w) ops.push_back(BusOp::read(base + 4 * w));
+}
+
+std::vector<uint32_t> Device::read_entries(const regmap::TableRef& table, uint32_t first,
+                                           uint32_t count, Bank bank) {
   std::vector<BusOp> ops;
-  ops.reserve(size_t{count} * table.words());
-  for (uint32_t w = 0; w < count * table.words(); ++w) ops.push_back(BusOp::read(base + 4 * w));
+  entry_reads(*layout(), table, first, count, bank, ops);
   if (!ops.empty()) bus_.execute(ops);
   std::vector<uint32_t> words;
   words.reserve(ops.size());
@@ -189,20 +239,20 @@ std::vector<uint32_t> Device::read_entries(const regmap::TableRef& table, uint32
   return words;
 }
 
-void Device::entry_writes(const regmap::TableRef& table, uint32_t first,
-                          std::span<const uint32_t> words, std::vector<BusOp>& ops) {
+void Device::entry_writes(const DeviceLayout& layout, const regmap::TableRef& table, uint32_t first,
+                          std::span<const uint32_t> words, std::vector<BusOp>& ops) const {
   if (words.size() % table.words() != 0) {
     throw Error(ErrorCode::kInternal,
                 fmt::format("{} words are not whole {}-word entries", words.size(), table.words()));
   }
   const uint32_t count = static_cast<uint32_t>(words.size() / table.words());
-  const uint32_t total = entries(table);
+  const uint32_t total = layout.entries(regmap::index_of(table.entries_from), table.fixed_entries);
   if (first > total || count > total - first) {
     throw Error(ErrorCode::kOutOfRange,
                 fmt::format("entries {} to {} of a table with {} entries on this board", first,
                             uint64_t{first} + count, total));
   }
-  const uint32_t base = window_base(table, Bank::kShadow) + first * table.entry_bytes;
+  const uint32_t base = window_base(layout, table, Bank::kShadow) + first * table.entry_bytes;
   ops.reserve(ops.size() + words.size());
   for (size_t w = 0; w < words.size(); ++w) {
     ops.push_back(BusOp::write(base + 4 * static_cast<uint32_t>(w), words[w]));
@@ -212,7 +262,7 @@ void Device::entry_writes(const regmap::TableRef& table, uint32_t first,
 void Device::write_entries(const regmap::TableRef& table, uint32_t first,
                            std::span<const uint32_t> words) {
   std::vector<BusOp> ops;
-  entry_writes(table, first, words, ops);
+  entry_writes(*layout(), table, first, words, ops);
   if (!ops.empty()) bus_.execute(ops);
 }
 
@@ -245,6 +295,7 @@ void Device::WriteBatch::add_entries(const regmap::TableRef& table, uint32_t fir
 }
 
 void Device::write(WriteBatch& batch) {
+  const auto snapshot = layout();
   std::vector<BusOp> ops;
   for (const auto& item : batch.items_) {
     if (item.table == nullptr) {
@@ -259,10 +310,10 @@ void Device::write(WriteBatch& batch) {
         }
         value = (value << item.field.lsb) & item.field.mask();
       }
-      ops.push_back(BusOp::write(address(item.reg, item.instance), value));
+      ops.push_back(BusOp::write(address(*snapshot, item.reg, item.instance), value));
     } else {
-      entry_writes(*item.table, item.first, std::span(batch.words_).subspan(item.begin, item.count),
-                   ops);
+      entry_writes(*snapshot, *item.table, item.first,
+                   std::span(batch.words_).subspan(item.begin, item.count), ops);
     }
   }
   if (!ops.empty()) bus_.execute(ops);

@@ -50,25 +50,38 @@ class Device {
   // own bits.
   void write(regmap::FieldRef field, uint32_t value, unsigned instance = 0);
 
-  // Many reads in one bus transaction (one system call on a kernel backend).
+  // Many reads in one bus transaction, in the order added (one system call on a kernel
+  // backend): e.g. a ring's producer index and the entries it may have filled.
   class ReadBatch {
    public:
     size_t add(regmap::RegRef reg, unsigned instance = 0);
     size_t add(regmap::FieldRef field, unsigned instance = 0);
     size_t add64(regmap::RegRef reg, unsigned instance = 0);
+    // `count` whole entries from `first`, as read_entries().
+    size_t add_entries(const regmap::TableRef& table, uint32_t first, uint32_t count,
+                       Bank bank = Bank::kShadow);
     uint64_t operator[](size_t item) const { return values_.at(item); }
+    // The words of an add_entries() item, entries concatenated.
+    std::span<const uint32_t> entries(size_t item) const;
 
    private:
     friend class Device;
     struct Item {
-      regmap::RegRef reg;
-      unsigned instance;
+      regmap::RegRef reg{};
+      unsigned instance = 0;
       regmap::FieldRef field{};  // width 0: the whole register
-      bool wide;
+      bool wide = false;
+      const regmap::TableRef* table = nullptr;  // entries: words_[begin, begin + words)
+      uint32_t first = 0;
+      uint32_t count = 0;
+      Bank bank = Bank::kShadow;
+      size_t begin = 0;
     };
     std::vector<Item> items_;
     std::vector<uint64_t> values_;
+    std::vector<uint32_t> words_;
   };
+  // Checks every item (entries within their table), then reads all of them at once.
   void read(ReadBatch& batch);
 
   // Many writes in one bus transaction, in the order added (one system call on a kernel
@@ -137,11 +150,16 @@ class Device {
  private:
   const DeviceBlock& block_for(const DeviceLayout& layout, uint16_t type, unsigned instance,
                                uint16_t since, std::string_view what) const;
+  // Batches resolve every item against one layout snapshot.
+  uint32_t address(const DeviceLayout& layout, regmap::RegRef reg, unsigned instance) const;
   uint32_t address(regmap::RegRef reg, unsigned instance) const;
-  uint32_t window_base(const regmap::TableRef& table, Bank bank);
-  // The bus writes of write_entries(), appended to `ops` (throws as it does).
-  void entry_writes(const regmap::TableRef& table, uint32_t first, std::span<const uint32_t> words,
-                    std::vector<BusOp>& ops);
+  uint32_t window_base(const DeviceLayout& layout, const regmap::TableRef& table, Bank bank) const;
+  // The bus reads of read_entries() and writes of write_entries(), appended to `ops` (throw
+  // as they do).
+  void entry_reads(const DeviceLayout& layout, const regmap::TableRef& table, uint32_t first,
+                   uint32_t count, Bank bank, std::vector<BusOp>& ops) const;
+  void entry_writes(const DeviceLayout& layout, const regmap::TableRef& table, uint32_t first,
+                    std::span<const uint32_t> words, std::vector<BusOp>& ops) const;
   uint64_t read_counter(uint32_t low_offset);
   void publish(std::shared_ptr<const DeviceLayout> layout);
 

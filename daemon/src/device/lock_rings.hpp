@@ -54,35 +54,60 @@ struct LockCompletion {
   std::string message;
 };
 
+// The ring indices asnd owns (request producer, completion consumer) are kept here and
+// written, never read back; the engine's are read only when they are needed: the request
+// consumer when the ring or request_data looks full, the completion producer together with
+// the first slots it may have filled. So a lock operation takes three bus transactions
+// (post; producer and slots; the records' data), as a NIC driver keeps its own head and tail
+// (Corundum's mqnic_tx_ring) instead of reading the device's on every packet.
 class LockRings {
  public:
-  // Throws kFailedPrecondition when the board's lock block is older than version 2.
+  // Takes the ring indices as the board has them. Throws kFailedPrecondition when the board's
+  // lock block is older than version 2.
   explicit LockRings(Device& device);
 
   uint32_t request_entries() const { return request_entries_; }
   uint32_t completion_entries() const { return completion_entries_; }
 
-  // Sets lock.config.enable.
+  // Sets the rings up as at a driver's probe or after a board reset: takes the indices
+  // again, drops requests the engine has not consumed (no caller waits for them), and sets
+  // lock.config.enable. Completions already posted stay for drain().
   void enable();
   enum class Doorbell { kRing, kLater };
-  // Writes the descriptor and its data into the next request slot, advances the producer
-  // index and (kRing) rings the doorbell, in one bus batch (the indices are read first);
-  // with kLater the engine sees it at the next doorbell. Throws kResourceExhausted when the
-  // ring or request_data has no room for it now.
+  // Writes the slots drain() handed back, the descriptor and its data into the next request
+  // slot, advances the producer index and (kRing) rings the doorbell, in one bus batch; with
+  // kLater the engine sees it at the next doorbell. Throws kResourceExhausted when the ring
+  // or request_data has no room for it now.
   void post(const LockDescriptor& descriptor, Doorbell ring = Doorbell::kRing);
   void ring_doorbell();
-  // The records posted since the last drain (at most `max`), with their data; advances the
-  // consumer index past them, which lets a stalled engine post more.
+  // The records posted since the last drain (at most `max`), with their data. Their slots
+  // (and result_data) are handed back to the engine with the next post() or acknowledge():
+  // a caller that waits for more records of a stalled engine acknowledges first. Throws
+  // kUnavailable when the board was reset since the rings were set up (id.generation moved:
+  // enable() sets them up again).
   std::vector<LockCompletion> drain(size_t max = SIZE_MAX);
+  // Advances lock.completion_consumer past what drain() returned, if it is not already.
+  void acknowledge();
   // Where the engine's producer index is (a real board is polled on it).
   uint32_t completion_producer();
 
  private:
+  // Reads the ring indices into the shadows, and the board's generation.
+  void take_indices();
+  uint32_t read_request_consumer();
+  void read_records(uint32_t first, uint32_t count, std::span<const uint32_t> words,
+                    std::vector<LockCompletion>& out);
+
   Device& device_;
   uint32_t request_entries_ = 0;
   uint32_t completion_entries_ = 0;
   uint32_t data_words_ = 0;
-  uint32_t data_next_ = 0;  // where the next request's data goes in request_data
+  uint32_t data_next_ = 0;            // where the next request's data goes in request_data
+  uint32_t request_producer_ = 0;     // as asnd last wrote it
+  uint32_t request_consumer_ = 0;     // as last read: the engine is at or past it
+  uint32_t completion_consumer_ = 0;  // the next record to read
+  uint32_t completion_written_ = 0;   // lock.completion_consumer as asnd last wrote it
+  uint32_t generation_ = 0;           // id.generation when the indices were taken
 };
 
 }  // namespace asn

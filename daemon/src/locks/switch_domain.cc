@@ -65,8 +65,7 @@ SwitchDomain::SwitchDomain(Device& device, Options options)
 
 void SwitchDomain::board_reset() {
   rings_.enable();
-  while (!rings_.drain().empty()) {
-  }
+  while (!rings_.drain().empty()) rings_.acknowledge();
 }
 
 std::optional<SwitchDomain::Trimmed> SwitchDomain::set_ranges(LockDescriptor& d,
@@ -95,18 +94,24 @@ std::vector<LockCompletion> SwitchDomain::call(LockDescriptor d) {
   if (next_tag_ == 0) next_tag_ = 1;
   rings_.post(d);  // and the doorbell
   std::vector<LockCompletion> mine;
-  auto deadline = std::chrono::steady_clock::now() + options_.timeout;
+  std::optional<std::chrono::steady_clock::time_point> deadline;  // from the last record
   for (;;) {
     std::vector<LockCompletion> records = rings_.drain();
-    if (!records.empty()) deadline = std::chrono::steady_clock::now() + options_.timeout;
     for (auto& r : records) {
       if (r.tag != d.tag) continue;  // a record of an operation whose caller is gone
       const bool last = terminal(d.op, r.kind);
       mine.push_back(std::move(r));
+      // The slots go back to the engine with the next request.
       if (last) return mine;
     }
-    if (!records.empty()) continue;
-    if (std::chrono::steady_clock::now() >= deadline) {
+    if (!records.empty()) {
+      rings_.acknowledge();  // an engine stalled on a full completion ring goes on
+      deadline.reset();
+      continue;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (!deadline) deadline = now + options_.timeout;
+    if (now >= *deadline) {
       throw Error(ErrorCode::kUnavailable,
                   fmt::format("the switch lock engine did not answer within {} ms: no "
                               "completion in lock.completion (producer index {}) for the "
