@@ -545,6 +545,47 @@ TEST_F(ModelTest, ExecuteRunsABatch) {
   EXPECT_EQ(ops[6].value, 2u);
 }
 
+// A batch decodes a run of consecutive table words once (a burst); it must answer exactly as
+// the same accesses one by one: runs past the entries a board implements, into a read-only
+// window, and across a register write that swaps the banks.
+TEST_F(ModelTest, ABatchAnswersAsSingleAccessesWould) {
+  auto batched = open(k1g, "batched");
+  auto single = open(k1g, "single");
+  const auto& slots = regs::tdm::kSlotTable;
+  const uint32_t last_slot = rd(*batched, regs::id::kCapTdmSlotsValue) - 1;
+  const uint32_t dest = entry(*batched, regs::route::kDestTable, 3, 0);
+  const uint32_t dest_active = entry(*batched, regs::route::kDestTable, 3, 0, true);
+  std::vector<EmulatedBoard::Op> ops;
+  auto run = [&](bool write, uint32_t from, uint32_t words, uint32_t value) {
+    for (uint32_t w = 0; w < words; ++w) ops.push_back({write, from + 4 * w, value + w, false});
+  };
+  // Past the last implemented slot: the words after it are bus errors.
+  run(true, entry(*batched, slots, last_slot, slots.words() - 2), 4, 0x100);
+  run(false, entry(*batched, slots, last_slot, slots.words() - 2), 4, 0);
+  // The active window is read-only.
+  run(true, dest_active, 2, 0x200);
+  // A run into the shadow bank, the commit, and the run going on: into the other bank.
+  run(true, dest, 1, 0x300);
+  ops.push_back({true, addr(*batched, regs::route::kControl), 1, false});
+  run(true, dest + 4, 1, 0x301);
+  run(false, dest, 2, 0);
+  run(false, dest_active, 2, 0);
+  ops.push_back({false, addr(*batched, regs::id::kBusErrorCount), 0, false});
+  ops.push_back({false, addr(*batched, regs::id::kRoWriteCount), 0, false});
+
+  std::vector<EmulatedBoard::Op> one_by_one = ops;
+  batched->execute(ops);
+  for (auto& op : one_by_one) {
+    op.ok = op.write ? single->write32(op.offset, op.value) : single->read32(op.offset, op.value);
+  }
+  for (size_t i = 0; i < ops.size(); ++i) {
+    EXPECT_EQ(ops[i].ok, one_by_one[i].ok) << "operation " << i;
+    EXPECT_EQ(ops[i].value, one_by_one[i].value) << "operation " << i;
+  }
+  EXPECT_EQ(ops.end()[-2].value, 4u);  // bus errors: two writes, two reads
+  EXPECT_EQ(ops.end()[-1].value, 2u);  // writes to the read-only window
+}
+
 TEST_F(ModelTest, ConcurrentAccessIsSerialised) {
   auto board = open(k1g);
   set_timing(*board, {.slots = 8, .slot_length = 125});

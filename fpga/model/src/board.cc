@@ -94,6 +94,16 @@ class EmulatedBoard::Impl final : public detail::BoardContext {
 
   bool read32(uint32_t offset, uint32_t& value);
   bool write32(uint32_t offset, uint32_t value);
+  // A run of consecutive words in one table window (a descriptor, a record, its data) is
+  // decoded at its first word only, as a burst. A register access ends the run: its write
+  // may swap a bank.
+  struct Burst {
+    const detail::WindowDecode* window = nullptr;
+    uint32_t next_offset = 0;  // the offset that continues the run
+    uint32_t within = 0;       // of the run's last word, from the window's start
+    uint32_t storage = 0;      // of the run's last word
+  };
+  bool access(Op& op, Burst& burst);
   void advance(uint64_t cycles);
   bool irq_pending();
   engines::RouteDecision route_packet(const engines::PacketHeader& header, uint32_t random);
@@ -134,10 +144,14 @@ class EmulatedBoard::Impl final : public detail::BoardContext {
     const detail::WordDecode* word;      // a register word, or nullptr for a table word
     const detail::WindowDecode* window;  // a table window, or nullptr for a register word
     uint32_t storage;                    // index into image
+    uint32_t within = 0;                 // a table word's byte offset in its window
   };
 
   void create_models();
   bool decode(uint32_t offset, Target& target) const;
+  // The access itself, at a decoded target (nullptr: nothing answers at `offset`).
+  bool read(const Target* target, uint32_t offset, uint32_t& value);
+  bool write(const Target* target, uint32_t offset, uint32_t value);
   void init_image();
   detail::RegisterView view(size_t block) {
     return detail::RegisterView(image, layout.blocks[block],
@@ -378,7 +392,8 @@ bool EmulatedBoard::Impl::decode(uint32_t offset, Target& target) const {
       const bool active = (image[block.base / 4 + window.bank_word] & window.bank_mask) != 0;
       bank = window.active_window == active ? 1 : 0;
     }
-    target = Target{i, nullptr, &window, (block.base + window.bank_offset[bank] + within) / 4};
+    target = Target{i, nullptr, &window, (block.base + window.bank_offset[bank] + within) / 4,
+                    within};
     return true;
   }
   const size_t word = rel / 4;
@@ -389,7 +404,43 @@ bool EmulatedBoard::Impl::decode(uint32_t offset, Target& target) const {
 
 bool EmulatedBoard::Impl::read32(uint32_t offset, uint32_t& value) {
   Target target{};
-  if (!decode(offset, target)) {
+  return read(decode(offset, target) ? &target : nullptr, offset, value);
+}
+
+bool EmulatedBoard::Impl::write32(uint32_t offset, uint32_t value) {
+  Target target{};
+  return write(decode(offset, target) ? &target : nullptr, offset, value);
+}
+
+bool EmulatedBoard::Impl::access(Op& op, Burst& burst) {
+  if (burst.window != nullptr && op.offset == burst.next_offset) {
+    const detail::WindowDecode& window = *burst.window;
+    const uint32_t within = burst.within + 4;
+    // Past the window, past the entries this board implements or a write to a read-only
+    // window: decoded in full below, which answers as a single access would.
+    if (within < window.bytes && within / window.entry_bytes < window.entries &&
+        (!op.write || window.writable)) {
+      burst = Burst{&window, op.offset + 4, within, burst.storage + 1};
+      if (op.write) {
+        image[burst.storage] = op.value;
+      } else {
+        op.value = image[burst.storage];
+      }
+      return true;
+    }
+  }
+  Target target{};
+  const bool decoded = decode(op.offset, target);
+  burst = Burst{};
+  if (decoded && target.window != nullptr) {
+    burst = Burst{target.window, op.offset + 4, target.within, target.storage};
+  }
+  const Target* at = decoded ? &target : nullptr;
+  return op.write ? write(at, op.offset, op.value) : read(at, op.offset, op.value);
+}
+
+bool EmulatedBoard::Impl::read(const Target* target, uint32_t offset, uint32_t& value) {
+  if (target == nullptr) {
     detail::RegisterView id = id_view();
     detail::IdBlockModel::bus_error(id, offset);
     value = kBusErrorValue;
@@ -397,18 +448,18 @@ bool EmulatedBoard::Impl::read32(uint32_t offset, uint32_t& value) {
   }
   // Table words are plain RAM; in registers WO and reserved bits read as zero, whatever the
   // memory holds.
-  value = image[target.storage];
-  if (target.word != nullptr) value &= target.word->readable();
+  value = image[target->storage];
+  if (target->word != nullptr) value &= target->word->readable();
   return true;
 }
 
-bool EmulatedBoard::Impl::write32(uint32_t offset, uint32_t value) {
-  Target target{};
-  if (!decode(offset, target)) {
+bool EmulatedBoard::Impl::write(const Target* at, uint32_t offset, uint32_t value) {
+  if (at == nullptr) {
     detail::RegisterView id = id_view();
     detail::IdBlockModel::bus_error(id, offset);
     return false;
   }
+  const Target& target = *at;
   const bool writable = target.window ? target.window->writable : target.word->writable();
   if (!writable) {
     detail::RegisterView id = id_view();
@@ -577,9 +628,8 @@ bool EmulatedBoard::write32(uint32_t offset, uint32_t value) {
 
 void EmulatedBoard::execute(std::span<Op> ops) {
   std::lock_guard lock(impl_->mu);
-  for (Op& op : ops) {
-    op.ok = op.write ? impl_->write32(op.offset, op.value) : impl_->read32(op.offset, op.value);
-  }
+  Impl::Burst burst;
+  for (Op& op : ops) op.ok = impl_->access(op, burst);
 }
 
 void EmulatedBoard::board_reset() {
