@@ -213,6 +213,14 @@ TEST_F(LockEngineTest, AfterABoardResetTheRingsAreSetUpAgain) {
   }
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(1));
 
+  // The failed operation left its (stale) indices in the reset board: setting the rings up
+  // drops them, and reads no record that is not there.
+  LockRings rings(*device_);
+  rings.enable();
+  EXPECT_TRUE(rings.drain().empty());
+  EXPECT_EQ(device_->read(l::kCompletionConsumerIndex), 0u);
+  EXPECT_EQ(device_->read(l::kRequestProducerIndex), device_->read(l::kRequestConsumerIndex));
+
   domain_->board_reset();                     // what the reconciler does when it sees the reset
   EXPECT_EQ(domain_->open_session("b"), 1u);  // "lost" never ran
   EXPECT_EQ(domain_->stats().sessions, 1u);

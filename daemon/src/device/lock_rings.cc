@@ -66,12 +66,17 @@ void LockRings::take_indices() {
 
 void LockRings::enable() {
   take_indices();
-  // Slots a previous owner filled but the engine never consumed: their callers are gone.
+  // Requests the engine never consumed and records nobody read: their callers are gone (a
+  // previous asnd's, or this one's from before a board reset, which may have written its
+  // stale indices into the reset board).
   request_producer_ = request_consumer_;
+  completion_consumer_ = completion_producer();
   Device::WriteBatch w;
   w.add(l::kRequestProducerIndex, request_producer_);
+  w.add(l::kCompletionConsumerIndex, completion_consumer_);
   w.add(l::kConfigEnable, 1);
   device_.write(w);
+  completion_written_ = completion_consumer_;
 }
 
 uint32_t LockRings::read_request_consumer() {

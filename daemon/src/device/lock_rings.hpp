@@ -70,8 +70,9 @@ class LockRings {
   uint32_t completion_entries() const { return completion_entries_; }
 
   // Sets the rings up as at a driver's probe or after a board reset: takes the indices
-  // again, drops requests the engine has not consumed (no caller waits for them), and sets
-  // lock.config.enable. Completions already posted stay for drain().
+  // again, drops the requests the engine has not consumed and the records not read (no
+  // caller waits for them), and sets lock.config.enable. An engine that was stalled posts
+  // the rest of its backlog now: drain() it.
   void enable();
   enum class Doorbell { kRing, kLater };
   // Writes the slots drain() handed back, the descriptor and its data into the next request

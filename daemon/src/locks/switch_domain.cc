@@ -65,6 +65,7 @@ SwitchDomain::SwitchDomain(Device& device, Options options)
 
 void SwitchDomain::board_reset() {
   rings_.enable();
+  // What a stalled engine posts from its backlog now: its callers are gone too.
   while (!rings_.drain().empty()) rings_.acknowledge();
 }
 
