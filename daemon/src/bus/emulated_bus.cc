@@ -132,8 +132,12 @@ void EmulatedBus::write32(uint32_t offset, uint32_t value) {
 
 void EmulatedBus::execute(std::span<BusOp> ops) {
   require_working();
-  std::vector<model::EmulatedBoard::Op> batch;
-  batch.reserve(ops.size());
+  // The model's form of the batch; kept per thread, as this runs for every ring operation
+  // (that of a large batch, a whole table, is not kept).
+  constexpr size_t kKeptOps = 4096;
+  thread_local std::vector<model::EmulatedBoard::Op> batch;
+  if (batch.capacity() > kKeptOps) batch = {};
+  batch.clear();
   for (const auto& op : ops) {
     batch.push_back({op.kind == BusOp::Kind::kWrite, op.offset, op.value, false});
   }

@@ -122,6 +122,7 @@ size_t Device::ReadBatch::add(regmap::RegRef reg, unsigned instance) {
   item.reg = reg;
   item.instance = instance;
   items_.push_back(item);
+  ++reads_;
   return items_.size() - 1;
 }
 
@@ -131,6 +132,7 @@ size_t Device::ReadBatch::add(regmap::FieldRef field, unsigned instance) {
   item.instance = instance;
   item.field = field;
   items_.push_back(item);
+  ++reads_;
   return items_.size() - 1;
 }
 
@@ -140,6 +142,7 @@ size_t Device::ReadBatch::add64(regmap::RegRef reg, unsigned instance) {
   item.instance = instance;
   item.wide = true;
   items_.push_back(item);
+  reads_ += kWideReads;
   return items_.size() - 1;
 }
 
@@ -151,6 +154,8 @@ size_t Device::ReadBatch::add_entries(const regmap::TableRef& table, uint32_t fi
   item.count = count;
   item.bank = bank;
   items_.push_back(item);
+  reads_ += size_t{count} * table.words();
+  entry_words_ += size_t{count} * table.words();
   return items_.size() - 1;
 }
 
@@ -165,6 +170,7 @@ std::span<const uint32_t> Device::ReadBatch::entries(size_t item) const {
 void Device::read(ReadBatch& batch) {
   const auto snapshot = layout();
   std::vector<BusOp> ops;
+  ops.reserve(batch.reads_);
   for (auto& item : batch.items_) {
     if (item.table != nullptr) {
       entry_reads(*snapshot, *item.table, item.first, item.count, item.bank, ops);
@@ -179,7 +185,9 @@ void Device::read(ReadBatch& batch) {
   }
   if (!ops.empty()) bus_.execute(ops);
   batch.values_.clear();
+  batch.values_.reserve(batch.items_.size());
   batch.words_.clear();
+  batch.words_.reserve(batch.entry_words_);
   size_t op = 0;
   for (auto& item : batch.items_) {
     if (item.table != nullptr) {
@@ -297,6 +305,7 @@ void Device::WriteBatch::add_entries(const regmap::TableRef& table, uint32_t fir
 void Device::write(WriteBatch& batch) {
   const auto snapshot = layout();
   std::vector<BusOp> ops;
+  ops.reserve(batch.items_.size() + batch.words_.size());
   for (const auto& item : batch.items_) {
     if (item.table == nullptr) {
       uint32_t value = item.value;

@@ -54,6 +54,7 @@ class Device {
   // backend): e.g. a ring's producer index and the entries it may have filled.
   class ReadBatch {
    public:
+    ReadBatch() { items_.reserve(4); }
     size_t add(regmap::RegRef reg, unsigned instance = 0);
     size_t add(regmap::FieldRef field, unsigned instance = 0);
     size_t add64(regmap::RegRef reg, unsigned instance = 0);
@@ -78,6 +79,8 @@ class Device {
       size_t begin = 0;
     };
     std::vector<Item> items_;
+    size_t reads_ = 0;        // bus reads the items make
+    size_t entry_words_ = 0;  // of them, words of entries
     std::vector<uint64_t> values_;
     std::vector<uint32_t> words_;
   };
@@ -88,6 +91,7 @@ class Device {
   // backend): e.g. a ring's descriptor, its producer index and its doorbell.
   class WriteBatch {
    public:
+    WriteBatch() { items_.reserve(4); }
     void add(regmap::RegRef reg, uint32_t value, unsigned instance = 0);
     // A field whose register has no other RW field (a read-modify-write cannot be batched:
     // Device::write(WriteBatch&) refuses the batch otherwise).
