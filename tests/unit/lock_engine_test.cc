@@ -178,8 +178,8 @@ TEST_F(LockEngineTest, AFullCompletionRingStallsAndResumes) {
 
 // The rings' own indices stay with asnd: a granted lock is one write (the descriptor, its
 // data, the producer index and the doorbell) and two reads (the completion producer with the
-// first slots, then the record's data); the slots go back to the engine with the next
-// request. (It was six: the indices were read before every post and drain, and the consumer
+// slot of the next record, then the record's data); the slot goes back to the engine with the
+// next request. (It was six: the indices were read before every post and drain, and the consumer
 // written after.)
 TEST_F(LockEngineTest, ALockOperationTakesThreeBusTransactions) {
   test::CountingBus counting(*bus_);

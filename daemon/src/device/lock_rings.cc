@@ -159,14 +159,13 @@ uint32_t LockRings::completion_producer() {
 
 std::vector<LockCompletion> LockRings::drain(size_t max) {
   const uint32_t n = completion_entries_;
-  // Most operations end in one or two records: the producer index and the first slots it may
-  // have filled are read together (a slot past the producer is read and ignored).
-  constexpr uint32_t kFirstSlots = 2;
+  // Most operations end in one record: the producer index and the slot that record would be
+  // in are read together (when the engine has posted nothing, the slot is read and ignored).
+  // Reading more slots ahead costs more words than the transactions it saves.
   Device::ReadBatch b;
   const size_t gen = b.add(regs::id::kGenerationValue);
   const size_t p_item = b.add(l::kCompletionProducerIndex);
-  const uint32_t first_slots = std::min(kFirstSlots, n - completion_consumer_);
-  const size_t slots_item = b.add_entries(l::kCompletion.window, completion_consumer_, first_slots);
+  const size_t slot_item = b.add_entries(l::kCompletion.window, completion_consumer_, 1);
   device_.read(b);
   if (b[gen] != generation_) {
     throw Error(ErrorCode::kUnavailable,
@@ -178,8 +177,8 @@ std::vector<LockCompletion> LockRings::drain(size_t max) {
   const size_t available = std::min<size_t>((producer + n - completion_consumer_) % n, max);
   std::vector<LockCompletion> out;
   out.reserve(available);
-  const auto prefetched = static_cast<uint32_t>(std::min<size_t>(available, first_slots));
-  read_records(completion_consumer_, prefetched, b.entries(slots_item), out);
+  const uint32_t prefetched = available > 0 ? 1 : 0;
+  read_records(completion_consumer_, prefetched, b.entries(slot_item), out);
   uint32_t consumer = (completion_consumer_ + prefetched) % n;
   while (out.size() < available) {
     // Up to the end of the ring in one batch.

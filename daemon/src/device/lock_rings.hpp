@@ -57,8 +57,8 @@ struct LockCompletion {
 // The ring indices asnd owns (request producer, completion consumer) are kept here and
 // written, never read back; the engine's are read only when they are needed: the request
 // consumer when the ring or request_data looks full, the completion producer together with
-// the first slots it may have filled. So a lock operation takes three bus transactions
-// (post; producer and slots; the records' data), as a NIC driver keeps its own head and tail
+// the first slot it may have filled. So a lock operation takes three bus transactions
+// (post; producer and slot; the record's data), as a NIC driver keeps its own head and tail
 // (Corundum's mqnic_tx_ring) instead of reading the device's on every packet.
 class LockRings {
  public:
