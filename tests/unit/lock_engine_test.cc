@@ -197,6 +197,32 @@ TEST_F(LockEngineTest, ALockOperationTakesThreeBusTransactions) {
             (handed_back + 1) % device.entries(l::kCompletion.window));
 }
 
+// asnd reads the request consumer index only when the ring or request_data looks full: both
+// wrap around many times, and every request is still read from where it was written.
+TEST_F(LockEngineTest, TheRequestRingAndItsDataWrapAround) {
+  const auto s = domain_->open_session("s");
+  const uint32_t slots = device_->entries(l::kRequest.window);
+  for (uint32_t i = 0; i < 2 * slots + 3; ++i) {
+    const std::vector<ByteRange> r{{uint64_t{i} * 100, 50}};
+    ASSERT_EQ(domain_->request(req(s, "f" + std::to_string(i % 7), Mode::kExclusive, r)).status,
+              Status::kGranted);
+    ASSERT_EQ(domain_->release(s, "f" + std::to_string(i % 7), r).released, 1u);
+  }
+  // Requests of 1,000 ranges: 4,000 words of data each, request_data filled many times over.
+  const uint32_t data_words = device_->entries(l::kRequestData);
+  std::vector<ByteRange> many;
+  for (uint64_t i = 0; i < 1000; ++i) many.push_back({i * 10, 5});
+  const uint32_t rounds = 3 * data_words / 4000 + 1;
+  for (uint32_t i = 0; i < rounds; ++i) {
+    many.back().length = 1 + i % 4;  // each request its own, so a stale one would show
+    const auto granted = domain_->request(req(s, "many", Mode::kShared, many));
+    ASSERT_EQ(granted.status, Status::kGranted) << "round " << i;
+    ASSERT_EQ(granted.grant->ranges, many) << "round " << i;
+    ASSERT_EQ(domain_->release(s, "many", many).released, 1000u) << "round " << i;
+  }
+  EXPECT_EQ(domain_->stats().held_entries, 0u);
+}
+
 // A board reset under asnd sets the ring indices back to 0 and stops the engine. Until asnd
 // has set the rings up again an operation fails at once, and the request it posted is not
 // run later, when the engine is enabled again.
