@@ -174,6 +174,12 @@ TEST_F(LockEngineTest, AFullCompletionRingStallsAndResumes) {
   EXPECT_EQ(all[601].kind, LockRecordKind::kSession);
   EXPECT_EQ(all[601].tag, 78u);
   EXPECT_EQ(device_->read(l::kStatusStalled), 0u);
+
+  // The domain takes the rings back (as after another owner) and lists the file itself:
+  // it hands the slots back while it waits for the rest of the records.
+  domain_->board_reset();
+  EXPECT_EQ(domain_->list("f").held.size(), 600u);
+  EXPECT_EQ(device_->read(l::kStatusStalled), 0u);
 }
 
 // The rings' own indices stay with asnd: a granted lock is one write (the descriptor, its
