@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -201,6 +202,40 @@ TEST_F(LockEngineTest, ALockOperationTakesThreeBusTransactions) {
   EXPECT_EQ(counting.transactions, 2);  // its done record has no data
   EXPECT_EQ(device.read(l::kCompletionConsumerIndex),
             (handed_back + 1) % device.entries(l::kCompletion.window));
+}
+
+// Requests the engine has not consumed yet fill the ring: the next post is refused with
+// RESOURCE_EXHAUSTED and writes nothing; once the engine consumes, posting goes on.
+TEST_F(LockEngineTest, AFullRequestRingRefusesThePost) {
+  LockRings rings(*device_);
+  const uint32_t slots = rings.request_entries();
+  LockDescriptor open;
+  open.op = LockOpCode::kOpenSession;
+  open.file = "s";
+  for (uint32_t i = 0; i + 1 < slots; ++i) {
+    open.tag = 1000 + i;
+    rings.post(open, LockRings::Doorbell::kLater);  // the engine sees none of them yet
+  }
+  const uint32_t producer = device_->read(l::kRequestProducerIndex);
+  open.tag = 1;
+  try {
+    rings.post(open);
+    FAIL() << "a post into a full request ring succeeded";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kResourceExhausted);
+    EXPECT_NE(std::string(e.what()).find("is full"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(device_->read(l::kRequestProducerIndex), producer);
+  rings.ring_doorbell();
+  size_t sessions = 0;
+  for (auto records = rings.drain(); !records.empty(); records = rings.drain()) {
+    sessions += static_cast<size_t>(std::count_if(records.begin(), records.end(), [](auto& r) {
+      return r.kind == LockRecordKind::kSession;
+    }));
+    rings.acknowledge();
+  }
+  EXPECT_EQ(sessions, slots - 1);
+  rings.post(open);  // room again
 }
 
 // asnd reads the request consumer index only when the ring or request_data looks full: both
