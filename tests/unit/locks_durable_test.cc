@@ -20,6 +20,7 @@
 
 #include "../../lib/locks/src/codec.hpp"  // white-box: crafted snapshots need the checksum
 #include "asn/locks/durable.hpp"
+#include "support.hpp"
 
 namespace asn::locks {
 namespace {
@@ -229,8 +230,8 @@ TEST(LocksDurable, RegionRestoreEqualsOriginal) {
 }
 
 TEST(LocksDurable, FileRestoreEqualsOriginal) {
-  std::string dir = testing::TempDir() + "/locks_durable_file_restore";
-  std::filesystem::remove_all(dir);
+  test::TempDir tmp;
+  const std::string dir = tmp.file("journal");
   std::mt19937_64 rng(77);
   LockTable plain(kSmall);
   auto journal = std::make_unique<FileJournal>(dir);
@@ -248,7 +249,6 @@ TEST(LocksDurable, FileRestoreEqualsOriginal) {
     }
   }
   EXPECT_GT(durable->checkpoints_written() + journal->generation(), 1u);
-  std::filesystem::remove_all(dir);
 }
 
 TEST(LocksDurable, ARaisedTokenFloorIsLoggedAndTokensGrowFromIt) {
@@ -714,8 +714,8 @@ TEST(LocksRegionJournal, FullRegionRefusesAndChangesNothing) {
 
 TEST(LocksFileJournal, ReopenAfterCheckpointAndTornTail) {
   namespace fs = std::filesystem;
-  std::string dir = testing::TempDir() + "/locks_durable_file_journal";
-  fs::remove_all(dir);
+  test::TempDir tmp;
+  const std::string dir = tmp.file("journal");
   std::string state;
   {
     FileJournal journal(dir);
@@ -773,7 +773,6 @@ TEST(LocksFileJournal, ReopenAfterCheckpointAndTornTail) {
   } catch (const LockError& e) {
     EXPECT_NE(std::string(e.what()).find("damaged"), std::string::npos) << e.what();
   }
-  fs::remove_all(dir);
 }
 
 // The log is stored through a mapped window of its file: a log of many windows comes back,
@@ -792,8 +791,8 @@ void apply_request(Table& table, SessionId s, uint64_t i) {
 
 TEST(LocksFileJournal, ALogOfManyWindowsComesBack) {
   namespace fs = std::filesystem;
-  std::string dir = testing::TempDir() + "/locks_file_journal_windows";
-  fs::remove_all(dir);
+  test::TempDir tmp;
+  const std::string dir = tmp.file("journal");
   LockTable plain(kRoomy);
   SessionId ps = plain.open_session("asnd");
   size_t log_bytes = 0;
@@ -818,13 +817,11 @@ TEST(LocksFileJournal, ALogOfManyWindowsComesBack) {
   EXPECT_EQ(journal.log_bytes(), log_bytes);
   DurableTable table(journal, kRoomy, size_t{1} << 30);
   EXPECT_EQ(view(table.table()), view(plain));
-  fs::remove_all(dir);
 }
 
 TEST(LocksFileJournal, RecordsLargerThanAWindowComeBack) {
-  namespace fs = std::filesystem;
-  std::string dir = testing::TempDir() + "/locks_file_journal_large";
-  fs::remove_all(dir);
+  test::TempDir tmp;
+  const std::string dir = tmp.file("journal");
   std::vector<Bytes> records;
   for (size_t size : {100u, 3 * 4096u + 5, 50u, 4096u, 1u, 9000u}) {
     Bytes r(size);
@@ -839,13 +836,11 @@ TEST(LocksFileJournal, RecordsLargerThanAWindowComeBack) {
   std::vector<Bytes> replayed;
   journal.replay([&](std::span<const uint8_t> r) { replayed.emplace_back(r.begin(), r.end()); });
   EXPECT_EQ(replayed, records);
-  fs::remove_all(dir);
 }
 
 TEST(LocksFileJournal, AKilledProcessLeavesEveryRecordItAppended) {
-  namespace fs = std::filesystem;
-  std::string dir = testing::TempDir() + "/locks_file_journal_killed";
-  fs::remove_all(dir);
+  test::TempDir tmp;
+  const std::string dir = tmp.file("journal");
   constexpr uint64_t kRequests = 150;
   pid_t child = ::fork();
   ASSERT_GE(child, 0);
@@ -865,14 +860,12 @@ TEST(LocksFileJournal, AKilledProcessLeavesEveryRecordItAppended) {
   FileJournal journal(dir, kPage);
   DurableTable table(journal, kRoomy, size_t{1} << 30);
   EXPECT_EQ(view(table.table()), view(plain));
-  fs::remove_all(dir);
 }
 
 TEST(LocksFileJournal, AFileThatCannotGrowRefusesAndChangesNothing) {
-  namespace fs = std::filesystem;
-  std::string dir = testing::TempDir() + "/locks_file_journal_full";
-  fs::remove_all(dir);
-  std::string state_file = dir + ".state";
+  test::TempDir tmp;
+  const std::string dir = tmp.file("journal");
+  const std::string state_file = tmp.file("state");
   pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
@@ -917,12 +910,11 @@ TEST(LocksFileJournal, AFileThatCannotGrowRefusesAndChangesNothing) {
   FileJournal journal(dir, kPage);  // the records before the refusal, no more
   DurableTable table(journal, kRoomy, size_t{1} << 30);
   EXPECT_EQ(view(table.table()), before.str());
-  fs::remove_all(dir);
-  fs::remove(state_file);
 }
 
 TEST(LocksFileJournal, UnusableDirectoryIsAClearError) {
-  std::string file = testing::TempDir() + "/locks_durable_not_a_dir";
+  test::TempDir tmp;
+  const std::string file = tmp.file("not_a_dir");
   std::ofstream(file) << "x";
   try {
     FileJournal journal(file);
@@ -936,7 +928,6 @@ TEST(LocksFileJournal, UnusableDirectoryIsAClearError) {
   } catch (const std::system_error& e) {
     EXPECT_NE(std::string(e.what()).find("cannot make directory"), std::string::npos) << e.what();
   }
-  std::filesystem::remove(file);
 }
 
 // ---- rates (printed, not asserted; ASN_LOCKS_PERF=1 for the full sizes) --------------------
