@@ -26,13 +26,10 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-build=${BENCH_BUILD_DIR:-build}
+source bench/build_once.sh
 asnd=$build/daemon/asnd
 bench=$build/bench/locks_bench
-if [ ! -x "$asnd" ] || [ ! -x "$bench" ]; then
-  [ -f "$build/CMakeCache.txt" ] || cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-  cmake --build "$build" -j"$(nproc)" --target asnd locks_bench >/dev/null
-fi
+build_once "$asnd" "$bench"
 
 run=$(mktemp -d /tmp/asn-locksbench-XXXXXX)
 pid=

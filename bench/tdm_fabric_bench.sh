@@ -49,13 +49,10 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-build=${BENCH_BUILD_DIR:-build}
+source bench/build_once.sh
 asnd=$build/daemon/asnd
 asnctl=$build/cli/asnctl
-if [ ! -x "$asnd" ] || [ ! -x "$asnctl" ]; then
-  [ -f "$build/CMakeCache.txt" ] || cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-  cmake --build "$build" -j"$(nproc)" --target asnd asnctl >/dev/null
-fi
+build_once "$asnd" "$asnctl"
 if ! "$asnctl" load-schedule --help 2>&1 | grep -q -- --fabric; then
   echo "tdm_fabric_bench.sh: $asnctl has no 'load-schedule --fabric' (build it again)" >&2
   exit 1
