@@ -61,8 +61,9 @@ class LockBatcher : public std::enable_shared_from_this<LockBatcher> {
 
   using Clock = std::chrono::steady_clock;
 
-  // Sends `op` (its id is set here); `done` runs once with the outcome, on a gRPC thread.
-  // Returns the op's id. An op not answered by `wait_until`
+  // Sends `op` (its id is set here); `done` runs once with the outcome, on a gRPC thread
+  // (on the calling thread, before submit() returns 0, when the op is refused at once: the
+  // LockClient is going, or the op is over kMaxOpBytes). Returns the op's id. An op not answered by `wait_until`
   // gets DEADLINE_EXCEEDED then, on the library's own thread, and its late answer is
   // dropped: an asnd that hangs does not leave a caller waiting for ever.
   std::uint64_t submit(asn::v1::LockOp op, Done done,
