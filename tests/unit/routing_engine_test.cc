@@ -162,25 +162,89 @@ TEST_F(EngineTest, AldfbWithNothingUnderThresholdWaitsOnTheHigherDimensionsDirec
   EXPECT_FALSE(d.header.h1);
 }
 
-TEST_F(EngineTest, ThresholdAndQueueDepthDecideUsable) {
+TEST_F(EngineTest, ThePortsWholeQueueAgainstTheThresholdAndTheVcsRoomDecideUsable) {
   FakeRouter r = make(RoutingMode::kAldfb);
   const uint32_t dest = terminal(1, 0);  // only dimension 1: direct ports (1, 0, A/B)
-  r.fill(port(1, 0, 0), kThreshold - 1);
-  EXPECT_EQ(route_packet(r, from_terminal(dest), 0).port, port(1, 0, 0));
-  r.fill(port(1, 0, 0), kThreshold);  // T_h packets: no longer "fewer than the threshold"
+  const unsigned a = port(1, 0, 0);
+  r.queues[a * 2 + 1] = kThreshold - 1;  // the adaptive VC
+  EXPECT_EQ(route_packet(r, from_terminal(dest), 0).port, a);
+  // One bit per port (004 L846): the escape VC's packet counts too, T_h packets in all.
+  r.queues[a * 2 + 0] = 1;
   EXPECT_EQ(route_packet(r, from_terminal(dest), 0).port, port(1, 0, 1));
-  // A threshold beyond the queue depth: a full queue still does not count as usable.
-  r.thresholds[port(1, 0, 0)] = 1000;
-  r.fill(port(1, 0, 0), r.depth);
+  // A threshold beyond the queue depth: a VC with no room still does not count as usable.
+  r.thresholds[a] = 1000;
+  r.queues[a * 2 + 1] = r.depth;
   EXPECT_EQ(route_packet(r, from_terminal(dest), 0).port, port(1, 0, 1));
-  r.fill(port(1, 0, 0), r.depth - 1);
-  EXPECT_EQ(route_packet(r, from_terminal(dest), 0).port, port(1, 0, 0));
+  r.queues[a * 2 + 1] = r.depth - 1;
+  EXPECT_EQ(route_packet(r, from_terminal(dest), 0).port, a);
 }
 
-// --- VCs by link numbers (L888, L906) ---------------------------------------------------------
+// --- VCs: the escape policy (the default) -------------------------------------------------
 
-TEST_F(EngineTest, VirtualChannelFollowsTheLinkNumbers) {
+TEST_F(EngineTest, AdaptiveHopsUseTheVcsAboveTheEscapeVc) {
   FakeRouter r = make(RoutingMode::kAldfb);
+  r.vcs = 4;
+  r.queues.assign(r.port_count() * 4, 0);
+  const unsigned a = port(1, 0, 0);
+  r.queues[a * 4 + 1] = 2;
+  r.queues[a * 4 + 2] = 1;
+  r.queues[a * 4 + 3] = 3;
+  const RouteDecision d = route_packet(r, from_terminal(terminal(3, 0)), 0);
+  EXPECT_EQ(d.port, a);
+  EXPECT_EQ(d.vc, 2);  // the least occupied adaptive VC; VC 0 is never adaptive
+  EXPECT_EQ(d.vc_class, VcClass::kAdaptive);
+  EXPECT_FALSE(d.header.escaped);
+}
+
+TEST_F(EngineTest, APacketWhoseAdaptiveVcHasNoRoomTakesTheEscapeHop) {
+  for (RoutingMode mode : {RoutingMode::kAldfb, RoutingMode::kMinimal, RoutingMode::kUgal}) {
+    FakeRouter r = make(mode);
+    // Every adaptive VC full; the escape VCs hold a little.
+    for (unsigned p = 4; p < r.port_count(); ++p) {
+      r.queues[p * 2 + 1] = r.depth;
+      r.queues[p * 2 + 0] = 5;
+    }
+    r.queues[port(1, 0, 0) * 2 + 0] = 6;  // lane B's escape VC the less occupied
+    const uint32_t dest = terminal(3, 0);
+    for (const PacketHeader& h :
+         {from_terminal(dest), from_channel(dest, 0, 0, true), from_channel(dest, 0, 0, false)}) {
+      const RouteDecision d = route_packet(r, h, fabric.router_of({2, 3}));
+      ASSERT_EQ(d.status, RouteStatus::kOk);
+      // The dimension-ordered minimal hop: the highest dimension still to correct, even
+      // when the packet's last hop was a detour in dimension 0 (h1).
+      EXPECT_EQ(d.port, port(1, 0, 1)) << static_cast<int>(mode);
+      EXPECT_EQ(d.vc, 0);
+      EXPECT_EQ(d.vc_class, VcClass::kEscape);
+      EXPECT_TRUE(d.minimal);
+      EXPECT_TRUE(d.header.escaped);
+      EXPECT_FALSE(d.header.h1);
+      EXPECT_FALSE(d.header.to_intermediate);
+    }
+  }
+}
+
+TEST_F(EngineTest, AnEscapedPacketRoutesMinimallyOnTheAdaptiveVcs) {
+  FakeRouter r = make(RoutingMode::kAldfb);
+  const uint32_t dest = terminal(3, 0);
+  for (unsigned lane = 0; lane < 2; ++lane) {
+    r.congest(port(1, 0, lane));
+    r.congest(port(0, 3, lane));
+  }
+  PacketHeader h = from_channel(dest, 0, 0, false);
+  ASSERT_TRUE(route_packet(r, h, 0).header.h1);  // not escaped: a detour
+  h.escaped = true;
+  const RouteDecision d = route_packet(r, h, 0);
+  ASSERT_EQ(d.status, RouteStatus::kOk);
+  EXPECT_TRUE(d.minimal);  // no detour once escaped
+  EXPECT_EQ(d.vc, 1);      // back on an adaptive VC (Duato allows it)
+  EXPECT_TRUE(d.header.escaped);
+}
+
+// --- VCs: the seed's rule, by link numbers (L888, L906), kept for comparison -----------------
+
+TEST_F(EngineTest, SeedRuleVirtualChannelFollowsTheLinkNumbers) {
+  FakeRouter r = make(RoutingMode::kAldfb);
+  r.route_mode.vc_policy = topology::VcPolicy::kSeed;
   const uint32_t prev = fabric.router_of({0, 2});  // arrives over dimension 0 from digit 0
   for (uint32_t dest_router = 0; dest_router < fabric.routers(); ++dest_router) {
     if (dest_router == own) continue;
@@ -198,23 +262,58 @@ TEST_F(EngineTest, VirtualChannelFollowsTheLinkNumbers) {
             VcClass::kForward);
   // From a terminal there is no input link: forward.
   EXPECT_EQ(route_packet(r, from_terminal(terminal(1, 0)), 0).vc_class, VcClass::kForward);
-}
-
-TEST_F(EngineTest, VcOccupancyIsTheOneThePacketWouldUse) {
-  FakeRouter r = make(RoutingMode::kAldfb);
-  // Arrived from (0, 2): to (1, 0) is a reverse-VC hop, so only VC 1's queue counts.
-  const PacketHeader h = from_channel(terminal(1, 0), 0, 0, false);
-  r.queues[port(1, 0, 0) * 2 + 0] = 50;  // the forward VC: irrelevant here
-  EXPECT_EQ(route_packet(r, h, 0).port, port(1, 0, 0));
-  r.queues[port(1, 0, 0) * 2 + 1] = kThreshold;
-  EXPECT_EQ(route_packet(r, h, 0).port, port(1, 0, 1));
   // Four VCs: two per class, the less occupied of the class is taken.
   r.vcs = 4;
   r.queues.assign(r.port_count() * 4, 0);
   r.queues[port(1, 0, 0) * 4 + 2] = 3;
-  const RouteDecision d = route_packet(r, h, 0);
+  const RouteDecision d = route_packet(r, from_channel(terminal(1, 0), 0, 0, false), 0);
   EXPECT_EQ(d.port, port(1, 0, 0));
   EXPECT_EQ(d.vc, 3);
+}
+
+// --- The routing relation the prover reads ------------------------------------------------
+
+TEST_F(EngineTest, EveryDecisionIsOneOfTheRouteOptions) {
+  std::mt19937 rng(7);
+  std::vector<RouteOption> options;
+  for (topology::VcPolicy policy : {topology::VcPolicy::kEscape, topology::VcPolicy::kSeed}) {
+    for (RoutingMode mode : {RoutingMode::kAldfb, RoutingMode::kMinimal, RoutingMode::kUgal}) {
+      FakeRouter r = make(mode);
+      r.route_mode.vc_policy = policy;
+      r.depth = 6;
+      for (int trial = 0; trial < 400; ++trial) {
+        for (uint32_t& q : r.queues) q = rng() % 7;
+        const uint32_t dest = static_cast<uint32_t>(rng() % 64);
+        PacketHeader h = rng() % 2 ? from_terminal(dest)
+                                   : from_channel(dest, rng() % 2, rng() % 2 == 0 ? 0 : 3,
+                                                  rng() % 2 == 0);
+        h.escaped = policy == topology::VcPolicy::kEscape && rng() % 4 == 0;
+        const RouteDecision d = route_packet(r, h, static_cast<uint32_t>(rng()));
+        ASSERT_EQ(d.status, RouteStatus::kOk);
+        ASSERT_EQ(route_options(r, h, options), RouteStatus::kOk);
+        const RouteOption chosen{d.port, d.vc, d.vc_class, d.local, d.header};
+        EXPECT_THAT(options, ::testing::Contains(chosen))
+            << "mode " << static_cast<int>(mode) << " dest " << dest;
+        for (const RouteOption& o : options) {
+          // Under the escape policy VC 0 of a channel carries escape hops only.
+          if (policy == topology::VcPolicy::kEscape && !o.local) {
+            EXPECT_EQ(o.vc == 0, o.vc_class == VcClass::kEscape);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_F(EngineTest, EscapePortsAreTheHighestDimensionsLanes) {
+  FakeRouter r = make(RoutingMode::kAldfb);
+  std::vector<uint16_t> ports;
+  ASSERT_EQ(escape_ports(r, from_terminal(terminal(3, 0)), ports), RouteStatus::kOk);
+  EXPECT_THAT(ports, ::testing::ElementsAre(port(1, 0, 0), port(1, 0, 1)));
+  ASSERT_EQ(escape_ports(r, from_terminal(terminal(3, 2)), ports), RouteStatus::kOk);
+  EXPECT_THAT(ports, ::testing::ElementsAre(port(0, 3, 0), port(0, 3, 1)));
+  ASSERT_EQ(escape_ports(r, from_terminal(terminal(1, 2)), ports), RouteStatus::kOk);
+  EXPECT_TRUE(ports.empty());  // the destination router
 }
 
 // --- Minimal adaptive and UGAL --------------------------------------------------------------
@@ -234,11 +333,30 @@ TEST_F(EngineTest, MinimalAdaptiveNeverDetours) {
   EXPECT_FALSE(d.header.h1);
 }
 
-TEST_F(EngineTest, UgalGoesMinimalWhileADirectQueueIsUnderThreshold) {
+TEST_F(EngineTest, UgalDecidesByHopsTimesQueue) {
   FakeRouter r = make(RoutingMode::kUgal);
-  const RouteDecision d = route_packet(r, from_terminal(terminal(3, 0)), 12345);
+  const uint32_t dest = terminal(3, 0);  // 2 hops minimally
+  const uint32_t intermediate = fabric.router_of({2, 3});  // 2 + 2 hops through it
+  RouteDecision d = route_packet(r, from_terminal(dest), intermediate);
   EXPECT_EQ(d.port, port(1, 0, 0));
   EXPECT_FALSE(d.header.to_intermediate);
+  // Every minimal first hop queues 6 packets (2 x 6 = 12), the way to (2, 3) 3 (4 x 3 = 12):
+  // a tie stays minimal; one more packet on the minimal ports and UGAL goes through (2, 3).
+  for (unsigned lane = 0; lane < 2; ++lane) {
+    r.queues[port(1, 0, lane) * 2 + 1] = 6;
+    r.queues[port(0, 3, lane) * 2 + 1] = 6;
+    r.queues[port(1, 3, lane) * 2 + 1] = 3;
+    r.queues[port(0, 2, lane) * 2 + 1] = 3;
+  }
+  d = route_packet(r, from_terminal(dest), intermediate);
+  EXPECT_FALSE(d.header.to_intermediate);
+  for (unsigned lane = 0; lane < 2; ++lane) {
+    r.queues[port(1, 0, lane) * 2 + 1] = 7;
+    r.queues[port(0, 3, lane) * 2 + 1] = 7;
+  }
+  d = route_packet(r, from_terminal(dest), intermediate);
+  EXPECT_TRUE(d.header.to_intermediate);
+  EXPECT_EQ(d.header.intermediate, intermediate);
 }
 
 TEST_F(EngineTest, UgalPicksTheRandomIntermediateWhenTheMinimalQueuesAreFull) {

@@ -103,8 +103,11 @@ FabricManager::Plan FabricManager::prepare(const state::v1::FabricState& doc,
   phase = Clock::now();
   check_board(plan);
   if (plan.placed) {
-    plan.config = topology::encode_config(plan.tables.registers,
-                                          {static_cast<RoutingMode>(doc.mode()), doc.enable()});
+    // Always the escape VC rule: the seed's (VcPolicy::kSeed) deadlocks a lossless fabric and
+    // exists only for asnsim's comparisons.
+    plan.config = topology::encode_config(
+        plan.tables.registers,
+        {static_cast<RoutingMode>(doc.mode()), doc.enable(), topology::VcPolicy::kEscape});
     plan.port_map =
         topology::encode_port_map_table(plan.tables.port_map, device_.entries(r::kPortMap));
     plan.schedule =

@@ -31,6 +31,7 @@ std::vector<uint32_t> encode_config(const RouteRegisters& registers, const Route
   r::kConfigLastLanes.put(entry, registers.last_lanes);
   r::kConfigMode.put(entry, static_cast<uint32_t>(mode.mode));
   r::kConfigEnable.put(entry, mode.enable ? 1 : 0);
+  r::kConfigVcPolicy.put(entry, static_cast<uint32_t>(mode.vc_policy));
   return entry;
 }
 
@@ -47,7 +48,8 @@ RouteRegisters decode_config(std::span<const uint32_t> entry) {
 
 RouteMode decode_mode(std::span<const uint32_t> entry) {
   return RouteMode{static_cast<RoutingMode>(r::kConfigMode.get(entry)),
-                   r::kConfigEnable.get(entry) != 0};
+                   r::kConfigEnable.get(entry) != 0,
+                   static_cast<VcPolicy>(r::kConfigVcPolicy.get(entry))};
 }
 
 uint32_t encode_port_map(const PortMapEntry& entry) {

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <optional>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "asn/topology/schedule.hpp"
 
@@ -29,9 +31,13 @@ struct Candidate {
   unsigned dim = 0;
   uint32_t next = 0;  // the router the port leads to
   VcClass vc_class = VcClass::kForward;
-  unsigned vc = 0;
-  uint32_t occupancy = 0;
-  bool usable = false;  // its Pi bit
+  unsigned vc = 0;             // the least occupied VC of its class
+  unsigned first_vc = 0;       // the VCs of its class: [first_vc, last_vc)
+  unsigned last_vc = 0;
+  uint32_t occupancy = 0;      // of that VC
+  uint32_t queue = 0;          // the port's output queue: every VC's packets
+  bool room = false;           // the VC can take a packet
+  bool usable = false;         // its Pi bit
 };
 
 // Candidates in priority order: higher dimension first, then lower port. A switch has at
@@ -54,19 +60,19 @@ class Candidates {
     auto it = std::find_if(begin(), end(), [](const Candidate& c) { return c.usable; });
     return it == end() ? nullptr : it;
   }
-  // The least occupied candidate of the highest dimension (the "higher dim link", L922).
+  // The shortest-queued candidate of the highest dimension (the "higher dim link", L922).
   const Candidate* highest_dimension_least_occupied() const {
     if (empty()) return nullptr;
     const Candidate* best = begin();
     for (const Candidate& c : *this) {
-      if (c.dim == begin()->dim && c.occupancy < best->occupancy) best = &c;
+      if (c.dim == begin()->dim && c.queue < best->queue) best = &c;
     }
     return best;
   }
-  // The least occupied candidate of any dimension, ties by priority.
+  // The shortest-queued candidate of any dimension, ties by priority.
   const Candidate* least_occupied() const {
     return empty() ? nullptr : std::min_element(begin(), end(), [](auto& a, auto& b) {
-      return a.occupancy < b.occupancy;
+      return a.queue < b.queue;
     });
   }
 
@@ -75,17 +81,22 @@ class Candidates {
   size_t size_ = 0;
 };
 
-// One decision: the switch's registers read once, then the mode's algorithm.
+// One decision: the switch's registers read once, then the mode's algorithm. With `options`
+// set, every choice the algorithm could make in some queue state is collected there instead
+// (route_options), through the same candidate code.
 class Decision {
  public:
-  Decision(const RouterView& view, const PacketHeader& header) : view_(view), header_(header) {}
+  Decision(const RouterView& view, const PacketHeader& header,
+           std::vector<RouteOption>* options = nullptr)
+      : view_(view), header_(header), options_(options) {}
 
+  RouteStatus load();
   RouteDecision run(uint32_t random);
+  void escape_ports(std::vector<uint16_t>& out) const;
 
  private:
-  RouteStatus load();
   RouteDecision route_static();
-  RouteDecision route_minimal();
+  RouteDecision route_minimal(PacketHeader next);
   RouteDecision route_ugal(uint32_t random);
   RouteDecision route_aldfb();
 
@@ -104,11 +115,15 @@ class Decision {
   }
   // Dimensions still to correct for a destination entry (Dr), one bit each.
   unsigned dimensions_to_correct(const DestEntry& entry) const;
+  // Dimensions in which two routers' digits differ: the minimal hops between them.
+  unsigned hops_between(uint32_t a, uint32_t b) const;
+  bool escape_policy() const { return mode_.vc_policy == topology::VcPolicy::kEscape; }
 
   bool channel_candidate(unsigned port, Candidate& out) const;
   bool direct_candidates(const DestEntry& entry, unsigned dims, Candidates& out) const;
   void detour_candidates(unsigned dims, uint32_t dest, Candidates& out) const;
-  std::pair<unsigned, uint32_t> pick_vc(unsigned port, VcClass vc_class) const;
+  std::pair<unsigned, uint32_t> pick_vc(unsigned port, unsigned first, unsigned last) const;
+  uint32_t port_queue(unsigned port) const;
 
   RouteDecision fail(RouteStatus status) const {
     RouteDecision d;
@@ -116,11 +131,20 @@ class Decision {
     d.header = header_;
     return d;
   }
-  RouteDecision hop(const Candidate& c, PacketHeader next, uint32_t dest) const;
+  RouteDecision hop(const Candidate& c, PacketHeader next) const;
+  // The candidate when its VC has room (or under the seed's policy, which waits there);
+  // else the escape hop.
+  RouteDecision take(const Candidate& c, PacketHeader next) const;
+  RouteDecision escape(PacketHeader next) const;
   RouteDecision deliver(PacketHeader next) const;
+  // route_options: every candidate of `list` on every VC of its class, leaving with `next`.
+  void offer(const Candidates& list, const PacketHeader& next) const;
+  void offer_escape(PacketHeader next) const;
 
   const RouterView& view_;
   const PacketHeader& header_;
+  std::vector<RouteOption>* options_;
+  topology::RouteMode mode_;
   RouteRegisters regs_;
   std::array<uint32_t, kMaxDimensions + 1> weight_{};  // k^i
   uint32_t own_ = 0;
@@ -136,6 +160,8 @@ class Decision {
 };
 
 RouteStatus Decision::load() {
+  mode_ = view_.mode();
+  if (!mode_.enable) return RouteStatus::kDisabled;
   regs_ = view_.registers();
   if (regs_.k < 2 || regs_.r > kMaxDimensions || regs_.lanes == 0 || regs_.last_lanes == 0 ||
       regs_.last_radix == 0 || (regs_.r > 0 && regs_.last_radix > regs_.k)) {
@@ -181,13 +207,21 @@ unsigned Decision::dimensions_to_correct(const DestEntry& entry) const {
   return dims;
 }
 
-std::pair<unsigned, uint32_t> Decision::pick_vc(unsigned port, VcClass vc_class) const {
-  const unsigned half = vcs_ / 2;
-  unsigned first = 0, last = vcs_;  // one VC: both classes share it
-  if (vcs_ >= 2) {
-    first = vc_class == VcClass::kForward ? 0 : half;
-    last = vc_class == VcClass::kForward ? half : vcs_;
-  }
+unsigned Decision::hops_between(uint32_t a, uint32_t b) const {
+  unsigned hops = 0;
+  for (unsigned dim = 0; dim < regs_.r; ++dim) hops += digit_of(a, dim) != digit_of(b, dim);
+  return hops;
+}
+
+uint32_t Decision::port_queue(unsigned port) const {
+  uint32_t packets = 0;
+  for (unsigned vc = 0; vc < vcs_; ++vc) packets += view_.occupancy(port, vc);
+  return packets;
+}
+
+// The least occupied VC of [first, last), ties to the lower.
+std::pair<unsigned, uint32_t> Decision::pick_vc(unsigned port, unsigned first,
+                                                unsigned last) const {
   unsigned best = first;
   uint32_t best_occupancy = view_.occupancy(port, first);
   for (unsigned vc = first + 1; vc < last; ++vc) {
@@ -211,10 +245,23 @@ bool Decision::channel_candidate(unsigned port, Candidate& out) const {
   out.port = port;
   out.dim = entry.dimension;
   out.next = router_with(entry.dimension, entry.digit);
-  out.vc_class =
-      arrival_ && link_in_ >= link_number(own_, out.next) ? VcClass::kReverse : VcClass::kForward;
-  std::tie(out.vc, out.occupancy) = pick_vc(port, out.vc_class);
-  out.usable = out.occupancy < view_.threshold(port) && out.occupancy < depth_;
+  if (escape_policy()) {
+    // VC 0 is the escape channel; with one VC there is no adaptive VC, and every hop is an
+    // escape hop.
+    out.vc_class = VcClass::kAdaptive;
+    out.first_vc = vcs_ > 1 ? 1 : 0;
+    out.last_vc = vcs_;
+  } else {
+    out.vc_class = arrival_ && link_in_ >= link_number(own_, out.next) ? VcClass::kReverse
+                                                                       : VcClass::kForward;
+    const unsigned half = vcs_ / 2;  // one VC: both classes share it
+    out.first_vc = vcs_ >= 2 && out.vc_class == VcClass::kReverse ? half : 0;
+    out.last_vc = vcs_ >= 2 && out.vc_class == VcClass::kForward ? half : vcs_;
+  }
+  std::tie(out.vc, out.occupancy) = pick_vc(port, out.first_vc, out.last_vc);
+  out.queue = port_queue(port);
+  out.room = out.occupancy < depth_ && !(escape_policy() && vcs_ == 1);
+  out.usable = out.room && out.queue < view_.threshold(port);
   return true;
 }
 
@@ -239,20 +286,68 @@ bool Decision::direct_candidates(const DestEntry& entry, unsigned dims, Candidat
 // Every port of the dimensions in `dims` that does not lead to the destination's digit.
 void Decision::detour_candidates(unsigned dims, uint32_t dest, Candidates& out) const {
   for (unsigned port = 0; port < ports_; ++port) {
+    const PortMapEntry entry = view_.port_map(port);
+    if (entry.role != PortRole::kChannel || entry.dimension >= regs_.r ||
+        (dims >> entry.dimension & 1) == 0 || entry.digit == digit_of(dest, entry.dimension)) {
+      continue;  // checked before the queues are read: most ports are not detours
+    }
     Candidate c;
-    if (!channel_candidate(port, c) || (dims >> c.dim & 1) == 0) continue;
-    if (digit_of(c.next, c.dim) == digit_of(dest, c.dim)) continue;
-    out.add(c);
+    if (channel_candidate(port, c)) out.add(c);
   }
   out.sort();
 }
 
-RouteDecision Decision::hop(const Candidate& c, PacketHeader next, uint32_t dest) const {
+RouteDecision Decision::hop(const Candidate& c, PacketHeader next) const {
   RouteDecision d;
   d.port = static_cast<uint16_t>(c.port);
   d.vc = static_cast<uint8_t>(c.vc);
   d.vc_class = c.vc_class;
-  d.minimal = digit_of(c.next, c.dim) == digit_of(dest, c.dim);
+  d.minimal = digit_of(c.next, c.dim) == digit_of(dest_, c.dim);
+  d.header = next;
+  return d;
+}
+
+RouteDecision Decision::take(const Candidate& c, PacketHeader next) const {
+  if (!escape_policy() || c.room) return hop(c, next);
+  return escape(next);
+}
+
+void Decision::escape_ports(std::vector<uint16_t>& out) const {
+  out.clear();
+  const unsigned dims = dimensions_to_correct(dest_entry_);
+  if (dest_entry_.local || dims == 0) return;
+  const unsigned dim = static_cast<unsigned>(std::bit_width(dims)) - 1;  // highest first
+  const DirectPorts& direct = dest_entry_.dims[dim];
+  const unsigned lanes = direct.port_b == kNoPort ? 1 : lanes_of(dim);
+  for (unsigned lane = 0; lane < lanes; ++lane) {
+    const unsigned port = topology::lane_port(direct, lane);
+    Candidate c;
+    if (!channel_candidate(port, c) || c.dim != dim) continue;
+    out.push_back(static_cast<uint16_t>(port));
+  }
+}
+
+// The escape hop: the dimension-ordered minimal hop on VC 0, the lane whose VC 0 is least
+// occupied. The packet routes minimally from here (`escaped`); a pending detour (h1) or
+// intermediate router is dropped, so ALDFB still detours at most once per dimension.
+RouteDecision Decision::escape(PacketHeader next) const {
+  thread_local std::vector<uint16_t> ports;
+  escape_ports(ports);
+  if (ports.empty()) return fail(RouteStatus::kNoPort);
+  unsigned best = ports.front();
+  uint32_t best_occupancy = view_.occupancy(best, 0);
+  for (uint16_t port : ports) {
+    const uint32_t occupancy = view_.occupancy(port, 0);
+    if (occupancy < best_occupancy) best = port, best_occupancy = occupancy;
+  }
+  RouteDecision d;
+  d.port = static_cast<uint16_t>(best);
+  d.vc = 0;
+  d.vc_class = VcClass::kEscape;
+  d.minimal = true;
+  next.h1 = false;
+  next.to_intermediate = false;
+  next.escaped = true;
   d.header = next;
   return d;
 }
@@ -262,23 +357,54 @@ RouteDecision Decision::deliver(PacketHeader next) const {
   for (unsigned port = 0; port < ports_; ++port) {
     const PortMapEntry entry = view_.port_map(port);
     if (entry.role != PortRole::kTerminal || entry.digit != terminal) continue;
-    RouteDecision d;
-    d.port = static_cast<uint16_t>(port);
-    d.vc = static_cast<uint8_t>(pick_vc(port, VcClass::kForward).first);
-    d.local = true;
     next.h1 = false;
     next.to_intermediate = false;
+    // Ejection never waits on another switch: any VC of the terminal port (the seed's
+    // forward half under its rule).
+    const unsigned last = escape_policy() || vcs_ < 2 ? vcs_ : vcs_ / 2;
+    if (options_) {
+      for (unsigned vc = 0; vc < last; ++vc) {
+        options_->push_back({static_cast<uint16_t>(port), static_cast<uint8_t>(vc),
+                             VcClass::kForward, true, next});
+      }
+    }
+    RouteDecision d;
+    d.port = static_cast<uint16_t>(port);
+    d.vc = static_cast<uint8_t>(pick_vc(port, 0, last).first);
+    d.local = true;
     d.header = next;
     return d;
   }
   return fail(RouteStatus::kNoPort);
 }
 
-// Algorithms 3 (L910-934) and 4 (L936-952).
+void Decision::offer(const Candidates& list, const PacketHeader& next) const {
+  if (!options_) return;
+  for (const Candidate& c : list) {
+    if (escape_policy() && vcs_ == 1) continue;  // no adaptive VC: escape hops only
+    for (unsigned vc = c.first_vc; vc < c.last_vc; ++vc) {
+      options_->push_back(
+          {static_cast<uint16_t>(c.port), static_cast<uint8_t>(vc), c.vc_class, false, next});
+    }
+  }
+}
+
+void Decision::offer_escape(PacketHeader next) const {
+  if (!options_ || !escape_policy()) return;
+  thread_local std::vector<uint16_t> ports;
+  escape_ports(ports);
+  next.h1 = false;
+  next.to_intermediate = false;
+  next.escaped = true;
+  for (uint16_t port : ports) options_->push_back({port, 0, VcClass::kEscape, false, next});
+}
+
+// Algorithms 3 (L910-934) and 4 (L936-952), on the adaptive VCs.
 RouteDecision Decision::route_aldfb() {
   if (dest_entry_.local) return deliver(header_);  // s_d == d_d
   const unsigned dr = dimensions_to_correct(dest_entry_);
   if (dr == 0) return fail(RouteStatus::kNoPort);
+  if (header_.escaped && escape_policy()) return route_minimal(header_);
   unsigned pr_dims = dr;
   if (header_.h1 && arrival_ && (dr >> arrival_->dimension & 1) != 0) {
     pr_dims = 1u << arrival_->dimension;  // the minimal hop after a detour (see the header)
@@ -287,47 +413,84 @@ RouteDecision Decision::route_aldfb() {
   if (!direct_candidates(dest_entry_, pr_dims, direct)) return fail(RouteStatus::kNoPort);
   PacketHeader next = header_;
   next.h1 = false;
-  if (const Candidate* po = direct.first_usable()) return hop(*po, next, dest_);  // lines 8-10
-  if (header_.h1) return hop(*direct.highest_dimension_least_occupied(), next, dest_);  // 12-14
+  offer(direct, next);
+  offer_escape(next);
+  Candidates detours;
+  if (!header_.h1) {
+    detour_candidates(dr, dest_, detours);
+    PacketHeader detour = next;
+    detour.h1 = true;
+    offer(detours, detour);
+  }
+  if (const Candidate* po = direct.first_usable()) return hop(*po, next);  // lines 8-10
+  if (header_.h1) return take(*direct.highest_dimension_least_occupied(), next);  // 12-14
 
   // Algorithm 4: the status of all ports of Dr; a detour sets h1.
-  Candidates detours;
-  detour_candidates(dr, dest_, detours);
   if (const Candidate* po = detours.first_usable()) {
     next.h1 = true;
-    return hop(*po, next, dest_);
+    return hop(*po, next);
   }
-  return hop(*direct.highest_dimension_least_occupied(), next, dest_);
+  return take(*direct.highest_dimension_least_occupied(), next);
 }
 
-RouteDecision Decision::route_minimal() {
-  if (dest_entry_.local) return deliver(header_);
+RouteDecision Decision::route_minimal(PacketHeader next) {
+  if (dest_entry_.local) return deliver(next);
   Candidates direct;
   if (!direct_candidates(dest_entry_, dimensions_to_correct(dest_entry_), direct) ||
       direct.empty()) {
     return fail(RouteStatus::kNoPort);
   }
+  offer(direct, next);
+  offer_escape(next);
   const Candidate* c = direct.first_usable();
-  return hop(c ? *c : *direct.least_occupied(), header_, dest_);
+  return c ? hop(*c, next) : take(*direct.least_occupied(), next);
 }
 
 RouteDecision Decision::route_ugal(uint32_t random) {
   PacketHeader next = header_;
   if (next.to_intermediate && next.intermediate == own_) next.to_intermediate = false;
   if (dest_entry_.local) return deliver(next);
+  if (next.escaped && escape_policy()) return route_minimal(next);
 
-  Candidates direct;
   if (!next.to_intermediate && !arrival_) {
-    // At the source: minimal while a direct queue is under its threshold, else a detour.
+    // At the source, UGAL-L: the minimal path unless hops x queue says the path through the
+    // drawn intermediate router is shorter.
+    Candidates direct;
     if (!direct_candidates(dest_entry_, dimensions_to_correct(dest_entry_), direct) ||
         direct.empty()) {
       return fail(RouteStatus::kNoPort);
     }
-    if (const Candidate* c = direct.first_usable()) return hop(*c, next, dest_);
+    offer(direct, next);
+    if (options_) {
+      for (uint32_t i = 0; i < routers_ && i < view_.dest_entries(); ++i) {
+        if (i == own_ || i == dest_) continue;
+        const DestEntry entry = view_.dest_entry(i);
+        Candidates toward;
+        if (!entry.valid || !direct_candidates(entry, dimensions_to_correct(entry), toward)) {
+          continue;
+        }
+        PacketHeader via = next;
+        via.to_intermediate = true;
+        via.intermediate = i;
+        offer(toward, via);
+      }
+    }
     const uint32_t intermediate = random % routers_;
-    if (intermediate != own_ && intermediate != dest_) {
-      next.to_intermediate = true;
-      next.intermediate = intermediate;
+    if (intermediate != own_ && intermediate != dest_ && intermediate < view_.dest_entries()) {
+      const DestEntry entry = view_.dest_entry(intermediate);
+      Candidates toward;
+      if (entry.valid && !entry.local &&
+          direct_candidates(entry, dimensions_to_correct(entry), toward) && !toward.empty()) {
+        const uint64_t minimal_cost =
+            uint64_t{hops_between(own_, dest_)} * direct.least_occupied()->queue;
+        const uint64_t detour_cost =
+            uint64_t{hops_between(own_, intermediate) + hops_between(intermediate, dest_)} *
+            toward.least_occupied()->queue;
+        if (minimal_cost > detour_cost) {
+          next.to_intermediate = true;
+          next.intermediate = intermediate;
+        }
+      }
     }
   }
   const uint32_t target = next.to_intermediate ? next.intermediate : dest_;
@@ -338,8 +501,10 @@ RouteDecision Decision::route_ugal(uint32_t random) {
   if (!direct_candidates(entry, dimensions_to_correct(entry), toward) || toward.empty()) {
     return fail(RouteStatus::kNoPort);
   }
+  offer(toward, next);
+  offer_escape(next);
   const Candidate* c = toward.first_usable();
-  return hop(c ? *c : *toward.least_occupied(), next, dest_);
+  return c ? hop(*c, next) : take(*toward.least_occupied(), next);
 }
 
 // The schedule's rows for one dimension of a 1-D or 2-D fabric (topology/schedule.hpp).
@@ -392,18 +557,16 @@ RouteDecision Decision::route_static() {
   const unsigned port = topology::lane_port(direct, step.lane);
   Candidate c;
   if (!channel_candidate(port, c) || c.dim != dim) return fail(RouteStatus::kNoPort);
-  return hop(c, header_, dest_);
+  return hop(c, header_);
 }
 
 RouteDecision Decision::run(uint32_t random) {
-  const topology::RouteMode mode = view_.mode();
-  if (!mode.enable) return fail(RouteStatus::kDisabled);
   if (const RouteStatus status = load(); status != RouteStatus::kOk) return fail(status);
-  switch (mode.mode) {
+  switch (mode_.mode) {
     case RoutingMode::kStatic:
       return route_static();
     case RoutingMode::kMinimal:
-      return route_minimal();
+      return route_minimal(header_);
     case RoutingMode::kUgal:
       return route_ugal(random);
     case RoutingMode::kAldfb:
@@ -438,6 +601,35 @@ std::string_view to_string(RouteStatus status) {
 
 RouteDecision route_packet(const RouterView& view, const PacketHeader& header, uint32_t random) {
   return Decision(view, header).run(random);
+}
+
+RouteStatus route_options(const RouterView& view, const PacketHeader& header,
+                          std::vector<RouteOption>& out) {
+  out.clear();
+  Decision decision(view, header, &out);
+  const RouteDecision d = decision.run(0);
+  if (d.status != RouteStatus::kOk) return d.status;
+  if (view.mode().mode == RoutingMode::kStatic) {
+    // Static routes are fixed by the header: the decision is the only option.
+    out.assign(1, {d.port, d.vc, d.vc_class, d.local, d.header});
+  }
+  std::sort(out.begin(), out.end(), [](const RouteOption& a, const RouteOption& b) {
+    return std::tie(a.port, a.vc, a.header.h1, a.header.escaped, a.header.to_intermediate,
+                    a.header.intermediate) < std::tie(b.port, b.vc, b.header.h1,
+                                                      b.header.escaped, b.header.to_intermediate,
+                                                      b.header.intermediate);
+  });
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return RouteStatus::kOk;
+}
+
+RouteStatus escape_ports(const RouterView& view, const PacketHeader& header,
+                         std::vector<uint16_t>& out) {
+  out.clear();
+  Decision decision(view, header);
+  if (const RouteStatus status = decision.load(); status != RouteStatus::kOk) return status;
+  decision.escape_ports(out);
+  return RouteStatus::kOk;
 }
 
 }  // namespace asn::model::engines

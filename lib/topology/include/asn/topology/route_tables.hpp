@@ -1,6 +1,6 @@
 // Everything the ROUTE block of one switch holds for its place in a 2DFB, as plain structs
 // that mirror the register fields one to one (fpga/regmap/asn_regmap.yaml, block `route`,
-// version 2; route_words.hpp encodes them). The fabric manager writes them to the board; the
+// version 3; route_words.hpp encodes them). The fabric manager writes them to the board; the
 // routing engine (fpga/model/include/asn/model/engines) reads them back.
 #pragma once
 
@@ -26,10 +26,22 @@ inline constexpr uint32_t kMaxK = 255;
 // route.config.mode
 enum class RoutingMode : uint8_t { kStatic = 0, kMinimal = 1, kUgal = 2, kAldfb = 3 };
 
-// route.config's mode and enable fields.
+// route.config.vc_policy: how the engine assigns virtual channels (docs/architecture.md,
+// "Routing that cannot deadlock").
+enum class VcPolicy : uint8_t {
+  // VC 0 is the escape channel: dimension-ordered minimal hops only. The modes route
+  // adaptively on VCs 1 and up; a packet whose adaptive VC has no room takes the escape hop.
+  kEscape = 0,
+  // The seed's forward/reverse rule by link numbers (004 L893-935). It deadlocks a lossless
+  // fabric; asnsim keeps it for comparison, asnd never programs it.
+  kSeed = 1,
+};
+
+// route.config's mode, enable and vc_policy fields.
 struct RouteMode {
   RoutingMode mode = RoutingMode::kStatic;
   bool enable = false;
+  VcPolicy vc_policy = VcPolicy::kEscape;
 };
 
 // route.config: this router's place.

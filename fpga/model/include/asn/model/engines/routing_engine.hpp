@@ -8,39 +8,51 @@
 // between packets.
 //
 // Readings where the seed leaves room (each also at the code it governs):
-// - Priority encoder (L846): ports of the higher dimension first, then the lower port
-//   number. A port is usable (its Pi bit set) when the output queue of the VC the packet
-//   would take there holds fewer packets than its T_h and is not full.
-// - VC (L888, L906, L928-931): the link the packet came in on and the link it leaves on are
-// numbered as
-//   in topology::Fabric::link_number; forward VC when the input link's number is the smaller,
-//   reverse otherwise. A packet from a terminal has no input link and takes the forward VC,
-//   as does a packet delivered to a terminal. With V VCs per port the first half (at least
-//   VC 0) are forward, the rest reverse; the least occupied of the class is taken.
+// - Priority encoder (L846): one bit per output port, set when the port's output queue (the
+//   packets of all its VCs) holds fewer than its T_h and the VC the packet would take there
+//   has room. Ports of the higher dimension first, then the lower port number.
+// - VCs: route.config.vc_policy.
+//   - escape (the default, and all asnd programs): VC 0 of every port is the escape channel.
+//     It carries only the dimension-ordered minimal hop (the highest dimension still to
+//     correct; any lane of it). The modes route on VCs 1 and up (the least occupied); when
+//     the VC the mode chose has no room, the packet takes the escape hop instead, and from
+//     then on routes minimally (`escaped` in its header: no detour, no intermediate). This is
+//     Duato's construction for virtual cut-through: the escape sub-function is connected
+//     and its channel dependency graph is acyclic (dimensions are corrected highest first,
+//     one hop each), and a blocked packet can always request it, so the fabric cannot
+//     deadlock (docs/architecture.md; `asnsim prove` checks it from the tables).
+//   - seed (004 L888, L906, L928-931): forward VC when the input link's number is the
+//     smaller (topology::Fabric::link_number), reverse otherwise; a packet from a terminal
+//     takes the forward VC; the first half of the VCs are forward. The seed claims it is
+//     deadlock-free (L893-906); it is not: three packets, each in a legal detour and its
+//     correction, wait on each other, and every wait obeys the rule. asnsim keeps it for
+//     comparison (`--vc-rule seed`); asnd never writes it.
 // - ALDFB, Algorithm 3 with h1 = 1 (L921-923): the packet's last hop was its detour, and the
 //   mandatory minimal hop corrects the dimension of that detour (the dimension of the input
 //   port), as the worked example does (L906). Taken literally (any direct port of Dr), a
 //   packet could correct another dimension first and then detour again in the first one; the
 //   seed's "one non-minimal forwarding in each dimension" (L834, L848) would not hold.
-// - ALDFB, Algorithm 4 when no port of Dr is under its threshold (Ps false, Po undefined):
-//   the packet takes the higher-dimension direct link, as in Algorithm 3 line 13, and h1
-//   stays 0.
-// - Where a fallback to a direct link is needed (minimal adaptive and UGAL with every direct
-//   queue at its threshold, ALDFB's higher-dimension link), the least occupied lane of the
-//   candidates is taken, ties by the priority order.
-// - UGAL (L838, L956-960): decided once, at the source switch (the packet came from a
-//   terminal): minimal when a direct queue is under its threshold, else towards a random
-//   intermediate router `random % routers` (minimal when that is this or the destination
-//   router), then minimally to the destination. No non-minimal hop otherwise.
+// - ALDFB, Algorithm 4 when no port of Dr is usable (Ps false, Po undefined): the packet takes
+//   the higher-dimension direct link, as in Algorithm 3 line 13, and h1 stays 0.
+// - Where a fallback to a direct link is needed (minimal adaptive with every direct port
+//   unusable, ALDFB's higher-dimension link), the port with the shortest output queue among
+//   the candidates is taken, ties by the priority order.
+// - UGAL (L838, L956-960), as UGAL-L (BookSim's ugal_flatfly_onchip): decided once, at the
+//   source switch (the packet came from a terminal). An intermediate router `random %
+//   routers` is drawn; minimal when it is this or the destination router, or when
+//   H_min x Q_min <= H_nonmin x Q_nonmin (hops times the output queue of the shortest-queued
+//   first hop of each path); else towards the intermediate, then minimally to the
+//   destination. No non-minimal hop otherwise.
 // - Static (topology/schedule.hpp): the initial schedule in dimension 0, its mirror image in
 //   dimension 1; the rows come with the packet (initial_row, final_row). Where a packet is
 //   within a row is told by its input port: arriving on a channel of the dimension in
 //   progress, it has taken the row's first hop (the input port's lane and the digit it came
-//   from name that hop).
+//   from name that hop). Its hops use the adaptive VCs.
 #pragma once
 
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "asn/topology/route_tables.hpp"
 
@@ -77,6 +89,8 @@ struct PacketHeader {
   bool h1 = false;
   // UGAL: the packet is still on its way to the intermediate router.
   bool to_intermediate = false;
+  // Escape VC policy: the packet has taken an escape hop and routes minimally from here.
+  bool escaped = false;
   uint32_t intermediate = 0;
   // Static: the schedule rows T^(p) of the initial (dimension 0) and final (dimension 1)
   // parts, from topology::plan_static_routes.
@@ -99,7 +113,9 @@ enum class RouteStatus : uint8_t {
 
 std::string_view to_string(RouteStatus status);
 
-enum class VcClass : uint8_t { kForward, kReverse };
+// kForward and kReverse under the seed's VC policy; kAdaptive and kEscape under the escape
+// policy.
+enum class VcClass : uint8_t { kForward, kReverse, kAdaptive, kEscape };
 
 struct RouteDecision {
   RouteStatus status = RouteStatus::kOk;
@@ -116,5 +132,28 @@ struct RouteDecision {
 // `random` is UGAL's draw for the intermediate router, any uniform 32-bit value (the caller's
 // generator makes runs reproducible); the other modes ignore it.
 RouteDecision route_packet(const RouterView& view, const PacketHeader& header, uint32_t random);
+
+// One output the engine may choose for a packet: the routing relation R of Duato's theory.
+struct RouteOption {
+  uint16_t port = 0;
+  uint8_t vc = 0;
+  VcClass vc_class = VcClass::kForward;
+  bool local = false;
+  PacketHeader header;  // the header the packet would leave with
+
+  friend bool operator==(const RouteOption&, const RouteOption&) = default;
+};
+
+// Every output route_packet may choose for this packet in some state of the queues (and, for
+// UGAL at the source, for any draw), appended to `out` (cleared first). The same candidate
+// code as route_packet: the prover builds channel dependency graphs from it.
+RouteStatus route_options(const RouterView& view, const PacketHeader& header,
+                          std::vector<RouteOption>& out);
+
+// The escape sub-function R1 under the escape VC policy: the ports whose VC 0 the packet may
+// take as its escape hop here (the lanes of the highest dimension still to correct towards
+// its destination), appended to `out` (cleared first). Empty at the destination router.
+RouteStatus escape_ports(const RouterView& view, const PacketHeader& header,
+                         std::vector<uint16_t>& out);
 
 }  // namespace asn::model::engines
