@@ -7,11 +7,13 @@
 #include <functional>
 #include <iostream>
 #include <sstream>
+#include <string_view>
 #include <vector>
 
 #include "asn/sim/report.hpp"
 #include "asn/sim/settings.hpp"
 #include "asn/sim/sweep.hpp"
+#include "prove_main.hpp"
 
 namespace {
 
@@ -41,6 +43,7 @@ std::vector<asn::topology::RoutingMode> parse_modes(const std::string& text) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string_view(argv[1]) == "prove") return prove_main(argc - 1, argv + 1);
   using asn::sim::Settings;
   CLI::App app{"asnsim: 2DFB fabric simulator running the switch's own routing engine"};
   std::string config, channels, mode, traffic, load;

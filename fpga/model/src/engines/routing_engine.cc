@@ -25,19 +25,21 @@ using topology::RoutingMode;
 using topology::ScheduleEntry;
 using topology::ScheduleStep;
 
-// One output port the packet could take, with what the priority encoder needs to know.
+// One output port the packet could take, with what the priority encoder needs to know. No
+// member initialisers: a Candidates buffer of 255 is not zeroed on every decision, and
+// channel_candidate() sets every field.
 struct Candidate {
-  unsigned port = 0;
-  unsigned dim = 0;
-  uint32_t next = 0;  // the router the port leads to
-  VcClass vc_class = VcClass::kForward;
-  unsigned vc = 0;             // the least occupied VC of its class
-  unsigned first_vc = 0;       // the VCs of its class: [first_vc, last_vc)
-  unsigned last_vc = 0;
-  uint32_t occupancy = 0;      // of that VC
-  uint32_t queue = 0;          // the port's output queue: every VC's packets
-  bool room = false;           // the VC can take a packet
-  bool usable = false;         // its Pi bit
+  unsigned port;
+  unsigned dim;
+  uint32_t next;  // the router the port leads to
+  VcClass vc_class;
+  unsigned vc;        // the least occupied VC of its class
+  unsigned first_vc;  // the VCs of its class: [first_vc, last_vc)
+  unsigned last_vc;
+  uint32_t occupancy;  // of that VC
+  uint32_t queue;      // the port's output queue: every VC's packets
+  bool room;           // the VC can take a packet
+  bool usable;         // its Pi bit
 };
 
 // Candidates in priority order: higher dimension first, then lower port. A switch has at
@@ -51,9 +53,12 @@ class Candidates {
     if (size_ < items_.size()) items_[size_++] = c;
   }
   void sort() {
-    std::sort(items_.begin(), items_.begin() + size_, [](const Candidate& a, const Candidate& b) {
+    auto before = [](const Candidate& a, const Candidate& b) {
       return a.dim != b.dim ? a.dim > b.dim : a.port < b.port;
-    });
+    };
+    if (!std::is_sorted(begin(), end(), before)) {
+      std::sort(items_.begin(), items_.begin() + size_, before);
+    }
   }
   // The priority encoder's output Po, or nothing when Ps is false.
   const Candidate* first_usable() const {
@@ -119,6 +124,8 @@ class Decision {
   unsigned hops_between(uint32_t a, uint32_t b) const;
   bool escape_policy() const { return mode_.vc_policy == topology::VcPolicy::kEscape; }
 
+  // A port the port map names as a channel of this fabric, and its entry.
+  bool channel_port(unsigned port, PortMapEntry& entry) const;
   bool channel_candidate(unsigned port, Candidate& out) const;
   bool direct_candidates(const DestEntry& entry, unsigned dims, Candidates& out) const;
   void detour_candidates(unsigned dims, uint32_t dest, Candidates& out) const;
@@ -234,14 +241,17 @@ std::pair<unsigned, uint32_t> Decision::pick_vc(unsigned port, unsigned first,
   return {best, best_occupancy};
 }
 
-bool Decision::channel_candidate(unsigned port, Candidate& out) const {
+bool Decision::channel_port(unsigned port, PortMapEntry& entry) const {
   if (port >= ports_) return false;
-  const PortMapEntry entry = view_.port_map(port);
-  if (entry.role != PortRole::kChannel || entry.dimension >= regs_.r ||
-      entry.digit >= radix_of(entry.dimension) ||
-      entry.digit == regs_.own_digits[entry.dimension]) {
-    return false;
-  }
+  entry = view_.port_map(port);
+  return entry.role == PortRole::kChannel && entry.dimension < regs_.r &&
+         entry.digit < radix_of(entry.dimension) &&
+         entry.digit != regs_.own_digits[entry.dimension];
+}
+
+bool Decision::channel_candidate(unsigned port, Candidate& out) const {
+  PortMapEntry entry;
+  if (!channel_port(port, entry)) return false;
   out.port = port;
   out.dim = entry.dimension;
   out.next = router_with(entry.dimension, entry.digit);
@@ -284,15 +294,26 @@ bool Decision::direct_candidates(const DestEntry& entry, unsigned dims, Candidat
 }
 
 // Every port of the dimensions in `dims` that does not lead to the destination's digit.
+// Ports are visited from the last down, so a port map numbered by dimension (as
+// topology::Fabric numbers ports) gives the priority order at once, and sort() has nothing
+// to do.
 void Decision::detour_candidates(unsigned dims, uint32_t dest, Candidates& out) const {
-  for (unsigned port = 0; port < ports_; ++port) {
+  std::array<Candidate, kMaxPorts> found;
+  unsigned count = 0;
+  for (unsigned port = ports_; port-- > 0;) {
     const PortMapEntry entry = view_.port_map(port);
     if (entry.role != PortRole::kChannel || entry.dimension >= regs_.r ||
         (dims >> entry.dimension & 1) == 0 || entry.digit == digit_of(dest, entry.dimension)) {
       continue;  // checked before the queues are read: most ports are not detours
     }
-    Candidate c;
-    if (channel_candidate(port, c)) out.add(c);
+    if (channel_candidate(port, found[count])) ++count;
+  }
+  // Found highest port first: each dimension's run is reversed back to the lower port first.
+  for (unsigned i = 0; i < count;) {
+    unsigned end = i;
+    while (end < count && found[end].dim == found[i].dim) ++end;
+    for (unsigned j = end; j-- > i;) out.add(found[j]);
+    i = end;
   }
   out.sort();
 }
@@ -321,8 +342,8 @@ void Decision::escape_ports(std::vector<uint16_t>& out) const {
   const unsigned lanes = direct.port_b == kNoPort ? 1 : lanes_of(dim);
   for (unsigned lane = 0; lane < lanes; ++lane) {
     const unsigned port = topology::lane_port(direct, lane);
-    Candidate c;
-    if (!channel_candidate(port, c) || c.dim != dim) continue;
+    PortMapEntry entry;
+    if (!channel_port(port, entry) || entry.dimension != dim) continue;
     out.push_back(static_cast<uint16_t>(port));
   }
 }
