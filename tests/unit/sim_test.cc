@@ -173,6 +173,23 @@ TEST(SimAldfb, OutputQueuedDeliversAdversarialAtFullLoad) {
   EXPECT_NEAR(minimal.accepted, 0.5, 0.01);
 }
 
+// With output queues and 4 VCs, one pointer per switch output let the requests to the output's
+// other VCs move it past an input whose head waited for a full output-queue VC, each time that
+// VC had room again: at router 0 a head waited from cycle 410 on, for an output with 7 credits
+// and an idle link. Every head must get through, and all of the load with it.
+TEST(SimAldfb, OutputQueuedAllocatorStarvesNoHead) {
+  Settings s = small(64, 4);
+  s.pattern = Pattern::kAdversarial;
+  s.internal_speedup = 2;
+  s.num_vcs = 4;
+  s.threshold = 4;
+  s.warmup_cycles = 1500;
+  s.max_samples = 2;
+  const PointResult r = simulate(s, RoutingMode::kAldfb, 1.0, 1);
+  ASSERT_FALSE(r.deadlock) << r.message;
+  EXPECT_GE(r.accepted, 0.99);
+}
+
 // --- Determinism ------------------------------------------------------------------------------
 
 TEST(SimDeterminism, SameSeedSameResults) {

@@ -20,6 +20,7 @@ struct Request {
   uint16_t in;
   uint8_t vc;
   uint16_t out;
+  uint8_t out_vc;
   uint64_t since;  // the cycle the head could first go
 };
 
@@ -95,7 +96,7 @@ void Network::program(const topology::Fabric& fabric, topology::ChannelMode chan
     router.waiting.assign(vcs, 0);
     router.out_free.assign(size_t{ports} * 2, 0);
     router.in_free.assign(size_t{ports} * 2, 0);
-    router.grant_ptr.assign(ports, 0);
+    router.grant_ptr.assign(vcs, 0);
     router.accept_ptr.assign(ports, 0);
     if (settings_.internal_speedup > 1) {
       router.out_ring.assign(vcs * settings_.output_buffer_size, kNone);
@@ -251,7 +252,7 @@ void Network::allocate(uint32_t r) {
         if (free_lane(router.out_free, p.out_port, router.lanes[p.out_port], now_) < 0) continue;
       }
       requests.push_back(
-          {static_cast<uint16_t>(port), static_cast<uint8_t>(vc), p.out_port, p.ready});
+          {static_cast<uint16_t>(port), static_cast<uint8_t>(vc), p.out_port, p.out_vc, p.ready});
     }
   }
   if (requests.empty()) return;
@@ -264,11 +265,17 @@ void Network::allocate(uint32_t r) {
     for (uint32_t i = 0; i < requests.size(); ++i) {
       const Request& q = requests[i];
       if (q.in == 0xffff) continue;  // matched already
-      // Round-robin over inputs from the output's pointer; between two VCs of one input, the
-      // one whose head has waited longer (a VC pointer shared by all outputs let one VC starve
-      // behind its neighbour whenever the input served another output in between).
+      // Round-robin over inputs from the pointer of the output VC asked for; between two
+      // requests at the same distance, the head that waited longer (a VC pointer shared by all
+      // outputs let one VC starve behind its neighbour whenever the input served another output
+      // in between). The pointer is per output VC, not per output port: a request exists only
+      // while its output VC has room (credits, or a free output-queue slot), and with one
+      // pointer per port the requests to the port's other VCs moved it past an input whose
+      // head waited for a full VC each time that VC had room again, for ever (a head waited
+      // 50,791 cycles with output queues, 4 VCs, adversarial load 1.0).
       auto rank = [&](const Request& x) {
-        return std::pair((x.in + ports - router.grant_ptr[x.out]) % ports, x.since);
+        const size_t out_at = size_t{x.out} * vcs_ + x.out_vc;
+        return std::pair((x.in + ports - router.grant_ptr[out_at]) % ports, x.since);
       };
       uint32_t& g = grant[q.out];
       if (g == kNone || rank(q) < rank(requests[g])) g = i;
@@ -289,7 +296,7 @@ void Network::allocate(uint32_t r) {
       const int lane = free_lane(router.in_free, in, router.lanes[in], now_);
       if (lane < 0) continue;
       if (iteration == 0) {
-        router.grant_ptr[q.out] = static_cast<uint16_t>((in + 1) % ports);
+        router.grant_ptr[size_t{q.out} * vcs_ + q.out_vc] = static_cast<uint16_t>((in + 1) % ports);
         router.accept_ptr[in] = static_cast<uint16_t>((q.out + 1) % ports);
       }
       transfer(r, in, q.vc, static_cast<unsigned>(lane));

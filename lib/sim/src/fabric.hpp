@@ -64,7 +64,7 @@ struct Router {
   // Lanes [port * 2 + lane]: the cycle each is free again.
   std::vector<uint64_t> out_free;
   std::vector<uint64_t> in_free;
-  std::vector<uint16_t> grant_ptr;
+  std::vector<uint16_t> grant_ptr;  // per output VC [port * V + vc]: the input served first
   std::vector<uint16_t> accept_ptr;
   uint32_t queued = 0;  // packets in the input VCs
   // Output queues [port * V + vc] (internal_speedup >= 2 only): a ring of output_buffer_size.
