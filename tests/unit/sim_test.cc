@@ -137,6 +137,22 @@ TEST(SimTraffic, FixedPatternsArePermutations) {
   for (uint32_t t = 20; t < 24; ++t) EXPECT_EQ(adversarial.permutation()[t] / 4, 6u);
 }
 
+// A head whose output VC has no room is routed again each cycle it is blocked (the escape VC
+// of Duato's rule must be requestable at every such cycle); a packet that never finds its VC
+// full is routed once. Saturated minimal routing (uniform traffic) fills VCs; at zero load none is,
+// and the latency shows no second routing_delay (SimZeroLoad.LatencyIsHopsTimesRouterPlusChannel).
+TEST(SimReroute, BlockedHeadsAreRoutedAgain) {
+  Settings s = small(64, 4);
+  s.pattern = Pattern::kUniform;
+  s.max_samples = 2;
+  const PointResult saturated = simulate(s, RoutingMode::kMinimal, 1.0, 3);
+  ASSERT_FALSE(saturated.deadlock) << saturated.message;
+  EXPECT_GT(saturated.reroutes, saturated.packets / 10);
+  const PointResult light = simulate(s, RoutingMode::kMinimal, 0.05, 3);
+  EXPECT_EQ(light.reroutes, 0u);
+  EXPECT_FALSE(light.saturated);
+}
+
 // --- ALDFB over whole runs --------------------------------------------------------------------
 
 // 004 L848: at most one non-minimal hop per dimension. Adversarial traffic at high load makes

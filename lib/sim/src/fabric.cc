@@ -135,7 +135,7 @@ void Network::start_measurement() {
   window = {};
   total = {};
   latencies.clear();
-  hops = detour_hops = repeated_detours = delivered_packets = 0;
+  hops = detour_hops = repeated_detours = delivered_packets = reroutes = 0;
 }
 
 // Packets are drawn (Bernoulli, or the trace's records of this cycle) into source queues; each
@@ -158,7 +158,7 @@ void Network::inject() {
     p.dest = dest;
     p.created = now_;
     p.size = size;
-    p.header.dest_terminal = dest;
+    p.arrival_header.dest_terminal = dest;
     source_ring_[size_t{source} * cap + (source_head_[source] + source_count_[source]) % cap] = id;
     ++source_count_[source];
     ++queued_;
@@ -205,10 +205,15 @@ void Network::route_head(uint32_t r, unsigned port, unsigned vc) {
   Router& router = routers_[r];
   const size_t at = size_t{port} * vcs_ + vc;
   Packet& p = packets_[router.ring[at * ring_cap_ + router.ring_head[at]]];
-  if (p.routed || p.ready > now_) return;
-  p.header.in_port = static_cast<uint16_t>(port);
-  const engines::RouteDecision d =
-      engines::route_packet(views_[r], p.header, static_cast<uint32_t>(ugal_random_.next()));
+  if (p.ready > now_) return;
+  if (p.routed) {
+    if (!p.reroute || p.blocked_at >= now_) return;
+    --router.waiting[size_t{p.out_port} * vcs_ + p.out_vc];  // the decision is undone
+    if (now_ >= measure_start_) ++reroutes;
+  }
+  p.arrival_header.in_port = static_cast<uint16_t>(port);
+  const engines::RouteDecision d = engines::route_packet(
+      views_[r], p.arrival_header, static_cast<uint32_t>(ugal_random_.next()));
   if (d.status != engines::RouteStatus::kOk) {
     throw SimError("routing engine at router " + std::to_string(r) + ": " +
                    std::string(engines::to_string(d.status)));
@@ -221,7 +226,9 @@ void Network::route_head(uint32_t r, unsigned port, unsigned vc) {
   p.minimal = d.minimal;
   // Routing overlaps the wait behind earlier packets (a pipelined router): the packet may
   // request routing_delay cycles after it arrived, or now if it waited longer at the head.
-  p.ready = std::max<uint64_t>(p.ready + settings_.routing_delay, now_);
+  // Routing again a blocked head keeps its ready time: it paid the delay once.
+  if (!p.reroute) p.ready = std::max<uint64_t>(p.ready + settings_.routing_delay, now_);
+  p.reroute = false;
   ++router.waiting[size_t{d.port} * vcs_ + d.vc];
 }
 
@@ -245,11 +252,19 @@ void Network::allocate(uint32_t r) {
       const Packet& p = packets_[router.ring[at * ring_cap_ + router.ring_head[at]]];
       if (!p.routed || p.ready > now_) continue;
       const size_t out_at = size_t{p.out_port} * vcs_ + p.out_vc;
-      if (output_queues) {
-        if (router.out_count[out_at] >= settings_.output_buffer_size) continue;
-      } else {
-        if (!p.local && router.credits[out_at] < p.size) continue;
-        if (free_lane(router.out_free, p.out_port, router.lanes[p.out_port], now_) < 0) continue;
+      // No room at the output VC: the head is routed again next cycle. A head waiting only
+      // for a busy lane keeps its decision (the VC it chose has room).
+      const bool room = output_queues ? router.out_count[out_at] < settings_.output_buffer_size
+                                      : p.local || router.credits[out_at] >= p.size;
+      if (!room) {
+        Packet& blocked = packets_[router.ring[at * ring_cap_ + router.ring_head[at]]];
+        blocked.reroute = true;
+        blocked.blocked_at = now_;
+        continue;
+      }
+      if (!output_queues &&
+          free_lane(router.out_free, p.out_port, router.lanes[p.out_port], now_) < 0) {
+        continue;
       }
       requests.push_back(
           {static_cast<uint16_t>(port), static_cast<uint8_t>(vc), p.out_port, p.out_vc, p.ready});
@@ -427,6 +442,8 @@ void Network::send(uint32_t r, uint32_t id) {
     ++p.dim_detours[router.port_map[out].dimension];
   }
   p.routed = false;
+  p.reroute = false;
+  p.arrival_header = p.header;
   const topology::PortEnd next = router.peer[out];
   p.ready = now_ + settings_.channel_latency;
   arrivals_[(now_ + settings_.channel_latency) % wheel].push_back(

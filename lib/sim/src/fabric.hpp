@@ -33,10 +33,19 @@ struct Packet {
   uint16_t detours = 0;
   std::array<uint8_t, topology::kMaxDimensions> dim_detours{};
   bool routed = false;  // at this router
+  // Routed, but its output VC had no room: the next cycle routes it again (from
+  // arrival_header, with no second routing_delay), so that a blocked head can take another
+  // VC, e.g. the escape VC of Duato's rule, at every cycle it waits. `routed` stays true
+  // and out_port/out_vc keep the decision until then: the deadlock check reads them.
+  bool reroute = false;
   bool local = false;
   bool minimal = true;
   uint16_t out_port = 0;
   uint8_t out_vc = 0;
+  uint64_t blocked_at = 0;  // the cycle it was found with no room at its output VC
+  // The header it arrived with at this router (the engine's input), and the one the engine's
+  // decision produced (what the next router receives).
+  engines::PacketHeader arrival_header;
   engines::PacketHeader header;
 };
 
@@ -170,6 +179,7 @@ class Network {
   uint64_t detour_hops = 0;
   uint64_t repeated_detours = 0;
   uint64_t delivered_packets = 0;
+  uint64_t reroutes = 0;  // heads routed again because their output VC had no room
   uint32_t routers() const { return static_cast<uint32_t>(routers_.size()); }
   uint64_t delivered_all = 0;
 

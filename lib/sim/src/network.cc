@@ -53,6 +53,7 @@ void summarise(Network& net, const Settings& settings, uint64_t measured, PointR
   }
   result.nonminimal_share = net.hops == 0 ? 0 : static_cast<double>(net.detour_hops) / net.hops;
   result.repeated_detours = net.repeated_detours;
+  result.reroutes = net.reroutes;
   result.cycles = net.now();
   result.routers = net.routers();
   result.saturated = net.total.refused > 0 || result.accepted < 0.95 * result.offered;

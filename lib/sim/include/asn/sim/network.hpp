@@ -8,8 +8,12 @@
 //   `source_queue` packets; a packet that finds it full is refused and the point is marked
 //   saturated, so queues never grow without bound. The head packet enters the router's
 //   terminal input port (no channel latency on the way in) when a VC there has room.
-// - A packet at the head of an input VC is routed by the engine once, reading the router's own
-//   queue state; it may request the switch routing_delay cycles after it arrived.
+// - A packet at the head of an input VC is routed by the engine, reading the router's own
+//   queue state; it may request the switch routing_delay cycles after it arrived. A head whose
+//   output VC has no room (credits, or a full output queue) is routed again the next cycle,
+//   from the header it arrived with and with no second routing_delay, so that it can take
+//   another VC (the escape VC of Duato's rule) at every cycle it is blocked. A head waiting only
+//   for a busy lane keeps its decision.
 // - Switch allocation: separable iSLIP (outputs grant round-robin from their pointer, inputs
 //   accept round-robin, pointers move past an accepted grant), alloc_iters iterations. A
 //   request needs packet_size free credits at the downstream VC (virtual cut-through) and a
@@ -51,6 +55,9 @@ struct PointResult {
   bool cancelled = false;
   // Packets that took two non-minimal hops in one dimension (ALDFB allows one, 004 L848).
   uint64_t repeated_detours = 0;
+  // Times a head was routed again because the output VC it had chosen had no room (measured
+  // period only).
+  uint64_t reroutes = 0;
   std::string message;  // the deadlock report, when there is one
 };
 
