@@ -94,7 +94,9 @@ int main(int argc, char** argv) {
   flag("--converge_tolerance", &Settings::converge_tolerance,
        "relative change of accepted rate between windows that counts as converged");
   flag("--source_queue", &Settings::source_queue_packets, "source queue packets (full: saturated)");
-  flag("--deadlock_cycles", &Settings::deadlock_cycles, "cycles without a flit moving: deadlock");
+  flag("--deadlock_cycles", &Settings::deadlock_cycles,
+       "cycles a head may wait before the run checks it for deadlock (a cycle of full VCs) or "
+       "starvation (its VC has room, its lane is idle)");
   flag("--out", &Settings::out_dir, "output directory (CSV, settings.yaml, SVG and PNG plots)");
   flag("--threads", &Settings::threads, "points run in parallel (0: every core)");
   CLI11_PARSE(app, argc, argv);
@@ -132,8 +134,13 @@ int main(int argc, char** argv) {
     if (!problems.empty()) std::cerr << "asnsim: " << problems << "\n";
     std::cerr << "asnsim: results in " << s.out_dir << "\n";
   }
+  // 3: a point deadlocked; 4: a point starved (and none deadlocked). Both are in the table
+  // and the CSV.
+  bool starved = false;
   for (const auto& r : results) {
     if (r && r->deadlock) return 3;
+    starved = starved || (r && r->starvation);
   }
+  if (starved) return 4;
   return g_cancel ? 130 : 0;
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <span>
+#include <unordered_set>
 
 #include "asn/topology/route_words.hpp"
 
@@ -487,75 +488,139 @@ void Network::step() {
   ++now_;
 }
 
-bool Network::deadlocked() {
-  if (in_network_ == 0 || now_ - last_progress_ <= settings_.deadlock_cycles) {
-    if (in_network_ == 0) return false;
+// What the head of input VC `at` of router r waits for, once it has waited more than
+// deadlock_cycles: room at the output VC it chose last (then the downstream input VC that has
+// none is the next VC of the wait-for graph), a busy lane, or nothing it lacks (starvation).
+Network::HeadWait Network::head_wait(uint32_t r, size_t at) const {
+  HeadWait w;
+  const Router& router = routers_[r];
+  if (router.ring_count[at] == 0 || now_ - router.head_since[at] <= settings_.deadlock_cycles) {
+    return w;
   }
+  const Packet& p = packets_[router.ring[at * ring_cap_ + router.ring_head[at]]];
+  if (!p.routed) return w;  // not yet routed: its input lane is busy, it waits for nothing else
+  w.waited = now_ - router.head_since[at];
+  const size_t out_at = size_t{p.out_port} * vcs_ + p.out_vc;
+  const bool lane_idle =
+      free_lane(router.out_free, p.out_port, router.lanes[p.out_port], now_) >= 0;
+  const std::string output = "port " + std::to_string(p.out_port) + " VC " +
+                             std::to_string(p.out_vc) + (p.local ? " (its terminal)" : "");
+  const std::string lane = lane_idle ? "lane idle" : "lane busy";
+  // The packet whose lack of credits blocks the output VC: the head itself (input-queued), or
+  // the head of the full output queue (output-queued).
+  const Packet* front = &p;
+  if (!router.out_count.empty()) {
+    const uint32_t cap = settings_.output_buffer_size;
+    const std::string queue =
+        "output queue " + std::to_string(router.out_count[out_at]) + "/" + std::to_string(cap);
+    if (router.out_count[out_at] < cap) {
+      w.kind = HeadWait::kStarved;
+      w.what = output + ": " + queue + ", " + std::to_string(router.credits[out_at]) +
+               " credits, " + lane;
+      return w;
+    }
+    front = &packets_[router.out_ring[out_at * cap + router.out_head[out_at]]];
+    w.what = queue + ", ";
+  }
+  const bool room = front->local || router.credits[out_at] >= front->size;
+  w.what = output + ": " + w.what + std::to_string(router.credits[out_at]) + " credits, " + lane;
+  if (room) {
+    w.kind = lane_idle ? HeadWait::kStarved : HeadWait::kLane;
+    return w;
+  }
+  w.kind = HeadWait::kNoRoom;
+  const topology::PortEnd next = router.peer[p.out_port];
+  w.next_router = next.router;
+  w.next_at = size_t{next.port} * vcs_ + p.out_vc;
+  return w;
+}
+
+std::string Network::vc_name(uint32_t r, size_t at) const {
+  return "r" + std::to_string(r) + ":p" + std::to_string(at / vcs_) + "/vc" +
+         std::to_string(at % vcs_);
+}
+
+// Scans the heads that waited more than deadlock_cycles. A deadlock is a cycle of them, each
+// waiting for a downstream VC with no room whose own head is the next one (the wait-for graph
+// has out-degree one: a head waits for one VC, whose head it waits behind). Starvation is a
+// head that waited as long while its output VC has room and its lane is idle: the allocator
+// (or the output's drain) passes it over. Only long-waiting heads are looked at closely, and
+// the caller runs this every 1024 cycles.
+Network::Stuck Network::check_stuck() {
+  if (in_network_ == 0) return Stuck::kNone;
+  const uint64_t limit = settings_.deadlock_cycles;
+  std::vector<std::pair<uint32_t, size_t>> waiting_heads;
   for (uint32_t r = 0; r < routers_.size(); ++r) {
     const Router& router = routers_[r];
     if (router.queued == 0) continue;
     for (size_t at = 0; at < router.ring_count.size(); ++at) {
-      if (router.ring_count[at] > 0 && now_ - router.head_since[at] > settings_.deadlock_cycles) {
-        stuck_router_ = r;
-        stuck_vc_ = at;
-        return true;
+      if (router.ring_count[at] > 0 && now_ - router.head_since[at] > limit) {
+        waiting_heads.emplace_back(r, at);
       }
     }
   }
-  return false;
-}
-
-std::string Network::deadlock_report() const {
+  if (waiting_heads.empty()) return Stuck::kNone;
   uint64_t held = 0;
-  for (const Router& router : routers_) held += router.queued;
-  const Router& router = routers_[stuck_router_];
-  const unsigned port = static_cast<unsigned>(stuck_vc_ / vcs_), vc = stuck_vc_ % vcs_;
-  const Packet& p = packets_[router.ring[stuck_vc_ * ring_cap_ + router.ring_head[stuck_vc_]]];
-  std::string report = "deadlock: the head of router " + std::to_string(stuck_router_) + " port " +
-                       std::to_string(port) + " VC " + std::to_string(vc) + " has not moved for " +
-                       std::to_string(now_ - router.head_since[stuck_vc_]) +
-                       " cycles (deadlock_cycles " + std::to_string(settings_.deadlock_cycles) +
-                       ") at cycle " + std::to_string(now_);
-  if (p.routed) {
-    report += ", waiting for port " + std::to_string(p.out_port) + " VC " +
-              std::to_string(p.out_vc) + " (" +
-              std::to_string(router.credits[size_t{p.out_port} * vcs_ + p.out_vc]) +
-              " credits, output free at cycle " + std::to_string(router.out_free[p.out_port * 2]) +
-              ", ready at cycle " + std::to_string(p.ready) + ")";
-  }
-  report += "; " + std::to_string(held) + " packets wait in router buffers";
-  if (now_ - last_progress_ > settings_.deadlock_cycles) report += ", no flit moves anywhere";
-  return report + wait_cycle();
-}
+  for (const Router& router : routers_) held += router.queued + router.out_queued;
+  const std::string where = " at cycle " + std::to_string(now_) + "; " + std::to_string(held) +
+                            " packets wait in router buffers" +
+                            (now_ - last_progress_ > limit ? ", no flit moves anywhere" : "");
 
-// Follows "the head of this VC waits for that downstream VC" from the stuck VC; when the chain
-// comes back to a VC it has seen, that cycle of full VCs is the deadlock, written as
-// router:port/VC (the input VCs) with the engine's VC class of each hop.
-std::string Network::wait_cycle() const {
-  std::vector<std::pair<uint32_t, size_t>> chain;
-  uint32_t r = stuck_router_;
-  size_t at = stuck_vc_;
-  for (unsigned step = 0; step < 256; ++step) {
-    const auto seen = std::find(chain.begin(), chain.end(), std::pair(r, at));
-    if (seen != chain.end()) {
-      std::string text = "; cycle of waiting VCs:";
-      for (auto it = seen; it != chain.end(); ++it) {
-        text += " r" + std::to_string(it->first) + ":p" + std::to_string(it->second / vcs_) +
-                "/vc" + std::to_string(it->second % vcs_) + " ->";
+  // Deadlock: follow each long-waiting head's chain of full VCs; a chain that comes back to
+  // a VC on it closes a cycle.
+  const HeadWait* starved = nullptr;
+  HeadWait starved_wait;
+  std::pair<uint32_t, size_t> starved_vc;
+  // VCs from which a chain was followed to its end without closing a cycle: a later chain
+  // that reaches one of them ends there too (keeps the scan linear at saturation).
+  std::unordered_set<uint64_t> no_cycle;
+  auto key = [](uint32_t r, size_t at) { return uint64_t{r} << 32 | at; };
+  for (const auto& [r0, at0] : waiting_heads) {
+    std::vector<std::pair<uint32_t, size_t>> chain;
+    std::vector<HeadWait> waits;
+    uint32_t r = r0;
+    size_t at = at0;
+    for (size_t step = 0; step <= waiting_heads.size(); ++step) {
+      const auto seen = std::find(chain.begin(), chain.end(), std::pair(r, at));
+      if (seen != chain.end()) {
+        std::string text = "deadlock: a cycle of " + std::to_string(chain.end() - seen) +
+                           " input VCs, each head waiting more than " + std::to_string(limit) +
+                           " cycles for a downstream VC with no room:";
+        for (auto it = seen; it != chain.end(); ++it) {
+          const HeadWait& hw = waits[static_cast<size_t>(it - chain.begin())];
+          text += " " + vc_name(it->first, it->second) + " (waited " + std::to_string(hw.waited) +
+                  ", to " + hw.what + ") ->";
+        }
+        report_ = text + " " + vc_name(r, at) + where;
+        return Stuck::kDeadlock;
       }
-      return text + " r" + std::to_string(r) + ":p" + std::to_string(at / vcs_) + "/vc" +
-             std::to_string(at % vcs_);
+      if (step > 0 && no_cycle.contains(key(r, at))) break;
+      HeadWait w = head_wait(r, at);
+      if (step == 0 && w.kind == HeadWait::kStarved &&
+          (!starved || w.waited > starved_wait.waited)) {
+        starved_wait = w;
+        starved = &starved_wait;
+        starved_vc = {r, at};
+      }
+      if (w.kind != HeadWait::kNoRoom) break;
+      chain.emplace_back(r, at);
+      waits.push_back(w);
+      r = w.next_router;
+      at = w.next_at;
     }
-    chain.emplace_back(r, at);
-    const Router& router = routers_[r];
-    if (router.ring_count[at] == 0) return "";
-    const Packet& p = packets_[router.ring[at * ring_cap_ + router.ring_head[at]]];
-    if (!p.routed || p.local) return "";
-    const topology::PortEnd next = router.peer[p.out_port];
-    r = next.router;
-    at = size_t{next.port} * vcs_ + p.out_vc;
+    for (const auto& [r1, at1] : chain) no_cycle.insert(key(r1, at1));
   }
-  return "";
+  if (starved) {
+    report_ = "starvation: the head of " + vc_name(starved_vc.first, starved_vc.second) +
+              " (router " + std::to_string(starved_vc.first) + " port " +
+              std::to_string(starved_vc.second / vcs_) + " VC " +
+              std::to_string(starved_vc.second % vcs_) + ") has waited " +
+              std::to_string(starved->waited) + " cycles (deadlock_cycles " +
+              std::to_string(limit) + ") for " + starved->what +
+              ": its output VC has room, so it is passed over, not deadlocked" + where;
+    return Stuck::kStarvation;
+  }
+  return Stuck::kNone;
 }
 
 }  // namespace asn::sim::detail

@@ -161,11 +161,12 @@ class Network {
 
   void step();
   uint64_t now() const { return now_; }
-  // A deadlock: some input VC's head has not moved for deadlock_cycles (the whole fabric or a
-  // cycle of VCs within it; the rest may still move). Scans every VC: call it now and then.
-  bool deadlocked();
-  std::string deadlock_report() const;
-  std::string wait_cycle() const;
+  // kDeadlock: a cycle of input VCs whose heads each waited more than deadlock_cycles for a
+  // downstream VC with no room (the next VC of the cycle). kStarvation: a head waited as long
+  // while its output VC has room and its lane is idle. Scans every VC: call it now and then.
+  enum class Stuck : uint8_t { kNone, kDeadlock, kStarvation };
+  Stuck check_stuck();
+  const std::string& stuck_report() const { return report_; }
   void start_measurement();
   bool busy() const { return in_network_ > 0; }
   bool trace_done() const {
@@ -194,6 +195,15 @@ class Network {
   void drain_outputs(uint32_t r);
   uint32_t new_packet();
   void push(Router& router, unsigned port, unsigned vc, uint32_t packet);
+  struct HeadWait {
+    enum Kind : uint8_t { kShort, kNoRoom, kLane, kStarved } kind = kShort;
+    uint64_t waited = 0;
+    std::string what;          // the output VC it waits for and its state
+    uint32_t next_router = 0;  // kNoRoom: the downstream input VC it waits for
+    size_t next_at = 0;
+  };
+  HeadWait head_wait(uint32_t r, size_t at) const;
+  std::string vc_name(uint32_t r, size_t at) const;
 
   const Settings& settings_;
   double load_;
@@ -221,8 +231,7 @@ class Network {
   uint64_t in_network_ = 0;  // packets in routers and on channels
   uint64_t queued_ = 0;      // packets in source queues
   uint64_t measure_start_ = std::numeric_limits<uint64_t>::max();
-  uint32_t stuck_router_ = 0;
-  size_t stuck_vc_ = 0;
+  std::string report_;  // check_stuck()'s finding
 };
 
 }  // namespace asn::sim::detail

@@ -20,6 +20,7 @@ std::string fixed(double value, int digits) {
 
 std::string state(const PointResult& r) {
   if (r.deadlock) return "deadlock";
+  if (r.starvation) return "starvation";
   if (r.saturated) return "saturated";
   return r.converged ? "ok" : "not-converged";
 }
@@ -105,7 +106,7 @@ std::string summary_table(const Results& results) {
         << fixed(r->latency_mean, 1) << std::setw(8) << r->latency_p50 << std::setw(8)
         << r->latency_p99 << std::setw(7) << fixed(r->hops_mean, 2) << std::setw(8)
         << fixed(r->nonminimal_share, 3) << "  " << state(*r);
-    if (r->deadlock) out << " (" << r->message << ")";
+    if (r->deadlock || r->starvation) out << " (" << r->message << ")";
     out << '\n';
   }
   return out.str();

@@ -51,19 +51,24 @@ struct PointResult {
   uint64_t routers = 0;
   bool saturated = false;
   bool converged = false;
+  // A cycle of input VCs whose heads each waited more than deadlock_cycles for the next one,
+  // which had no room: the point ends (asnsim exits 3).
   bool deadlock = false;
+  // A head that waited more than deadlock_cycles while its output VC had room and its lane was
+  // idle: the allocator passes it over. The point ends (asnsim exits 4).
+  bool starvation = false;
   bool cancelled = false;
   // Packets that took two non-minimal hops in one dimension (ALDFB allows one, 004 L848).
   uint64_t repeated_detours = 0;
   // Times a head was routed again because the output VC it had chosen had no room (measured
   // period only).
   uint64_t reroutes = 0;
-  std::string message;  // the deadlock report, when there is one
+  std::string message;  // the deadlock or starvation report, when there is one
 };
 
-// Runs one point to the end of its measurement (or a deadlock, or `cancel`). The settings must
-// have passed validate(). Deterministic: the same settings, mode, load and seed give the same
-// result.
+// Runs one point to the end of its measurement (or a deadlock, a starved head, or `cancel`). The
+// settings must have passed validate(). Deterministic: the same settings, mode, load and seed give
+// the same result.
 PointResult simulate(const Settings& settings, topology::RoutingMode mode, double load,
                      uint64_t seed, const std::atomic<bool>* cancel = nullptr);
 

@@ -73,7 +73,9 @@ struct Settings {
   uint32_t max_samples = 30;
   double converge_tolerance = 0.01;    // relative change of the accepted rate between windows
   uint32_t source_queue_packets = 64;  // a full source queue marks saturation
-  uint64_t deadlock_cycles = 1000;     // no flit moved this long while flits wait: deadlock
+  // A head waiting longer is checked: deadlock (a cycle of such heads, each waiting for a VC
+  // with no room) or starvation (its output VC has room and its lane is idle).
+  uint64_t deadlock_cycles = 1000;
 
   // Output.
   std::string out_dir;
