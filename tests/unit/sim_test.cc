@@ -121,8 +121,8 @@ TEST(SimZeroLoad, MinimalDeliversAConflictFreePermutationAtFullLoad) {
 }
 
 TEST(SimTraffic, FixedPatternsArePermutations) {
-  for (Pattern p : {Pattern::kBenign, Pattern::kAdversarial, Pattern::kBitComplement,
-                    Pattern::kRandomPermutation, Pattern::kTranspose}) {
+  for (Pattern p : {Pattern::kBenign, Pattern::kAdversarial, Pattern::kRouterShift,
+                    Pattern::kBitComplement, Pattern::kRandomPermutation, Pattern::kTranspose}) {
     Settings s = small(64, 4);
     s.pattern = p;
     const Traffic traffic(s, 11);
@@ -135,6 +135,16 @@ TEST(SimTraffic, FixedPatternsArePermutations) {
   const Traffic adversarial(s, 1);
   // Every terminal of router 5 (digits 1,1) goes to router 6 (digits 2,1).
   for (uint32_t t = 20; t < 24; ++t) EXPECT_EQ(adversarial.permutation()[t] / 4, 6u);
+  // routershift: router i to router i + 1 across the grid, router 15 (digits 3,3) to router 0.
+  s.pattern = Pattern::kRouterShift;
+  EXPECT_EQ(parse_pattern("routershift"), Pattern::kRouterShift);
+  const Traffic shift(s, 1);
+  for (uint32_t t = 0; t < 64; ++t) EXPECT_EQ(shift.permutation()[t], (t + 4) % 64) << t;
+  // randperm: another seed, another permutation.
+  s.pattern = Pattern::kRandomPermutation;
+  EXPECT_NE(Traffic(s, 1).permutation(), Traffic(s, 2).permutation());
+  EXPECT_EQ(Traffic(s, 1).permutation(), Traffic(s, 1).permutation());
+  EXPECT_NE(Traffic(s, point_seed(1, 0)).permutation(), Traffic(s, point_seed(2, 0)).permutation());
 }
 
 // A head whose output VC has no room is routed again each cycle it is blocked (the escape VC

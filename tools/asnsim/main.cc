@@ -77,8 +77,11 @@ int main(int argc, char** argv) {
   flag("--output_buffer_size,--output-buffer-size", &Settings::output_buffer_size,
        "packets per output VC queue (BookSim output_buffer_size)");
   auto* traffic_opt =
-      app.add_option("--traffic", traffic,
-                     "uniform (random), benign, adversarial, bitcomp, randperm, transpose, trace")
+      app.add_option(
+             "--traffic", traffic,
+             "uniform (random), benign, adversarial (router i -> i+j in digit 0), routershift "
+             "(router i -> i+1 across the grid), bitcomp, randperm (one per seed), "
+             "transpose, trace")
           ->default_str("uniform");
   auto* load_opt =
       app.add_option("--load", load, "offered load(s) in (0,1]: 0.5, 0.2,0.5 or 0.1:1.0:0.1")

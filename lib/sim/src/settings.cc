@@ -37,6 +37,8 @@ std::string to_string(Pattern pattern) {
       return "benign";
     case Pattern::kAdversarial:
       return "adversarial";
+    case Pattern::kRouterShift:
+      return "routershift";
     case Pattern::kBitComplement:
       return "bitcomp";
     case Pattern::kRandomPermutation:
@@ -69,15 +71,15 @@ RoutingMode parse_mode(const std::string& text) {
 }
 
 Pattern parse_pattern(const std::string& text) {
-  for (Pattern p :
-       {Pattern::kUniform, Pattern::kBenign, Pattern::kAdversarial, Pattern::kBitComplement,
-        Pattern::kRandomPermutation, Pattern::kTranspose, Pattern::kTrace}) {
+  for (Pattern p : {Pattern::kUniform, Pattern::kBenign, Pattern::kAdversarial,
+                    Pattern::kRouterShift, Pattern::kBitComplement, Pattern::kRandomPermutation,
+                    Pattern::kTranspose, Pattern::kTrace}) {
     if (text == to_string(p)) return p;
   }
   if (text == "random") return Pattern::kUniform;  // the seed's "random" (L610)
   throw SimError("traffic: unknown pattern '" + text +
-                 "' (uniform or random, benign, adversarial, bitcomp, randperm, transpose, "
-                 "trace)");
+                 "' (uniform or random, benign, adversarial, routershift, bitcomp, randperm, "
+                 "transpose, trace)");
 }
 
 Channels parse_channels(const std::string& text) {

@@ -31,6 +31,7 @@ enum class Pattern : uint8_t {
   kUniform,
   kBenign,
   kAdversarial,
+  kRouterShift,  // every terminal of router i to the same terminal of router (i + 1) mod routers
   kBitComplement,
   kRandomPermutation,
   kTranspose,
