@@ -51,6 +51,13 @@ class TempDir {
   std::string path_;
 };
 
+// The engine in this tree still compares T_h with one VC's occupancy; the default T_h is now
+// half the port's queue (for the engine that compares with the whole port). Until that engine
+// lands, the tests that depend on when the engine detours keep the old T_h: half a VC.
+void pin_threshold_to_half_a_vc(Settings& s) {
+  s.threshold = std::max(1u, queue_depth_packets(s) / 2);
+}
+
 // --- Hand-computed results --------------------------------------------------------------------
 
 // One packet at a time (a trace of packets far apart): latency = routers traversed x
@@ -103,6 +110,7 @@ TEST(SimZeroLoad, MinimalDeliversAConflictFreePermutationAtFullLoad) {
     Settings s = small(64, 4);
     s.pattern = Pattern::kBenign;
     s.channels = channels;
+    pin_threshold_to_half_a_vc(s);
     s.warmup_cycles = 200;
     s.max_samples = 2;
     const PointResult r = simulate(s, RoutingMode::kMinimal, 1.0, 3);
@@ -172,6 +180,7 @@ TEST(SimAldfb, NeverTwoDetoursInOneDimension) {
     Settings s = small(64, 4);
     s.pattern = p;
     s.num_vcs = 4;
+    pin_threshold_to_half_a_vc(s);
     s.warmup_cycles = 200;
     s.max_samples = 2;
     const PointResult r = simulate(s, RoutingMode::kAldfb, 0.9, 5);
@@ -359,6 +368,42 @@ TEST(SimBadInput, UnwritableOutputDirectory) {
     EXPECT_THAT(e.what(), HasSubstr("out:"));
   }
   EXPECT_NO_THROW(prepare_output_dir(dir.path() + "/run1"));
+}
+
+// T_h is compared with the whole port's queue (the seed's priority encoder has one bit per
+// output port): the default is half of it, and at most all of it is accepted.
+TEST(SimSettings, ThresholdIsAboutThePortsQueue) {
+  Settings s = small(64, 4);  // 2 VCs of 8 flits, 1-flit packets: a port queue of 16 packets
+  EXPECT_EQ(threshold_packets(s), 8u);
+  s.num_vcs = 4;
+  EXPECT_EQ(threshold_packets(s), 16u);
+  s.threshold = 32;
+  EXPECT_NO_THROW(validate(s));
+  s.threshold = 33;
+  expect_error(s, "threshold: at most the port's queue, 32 packets");
+  s = small(64, 4);
+  s.vc_buf_size = 1;  // one packet per VC, two VCs: half the queue is 1
+  EXPECT_EQ(threshold_packets(s), 1u);
+}
+
+TEST(SimSettings, VcRuleAndVcCount) {
+  Settings s = small(64, 4);
+  EXPECT_EQ(s.vc_rule, VcRule::kEscape);
+  EXPECT_EQ(parse_vc_rule("seed"), VcRule::kSeed);
+  EXPECT_THROW(parse_vc_rule("dateline"), SimError);
+  s.num_vcs = 1;
+  expect_error(s, "num_vcs: the escape VC rule needs at least 2");
+  s.vc_rule = VcRule::kSeed;
+  expect_error(s, "num_vcs: the seed VC rule needs at least 2");
+  s.num_vcs = 9;
+  expect_error(s, "num_vcs: at most 8");
+  s.num_vcs = 8;
+  EXPECT_NO_THROW(validate(s));
+  TempDir dir;
+  const Settings back = load_settings_yaml(dir.file("rule.yaml", settings_yaml(s)));
+  EXPECT_EQ(back.vc_rule, VcRule::kSeed);
+  EXPECT_THAT(settings_yaml(s), HasSubstr("vc_rule: seed"));
+  EXPECT_THROW(load_settings_yaml(dir.file("bad.yaml", "vc_rule: both\n")), SimError);
 }
 
 TEST(SimSettings, YamlRoundTrip) {

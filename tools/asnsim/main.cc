@@ -43,7 +43,7 @@ std::vector<asn::topology::RoutingMode> parse_modes(const std::string& text) {
 int main(int argc, char** argv) {
   using asn::sim::Settings;
   CLI::App app{"asnsim: 2DFB fabric simulator running the switch's own routing engine"};
-  std::string config, channels, mode, traffic, load;
+  std::string config, channels, mode, traffic, load, vc_rule;
   Settings cli;
   // Each flag writes into `cli`; after parsing, the flags given override the config file.
   std::vector<std::pair<CLI::Option*, std::function<void(Settings&)>>> given;
@@ -61,7 +61,14 @@ int main(int argc, char** argv) {
   auto* mode_opt =
       app.add_option("--mode", mode, "routing modes, comma-separated: aldfb, ugal, minimal")
           ->default_str("aldfb");
-  flag("--threshold", &Settings::threshold, "T_h in packets (0: half the VC depth)");
+  flag("--threshold", &Settings::threshold,
+       "T_h in packets, compared with the port's whole queue (0: half of it, num_vcs x VC "
+       "depth / 2)");
+  auto* vc_rule_opt =
+      app.add_option("--vc_rule,--vc-rule", vc_rule,
+                     "escape (Duato: VC 0 dimension-ordered escape, 1..V-1 adaptive) or seed "
+                     "(forward/reverse classes by link number)")
+          ->default_str("escape");
   flag("--num_vcs,--num-vcs", &Settings::num_vcs, "virtual channels per port (BookSim num_vcs)");
   flag("--vc_buf_size,--vc-buf-size", &Settings::vc_buf_size, "flits per VC (BookSim vc_buf_size)");
   flag("--packet_size,--packet-size", &Settings::packet_size,
@@ -112,6 +119,7 @@ int main(int argc, char** argv) {
     }
     if (channels_opt->count() > 0) s.channels = asn::sim::parse_channels(channels);
     if (mode_opt->count() > 0) s.modes = parse_modes(mode);
+    if (vc_rule_opt->count() > 0) s.vc_rule = asn::sim::parse_vc_rule(vc_rule);
     if (traffic_opt->count() > 0) s.pattern = asn::sim::parse_pattern(traffic);
     if (load_opt->count() > 0) s.loads = asn::sim::parse_loads(load);
     if (s.pattern == asn::sim::Pattern::kTrace) s.loads = {s.loads.front()};  // load unused

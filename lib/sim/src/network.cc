@@ -68,6 +68,7 @@ PointResult simulate(const Settings& settings, topology::RoutingMode mode, doubl
                      uint64_t seed, const std::atomic<bool>* cancel) {
   PointResult result;
   result.mode = mode;
+  result.vc_rule = settings.vc_rule;
   result.load = load;
   Network net(settings, mode, load, seed);
 

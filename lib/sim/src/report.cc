@@ -81,14 +81,14 @@ constexpr const char* kColours[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", 
 std::string csv(const Results& results) {
   std::ostringstream out;
   out << "mode,load,offered,accepted,latency_mean,latency_p50,latency_p99,hops_mean,"
-         "nonminimal_share,packets,cycles,state,repeated_detours\n";
+         "nonminimal_share,packets,cycles,state,repeated_detours,vc_rule\n";
   for (const auto& r : results) {
     if (!r) continue;
     out << to_string(r->mode) << ',' << r->load << ',' << fixed(r->offered, 4) << ','
         << fixed(r->accepted, 4) << ',' << fixed(r->latency_mean, 2) << ',' << r->latency_p50 << ','
         << r->latency_p99 << ',' << fixed(r->hops_mean, 3) << ',' << fixed(r->nonminimal_share, 4)
         << ',' << r->packets << ',' << r->cycles << ',' << state(*r) << ',' << r->repeated_detours
-        << '\n';
+        << ',' << to_string(r->vc_rule) << '\n';
   }
   return out.str();
 }

@@ -38,8 +38,9 @@ namespace asn::sim {
 
 struct PointResult {
   topology::RoutingMode mode = topology::RoutingMode::kAldfb;
-  double load = 0;      // offered, flits/cycle/terminal
-  double offered = 0;   // generated during the measurement (refused packets included)
+  VcRule vc_rule = VcRule::kEscape;  // the settings' (a CSV column, so rows say what ran)
+  double load = 0;                   // offered, flits/cycle/terminal
+  double offered = 0;                // generated during the measurement (refused packets included)
   double accepted = 0;  // delivered flits/cycle/terminal, a fraction of the injection capacity
   double latency_mean = 0;
   double latency_p50 = 0;
