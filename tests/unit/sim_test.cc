@@ -406,6 +406,48 @@ TEST(SimSettings, VcRuleAndVcCount) {
   EXPECT_THROW(load_settings_yaml(dir.file("bad.yaml", "vc_rule: both\n")), SimError);
 }
 
+// A deadlocked or starved point is drawn as a labelled red X at its load (it measured
+// nothing), not dropped; a saturated point is hollow and its latency segment dashed; each mode
+// keeps its colour; a latency spanning more than a decade gets a log axis.
+TEST(SimReport, PlotsMarkStuckAndSaturatedPoints) {
+  Settings s = small(64, 4);
+  auto point = [](RoutingMode mode, double load, double accepted, double latency) {
+    PointResult r;
+    r.mode = mode;
+    r.load = load;
+    r.offered = load;
+    r.accepted = accepted;
+    r.latency_mean = r.latency_p99 = latency;
+    r.converged = true;
+    return r;
+  };
+  Results results;
+  results.push_back(point(RoutingMode::kAldfb, 0.5, 0.5, 5));
+  PointResult saturated = point(RoutingMode::kAldfb, 1.0, 0.65, 400);
+  saturated.saturated = true;
+  results.push_back(saturated);
+  results.push_back(point(RoutingMode::kUgal, 0.5, 0.5, 8));
+  PointResult deadlocked = point(RoutingMode::kUgal, 1.0, 0, 0);
+  deadlocked.deadlock = true;
+  results.push_back(deadlocked);
+  PointResult starved = point(RoutingMode::kMinimal, 0.8, 0, 0);
+  starved.starvation = true;
+  results.push_back(starved);
+
+  const std::string throughput = svg_plot(s, results, Metric::kAccepted);
+  EXPECT_THAT(throughput, HasSubstr("class=\"stuck\""));
+  EXPECT_THAT(throughput, HasSubstr("ugal deadlock</text>"));
+  EXPECT_THAT(throughput, HasSubstr("minimal starvation</text>"));
+  EXPECT_THAT(throughput, HasSubstr("fill=\"white\" stroke=\"#1f77b4\""));  // hollow, aldfb's
+  const std::string latency = svg_plot(s, results, Metric::kLatencyMean);
+  EXPECT_THAT(latency, HasSubstr("stroke-dasharray"));
+  EXPECT_THAT(latency, HasSubstr("latency grows"));
+  EXPECT_THAT(latency, HasSubstr("(log scale)"));  // 5 to 400 cycles
+  // The same mode, the same colour in every plot.
+  EXPECT_THAT(latency, HasSubstr("stroke=\"#2ca02c\" stroke-width=\"2\"/>\n<text"));
+  EXPECT_THAT(throughput, HasSubstr("stroke=\"#2ca02c\" stroke-width=\"2\"/>\n<text"));
+}
+
 TEST(SimSettings, YamlRoundTrip) {
   TempDir dir;
   Settings s = small(64, 4);
