@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
   if (argc > 1 && std::string_view(argv[1]) == "prove") return prove_main(argc - 1, argv + 1);
   using asn::sim::Settings;
   CLI::App app{"asnsim: 2DFB fabric simulator running the switch's own routing engine"};
-  std::string config, channels, mode, traffic, load;
+  std::string config, channels, mode, traffic, load, vc_rule;
   Settings cli;
   // Each flag writes into `cli`; after parsing, the flags given override the config file.
   std::vector<std::pair<CLI::Option*, std::function<void(Settings&)>>> given;
@@ -64,7 +64,14 @@ int main(int argc, char** argv) {
   auto* mode_opt =
       app.add_option("--mode", mode, "routing modes, comma-separated: aldfb, ugal, minimal")
           ->default_str("aldfb");
-  flag("--threshold", &Settings::threshold, "T_h in packets (0: half the VC depth)");
+  flag("--threshold", &Settings::threshold,
+       "T_h in packets, compared with the port's whole queue (0: half of it, num_vcs x VC "
+       "depth / 2)");
+  auto* vc_rule_opt =
+      app.add_option("--vc_rule,--vc-rule", vc_rule,
+                     "escape (Duato: VC 0 dimension-ordered escape, 1..V-1 adaptive) or seed "
+                     "(forward/reverse classes by link number)")
+          ->default_str("escape");
   flag("--num_vcs,--num-vcs", &Settings::num_vcs, "virtual channels per port (BookSim num_vcs)");
   flag("--vc_buf_size,--vc-buf-size", &Settings::vc_buf_size, "flits per VC (BookSim vc_buf_size)");
   flag("--packet_size,--packet-size", &Settings::packet_size,
@@ -80,8 +87,11 @@ int main(int argc, char** argv) {
   flag("--output_buffer_size,--output-buffer-size", &Settings::output_buffer_size,
        "packets per output VC queue (BookSim output_buffer_size)");
   auto* traffic_opt =
-      app.add_option("--traffic", traffic,
-                     "uniform (random), benign, adversarial, bitcomp, randperm, transpose, trace")
+      app.add_option(
+             "--traffic", traffic,
+             "uniform (random), benign, adversarial (router i -> i+j in digit 0), routershift "
+             "(router i -> i+1 across the grid), bitcomp, randperm (one per seed), "
+             "transpose, trace")
           ->default_str("uniform");
   auto* load_opt =
       app.add_option("--load", load, "offered load(s) in (0,1]: 0.5, 0.2,0.5 or 0.1:1.0:0.1")
@@ -97,7 +107,9 @@ int main(int argc, char** argv) {
   flag("--converge_tolerance", &Settings::converge_tolerance,
        "relative change of accepted rate between windows that counts as converged");
   flag("--source_queue", &Settings::source_queue_packets, "source queue packets (full: saturated)");
-  flag("--deadlock_cycles", &Settings::deadlock_cycles, "cycles without a flit moving: deadlock");
+  flag("--deadlock_cycles", &Settings::deadlock_cycles,
+       "cycles a head may wait before the run checks it for deadlock (a cycle of full VCs) or "
+       "starvation (its VC has room, its lane is idle)");
   flag("--out", &Settings::out_dir, "output directory (CSV, settings.yaml, SVG and PNG plots)");
   flag("--threads", &Settings::threads, "points run in parallel (0: every core)");
   CLI11_PARSE(app, argc, argv);
@@ -110,6 +122,7 @@ int main(int argc, char** argv) {
     }
     if (channels_opt->count() > 0) s.channels = asn::sim::parse_channels(channels);
     if (mode_opt->count() > 0) s.modes = parse_modes(mode);
+    if (vc_rule_opt->count() > 0) s.vc_rule = asn::sim::parse_vc_rule(vc_rule);
     if (traffic_opt->count() > 0) s.pattern = asn::sim::parse_pattern(traffic);
     if (load_opt->count() > 0) s.loads = asn::sim::parse_loads(load);
     if (s.pattern == asn::sim::Pattern::kTrace) s.loads = {s.loads.front()};  // load unused
@@ -135,8 +148,13 @@ int main(int argc, char** argv) {
     if (!problems.empty()) std::cerr << "asnsim: " << problems << "\n";
     std::cerr << "asnsim: results in " << s.out_dir << "\n";
   }
+  // 3: a point deadlocked; 4: a point starved (and none deadlocked). Both are in the table
+  // and the CSV.
+  bool starved = false;
   for (const auto& r : results) {
     if (r && r->deadlock) return 3;
+    starved = starved || (r && r->starvation);
   }
+  if (starved) return 4;
   return g_cancel ? 130 : 0;
 }

@@ -33,10 +33,19 @@ struct Packet {
   uint16_t detours = 0;
   std::array<uint8_t, topology::kMaxDimensions> dim_detours{};
   bool routed = false;  // at this router
+  // Routed, but its output VC had no room: the next cycle routes it again (from
+  // arrival_header, with no second routing_delay), so that a blocked head can take another
+  // VC, e.g. the escape VC of Duato's rule, at every cycle it waits. `routed` stays true
+  // and out_port/out_vc keep the decision until then: the deadlock check reads them.
+  bool reroute = false;
   bool local = false;
   bool minimal = true;
   uint16_t out_port = 0;
   uint8_t out_vc = 0;
+  uint64_t blocked_at = 0;  // the cycle it was found with no room at its output VC
+  // The header it arrived with at this router (the engine's input), and the one the engine's
+  // decision produced (what the next router receives).
+  engines::PacketHeader arrival_header;
   engines::PacketHeader header;
 };
 
@@ -64,7 +73,7 @@ struct Router {
   // Lanes [port * 2 + lane]: the cycle each is free again.
   std::vector<uint64_t> out_free;
   std::vector<uint64_t> in_free;
-  std::vector<uint16_t> grant_ptr;
+  std::vector<uint16_t> grant_ptr;  // per output VC [port * V + vc]: the input served first
   std::vector<uint16_t> accept_ptr;
   uint32_t queued = 0;  // packets in the input VCs
   // Output queues [port * V + vc] (internal_speedup >= 2 only): a ring of output_buffer_size.
@@ -152,11 +161,12 @@ class Network {
 
   void step();
   uint64_t now() const { return now_; }
-  // A deadlock: some input VC's head has not moved for deadlock_cycles (the whole fabric or a
-  // cycle of VCs within it; the rest may still move). Scans every VC: call it now and then.
-  bool deadlocked();
-  std::string deadlock_report() const;
-  std::string wait_cycle() const;
+  // kDeadlock: a cycle of input VCs whose heads each waited more than deadlock_cycles for a
+  // downstream VC with no room (the next VC of the cycle). kStarvation: a head waited as long
+  // while its output VC has room and its lane is idle. Scans every VC: call it now and then.
+  enum class Stuck : uint8_t { kNone, kDeadlock, kStarvation };
+  Stuck check_stuck();
+  const std::string& stuck_report() const { return report_; }
   void start_measurement();
   bool busy() const { return in_network_ > 0; }
   bool trace_done() const {
@@ -170,6 +180,7 @@ class Network {
   uint64_t detour_hops = 0;
   uint64_t repeated_detours = 0;
   uint64_t delivered_packets = 0;
+  uint64_t reroutes = 0;  // heads routed again because their output VC had no room
   uint32_t routers() const { return static_cast<uint32_t>(routers_.size()); }
   uint64_t delivered_all = 0;
 
@@ -184,6 +195,15 @@ class Network {
   void drain_outputs(uint32_t r);
   uint32_t new_packet();
   void push(Router& router, unsigned port, unsigned vc, uint32_t packet);
+  struct HeadWait {
+    enum Kind : uint8_t { kShort, kNoRoom, kLane, kStarved } kind = kShort;
+    uint64_t waited = 0;
+    std::string what;          // the output VC it waits for and its state
+    uint32_t next_router = 0;  // kNoRoom: the downstream input VC it waits for
+    size_t next_at = 0;
+  };
+  HeadWait head_wait(uint32_t r, size_t at) const;
+  std::string vc_name(uint32_t r, size_t at) const;
 
   const Settings& settings_;
   double load_;
@@ -211,8 +231,7 @@ class Network {
   uint64_t in_network_ = 0;  // packets in routers and on channels
   uint64_t queued_ = 0;      // packets in source queues
   uint64_t measure_start_ = std::numeric_limits<uint64_t>::max();
-  uint32_t stuck_router_ = 0;
-  size_t stuck_vc_ = 0;
+  std::string report_;  // check_stuck()'s finding
 };
 
 }  // namespace asn::sim::detail

@@ -19,14 +19,17 @@ double percentile(std::vector<uint32_t>& values, double fraction) {
   return values[at];
 }
 
-// Runs `cycles` cycles; false on a deadlock or a cancel.
+// Runs `cycles` cycles; false on a deadlock, a starved head or a cancel.
 bool run_for(Network& net, uint64_t cycles, PointResult& result, const std::atomic<bool>* cancel) {
   for (uint64_t c = 0; c < cycles; ++c) {
     net.step();
     if ((c & 1023) == 0) {
-      if (net.deadlocked()) {
-        result.deadlock = true;
-        result.message = net.deadlock_report();
+      const Network::Stuck stuck = net.check_stuck();
+      if (stuck != Network::Stuck::kNone) {
+        result.deadlock = stuck == Network::Stuck::kDeadlock;
+        result.starvation = stuck == Network::Stuck::kStarvation;
+        result.message = net.stuck_report();
+        result.cycles = net.now();
         return false;
       }
       if (cancel && cancel->load(std::memory_order_relaxed)) {
@@ -53,6 +56,7 @@ void summarise(Network& net, const Settings& settings, uint64_t measured, PointR
   }
   result.nonminimal_share = net.hops == 0 ? 0 : static_cast<double>(net.detour_hops) / net.hops;
   result.repeated_detours = net.repeated_detours;
+  result.reroutes = net.reroutes;
   result.cycles = net.now();
   result.routers = net.routers();
   result.saturated = net.total.refused > 0 || result.accepted < 0.95 * result.offered;
@@ -64,6 +68,7 @@ PointResult simulate(const Settings& settings, topology::RoutingMode mode, doubl
                      uint64_t seed, const std::atomic<bool>* cancel) {
   PointResult result;
   result.mode = mode;
+  result.vc_rule = settings.vc_rule;
   result.load = load;
   Network net(settings, mode, load, seed);
 
@@ -72,7 +77,7 @@ PointResult simulate(const Settings& settings, topology::RoutingMode mode, doubl
     while (!net.trace_done()) {
       if (!run_for(net, 256, result, cancel)) break;
     }
-    result.converged = !result.deadlock && !result.cancelled;
+    result.converged = !result.deadlock && !result.starvation && !result.cancelled;
     summarise(net, settings, net.now(), result);
     result.saturated = false;
     return result;
@@ -99,10 +104,10 @@ PointResult simulate(const Settings& settings, topology::RoutingMode mode, doubl
       break;
     }
   }
-  if (stalled && !result.deadlock && !result.cancelled) {
-    run_for(net, settings.deadlock_cycles + 512, result, cancel);  // let the detector decide
+  if (stalled && !result.deadlock && !result.starvation && !result.cancelled) {
+    run_for(net, settings.deadlock_cycles + 1024, result, cancel);  // let the detector decide
   }
-  if (result.deadlock || result.cancelled) return result;
+  if (result.deadlock || result.starvation || result.cancelled) return result;
   summarise(net, settings, net.now() - settings.warmup_cycles, result);
   return result;
 }

@@ -1,6 +1,7 @@
 #include "asn/sim/report.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -20,6 +21,7 @@ std::string fixed(double value, int digits) {
 
 std::string state(const PointResult& r) {
   if (r.deadlock) return "deadlock";
+  if (r.starvation) return "starvation";
   if (r.saturated) return "saturated";
   return r.converged ? "ok" : "not-converged";
 }
@@ -60,12 +62,11 @@ const char* metric_file(Metric metric) {
   return "";
 }
 
-// Per mode, its points in load order. A deadlocked point measured nothing: it is left out of
-// the plots (the CSV and the table name it).
+// Per mode, all its points in load order (stuck ones too: they are drawn as marks).
 std::map<std::string, std::vector<const PointResult*>> by_mode(const Results& results) {
   std::map<std::string, std::vector<const PointResult*>> modes;
   for (const auto& r : results) {
-    if (r && !r->deadlock) modes[to_string(r->mode)].push_back(&*r);
+    if (r) modes[to_string(r->mode)].push_back(&*r);
   }
   for (auto& [mode, points] : modes) {
     std::sort(points.begin(), points.end(), [](auto* a, auto* b) { return a->load < b->load; });
@@ -73,21 +74,57 @@ std::map<std::string, std::vector<const PointResult*>> by_mode(const Results& re
   return modes;
 }
 
-constexpr const char* kColours[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"};
+// A deadlocked or starved point measured nothing: it is marked, not plotted as a value.
+bool stuck(const PointResult& r) { return r.deadlock || r.starvation; }
+
+// One colour per mode, the same in every plot and in the PNGs; red marks stuck points.
+const char* mode_colour(const std::string& mode) {
+  if (mode == "aldfb") return "#1f77b4";
+  if (mode == "ugal") return "#2ca02c";
+  if (mode == "minimal") return "#ff7f0e";
+  return "#9467bd";
+}
+constexpr const char* kStuckColour = "#d62728";
+
+// Latency axes go logarithmic when the measured values span more than a decade (a saturated
+// point's latency dwarfs the rest).
+// The smallest positive measured value of `metric` (0 if none).
+double lowest(const Results& results, Metric metric) {
+  double lo = 0;
+  for (const auto& r : results) {
+    if (!r || stuck(*r)) continue;
+    const double v = metric_of(*r, metric);
+    if (v > 0) lo = lo == 0 ? v : std::min(lo, v);
+  }
+  return lo;
+}
+
+bool log_axis(const Results& results, Metric metric) {
+  if (metric == Metric::kAccepted) return false;
+  double lo = 0, hi = 0;
+  for (const auto& r : results) {
+    if (!r || stuck(*r)) continue;
+    const double v = metric_of(*r, metric);
+    if (v <= 0) continue;
+    lo = lo == 0 ? v : std::min(lo, v);
+    hi = std::max(hi, v);
+  }
+  return lo > 0 && hi / lo > 10;
+}
 
 }  // namespace
 
 std::string csv(const Results& results) {
   std::ostringstream out;
   out << "mode,load,offered,accepted,latency_mean,latency_p50,latency_p99,hops_mean,"
-         "nonminimal_share,packets,cycles,state,repeated_detours\n";
+         "nonminimal_share,packets,cycles,state,repeated_detours,vc_rule\n";
   for (const auto& r : results) {
     if (!r) continue;
     out << to_string(r->mode) << ',' << r->load << ',' << fixed(r->offered, 4) << ','
         << fixed(r->accepted, 4) << ',' << fixed(r->latency_mean, 2) << ',' << r->latency_p50 << ','
         << r->latency_p99 << ',' << fixed(r->hops_mean, 3) << ',' << fixed(r->nonminimal_share, 4)
         << ',' << r->packets << ',' << r->cycles << ',' << state(*r) << ',' << r->repeated_detours
-        << '\n';
+        << ',' << to_string(r->vc_rule) << '\n';
   }
   return out.str();
 }
@@ -105,24 +142,44 @@ std::string summary_table(const Results& results) {
         << fixed(r->latency_mean, 1) << std::setw(8) << r->latency_p50 << std::setw(8)
         << r->latency_p99 << std::setw(7) << fixed(r->hops_mean, 2) << std::setw(8)
         << fixed(r->nonminimal_share, 3) << "  " << state(*r);
-    if (r->deadlock) out << " (" << r->message << ")";
+    if (r->deadlock || r->starvation) out << " (" << r->message << ")";
     out << '\n';
   }
   return out.str();
 }
 
 std::string svg_plot(const Settings& settings, const Results& results, Metric metric) {
-  const double width = 640, height = 420, left = 70, right = 130, top = 40, bottom = 50;
+  const double width = 680, height = 440, left = 70, right = 170, top = 40, bottom = 50;
   const double plot_w = width - left - right, plot_h = height - top - bottom;
   const auto modes = by_mode(results);
-  double y_max = metric == Metric::kAccepted ? 1.0 : 1.0;
-  for (const auto& [mode, points] : modes) {
-    for (const PointResult* p : points) y_max = std::max(y_max, metric_of(*p, metric));
+  const bool log_y = log_axis(results, metric);
+  double y_min = 0, y_max = 1.0;
+  if (metric != Metric::kAccepted) {
+    double lo = 0;
+    for (const auto& [mode, points] : modes) {
+      for (const PointResult* p : points) {
+        if (stuck(*p)) continue;
+        const double v = metric_of(*p, metric);
+        y_max = std::max(y_max, v);
+        if (v > 0) lo = lo == 0 ? v : std::min(lo, v);
+      }
+    }
+    if (log_y) {
+      y_min = std::pow(10.0, std::floor(std::log10(lo)));
+      y_max = std::pow(10.0, std::ceil(std::log10(y_max)));
+    } else {
+      y_max *= 1.1;
+    }
   }
-  if (metric != Metric::kAccepted) y_max *= 1.1;
-  const double x_max = 1.0;
-  auto x_of = [&](double x) { return left + x / x_max * plot_w; };
-  auto y_of = [&](double y) { return top + plot_h - y / y_max * plot_h; };
+  auto x_of = [&](double x) { return left + x * plot_w; };
+  auto y_of = [&](double y) {
+    if (log_y) {
+      const double f = (std::log10(std::max(y, y_min)) - std::log10(y_min)) /
+                       (std::log10(y_max) - std::log10(y_min));
+      return top + plot_h - f * plot_h;
+    }
+    return top + plot_h - (y - y_min) / (y_max - y_min) * plot_h;
+  };
 
   std::ostringstream out;
   out << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
@@ -130,14 +187,22 @@ std::string svg_plot(const Settings& settings, const Results& results, Metric me
       << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
       << "<text x=\"" << left << "\" y=\"20\" font-size=\"14\">" << metric_title(metric)
       << " vs offered load: N=" << settings.terminals << ", k=" << settings.k << ", "
-      << to_string(settings.pattern) << "</text>\n";
-  for (int i = 0; i <= 5; ++i) {  // grid and ticks
-    const double fx = i / 5.0, fy = y_max * i / 5.0;
-    out << "<line x1=\"" << x_of(fx * x_max) << "\" y1=\"" << top << "\" x2=\"" << x_of(fx * x_max)
-        << "\" y2=\"" << top + plot_h << "\" stroke=\"#ddd\"/>\n"
-        << "<text x=\"" << x_of(fx * x_max) << "\" y=\"" << top + plot_h + 16
-        << "\" text-anchor=\"middle\">" << fixed(fx * x_max, 1) << "</text>\n"
-        << "<line x1=\"" << left << "\" y1=\"" << y_of(fy) << "\" x2=\"" << left + plot_w
+      << to_string(settings.pattern) << (log_y ? " (log scale)" : "") << "</text>\n";
+  for (int i = 0; i <= 5; ++i) {  // x grid and ticks
+    const double fx = i / 5.0;
+    out << "<line x1=\"" << x_of(fx) << "\" y1=\"" << top << "\" x2=\"" << x_of(fx) << "\" y2=\""
+        << top + plot_h << "\" stroke=\"#ddd\"/>\n"
+        << "<text x=\"" << x_of(fx) << "\" y=\"" << top + plot_h + 16
+        << "\" text-anchor=\"middle\">" << fixed(fx, 1) << "</text>\n";
+  }
+  std::vector<double> y_ticks;
+  if (log_y) {
+    for (double y = y_min; y <= y_max * 1.001; y *= 10) y_ticks.push_back(y);
+  } else {
+    for (int i = 0; i <= 5; ++i) y_ticks.push_back(y_min + (y_max - y_min) * i / 5.0);
+  }
+  for (double fy : y_ticks) {
+    out << "<line x1=\"" << left << "\" y1=\"" << y_of(fy) << "\" x2=\"" << left + plot_w
         << "\" y2=\"" << y_of(fy) << "\" stroke=\"#ddd\"/>\n"
         << "<text x=\"" << left - 6 << "\" y=\"" << y_of(fy) + 4 << "\" text-anchor=\"end\">"
         << fixed(fy, metric == Metric::kAccepted ? 1 : 0) << "</text>\n";
@@ -146,24 +211,74 @@ std::string svg_plot(const Settings& settings, const Results& results, Metric me
       << plot_h << "\" fill=\"none\" stroke=\"black\"/>\n"
       << "<text x=\"" << left + plot_w / 2 << "\" y=\"" << height - 10
       << "\" text-anchor=\"middle\">offered load (fraction of injection capacity)</text>\n";
-  size_t colour = 0;
+  const bool latency = metric != Metric::kAccepted;
+  bool any_saturated = false, any_stuck = false;
+  double legend_y = top + 20;
   for (const auto& [mode, points] : modes) {
-    const char* c = kColours[colour % std::size(kColours)];
-    out << "<polyline fill=\"none\" stroke=\"" << c << "\" stroke-width=\"2\" points=\"";
+    const char* c = mode_colour(mode);
+    // Segments between measured points; into a saturated point dashed on latency plots (its
+    // latency is the run's, not a steady state's).
+    const PointResult* previous = nullptr;
     for (const PointResult* p : points) {
-      out << fixed(x_of(p->load), 1) << ',' << fixed(y_of(metric_of(*p, metric)), 1) << ' ';
+      if (stuck(*p)) {
+        previous = nullptr;  // no line through a point that measured nothing
+        continue;
+      }
+      if (previous) {
+        const bool dashed = latency && (p->saturated || previous->saturated);
+        out << "<line x1=\"" << fixed(x_of(previous->load), 1) << "\" y1=\""
+            << fixed(y_of(metric_of(*previous, metric)), 1) << "\" x2=\"" << fixed(x_of(p->load), 1)
+            << "\" y2=\"" << fixed(y_of(metric_of(*p, metric)), 1) << "\" stroke=\"" << c
+            << "\" stroke-width=\"2\"" << (dashed ? " stroke-dasharray=\"5,4\"" : "") << "/>\n";
+      }
+      previous = p;
     }
-    out << "\"/>\n";
     for (const PointResult* p : points) {
-      out << "<circle cx=\"" << fixed(x_of(p->load), 1) << "\" cy=\""
-          << fixed(y_of(metric_of(*p, metric)), 1) << "\" r=\"3\" fill=\"" << c << "\"/>\n";
+      const double x = x_of(p->load);
+      if (stuck(*p)) {
+        // A red X on the load axis, labelled: the point ended without a measurement.
+        any_stuck = true;
+        const double y = top + plot_h - 8;
+        out << "<path class=\"stuck\" d=\"M" << fixed(x - 5, 1) << ',' << fixed(y - 5, 1) << " L"
+            << fixed(x + 5, 1) << ',' << fixed(y + 5, 1) << " M" << fixed(x - 5, 1) << ','
+            << fixed(y + 5, 1) << " L" << fixed(x + 5, 1) << ',' << fixed(y - 5, 1)
+            << "\" stroke=\"" << kStuckColour << "\" stroke-width=\"2.5\"/>\n"
+            << "<text x=\"" << fixed(x, 1) << "\" y=\"" << fixed(y - 9, 1)
+            << "\" text-anchor=\"middle\" font-size=\"10\" fill=\"" << kStuckColour << "\">" << mode
+            << " " << (p->deadlock ? "deadlock" : "starvation") << "</text>\n";
+        continue;
+      }
+      const double y = y_of(metric_of(*p, metric));
+      any_saturated = any_saturated || p->saturated;
+      out << "<circle cx=\"" << fixed(x, 1) << "\" cy=\"" << fixed(y, 1) << "\" r=\""
+          << (p->saturated ? 4 : 3) << "\" fill=\"" << (p->saturated ? "white" : c)
+          << "\" stroke=\"" << c << "\" stroke-width=\"1.5\"/>\n";
     }
-    const double ly = top + 20 + 20 * static_cast<double>(colour);
-    out << "<line x1=\"" << left + plot_w + 15 << "\" y1=\"" << ly << "\" x2=\""
-        << left + plot_w + 40 << "\" y2=\"" << ly << "\" stroke=\"" << c
-        << "\" stroke-width=\"2\"/>\n<text x=\"" << left + plot_w + 45 << "\" y=\"" << ly + 4
+    out << "<line x1=\"" << left + plot_w + 15 << "\" y1=\"" << legend_y << "\" x2=\""
+        << left + plot_w + 40 << "\" y2=\"" << legend_y << "\" stroke=\"" << c
+        << "\" stroke-width=\"2\"/>\n<text x=\"" << left + plot_w + 45 << "\" y=\"" << legend_y + 4
         << "\">" << mode << "</text>\n";
-    ++colour;
+    legend_y += 20;
+  }
+  const double note_x = left + plot_w + 15;
+  if (any_saturated) {
+    out << "<circle cx=\"" << note_x + 12 << "\" cy=\"" << legend_y << "\" r=\"4\" fill=\"white\" "
+        << "stroke=\"black\"/>\n<text x=\"" << note_x + 30 << "\" y=\"" << legend_y + 4
+        << "\" font-size=\"10\">saturated" << (latency ? ": latency grows" : "") << "</text>\n";
+    if (latency) {
+      out << "<text x=\"" << note_x + 30 << "\" y=\"" << legend_y + 16
+          << "\" font-size=\"10\">with the run (dashed)</text>\n";
+      legend_y += 12;
+    }
+    legend_y += 20;
+  }
+  if (any_stuck) {
+    out << "<path d=\"M" << note_x + 7 << ',' << legend_y - 5 << " L" << note_x + 17 << ','
+        << legend_y + 5 << " M" << note_x + 7 << ',' << legend_y + 5 << " L" << note_x + 17 << ','
+        << legend_y - 5 << "\" stroke=\"" << kStuckColour << "\" stroke-width=\"2.5\"/>\n<text x=\""
+        << note_x + 30 << "\" y=\"" << legend_y + 4
+        << "\" font-size=\"10\">deadlock / starvation:</text>\n<text x=\"" << note_x + 30
+        << "\" y=\"" << legend_y + 16 << "\" font-size=\"10\">nothing measured</text>\n";
   }
   out << "</svg>\n";
   return out.str();
@@ -209,18 +324,46 @@ std::string gnuplot_pngs(const std::filesystem::path& dir, const Settings& setti
     Metric metric;
     int column;
   } plots[] = {{Metric::kAccepted, 4}, {Metric::kLatencyMean, 5}, {Metric::kLatencyP99, 7}};
+  const std::string data = "'" + (dir / "results.csv").string() + "'";
   for (const auto& plot : plots) {
+    const bool log_y = log_axis(results, plot.metric);
+    const std::string y = "$" + std::to_string(plot.column);
     script << "set output '" << (dir / (std::string(metric_file(plot.metric)) + ".png")).string()
            << "'\nset title '" << metric_title(plot.metric) << ": N=" << settings.terminals
            << " k=" << settings.k << " " << to_string(settings.pattern) << "'\nset ylabel '"
            << metric_title(plot.metric) << "'\n"
-           << (plot.metric == Metric::kAccepted ? "set yrange [0:1.05]\n" : "set yrange [0:*]\n")
+           << (log_y ? "set logscale y\nset yrange [*:*]\n" : "unset logscale y\n")
+           << (plot.metric == Metric::kAccepted ? "set yrange [0:1.05]\n"
+               : log_y                          ? ""
+                                                : "set yrange [0:*]\n")
            << "plot ";
     bool first = true;
     for (const auto& [mode, points] : modes) {
-      script << (first ? "" : ", ") << "'" << (dir / "results.csv").string()
-             << "' using 2:(strcol(1) eq '" << mode << "' && strcol(12) ne 'deadlock' ? $"
-             << plot.column << " : NaN) with linespoints title '" << mode << "'";
+      const std::string is_mode = "strcol(1) eq '" + mode + "'";
+      const std::string colour = std::string("lc rgb '") + mode_colour(mode) + "'";
+      // Measured points joined; saturated ones again as hollow circles; stuck ones as a red X
+      // on the load axis (they measured nothing).
+      script << (first ? "" : ", ") << data << " using 2:(" << is_mode
+             << " && strcol(12) ne 'deadlock' && strcol(12) ne 'starvation' ? " << y
+             << " : NaN) with linespoints pt 7 " << colour << " title '" << mode << "'";
+      script << ", " << data << " using 2:(" << is_mode << " && strcol(12) eq 'saturated' ? " << y
+             << " : NaN) with points pt 6 ps 1.6 " << colour;
+      // One key entry for the hollow marker, not one per mode (the colour is the mode's).
+      if (first) {
+        script << " title 'hollow: saturated"
+               << (plot.metric == Metric::kAccepted ? "" : ", latency grows with the run") << "'";
+      } else {
+        script << " notitle";
+      }
+      bool has_stuck = false;
+      for (const PointResult* p : points) has_stuck = has_stuck || stuck(*p);
+      if (has_stuck) {
+        script << ", " << data << " using 2:(" << is_mode
+               << " && (strcol(12) eq 'deadlock' || strcol(12) eq 'starvation') ? "
+               << (log_y ? fixed(lowest(results, plot.metric), 2) : std::string("0"))
+               << " : NaN) with points pt 2 ps 2 lw 2 lc rgb '" << kStuckColour << "' title '"
+               << mode << ": deadlock/starvation'";
+      }
       first = false;
     }
     script << "\n";

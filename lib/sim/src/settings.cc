@@ -37,6 +37,8 @@ std::string to_string(Pattern pattern) {
       return "benign";
     case Pattern::kAdversarial:
       return "adversarial";
+    case Pattern::kRouterShift:
+      return "routershift";
     case Pattern::kBitComplement:
       return "bitcomp";
     case Pattern::kRandomPermutation:
@@ -61,6 +63,24 @@ std::string to_string(Channels channels) {
   return "?";
 }
 
+std::string to_string(VcRule rule) {
+  switch (rule) {
+    case VcRule::kEscape:
+      return "escape";
+    case VcRule::kSeed:
+      return "seed";
+  }
+  return "?";
+}
+
+VcRule parse_vc_rule(const std::string& text) {
+  for (VcRule r : {VcRule::kEscape, VcRule::kSeed}) {
+    if (text == to_string(r)) return r;
+  }
+  throw SimError("vc_rule: unknown VC rule '" + text +
+                 "' (escape: Duato's escape VC 0; seed: the seed's forward/reverse classes)");
+}
+
 RoutingMode parse_mode(const std::string& text) {
   for (RoutingMode m : {RoutingMode::kMinimal, RoutingMode::kUgal, RoutingMode::kAldfb}) {
     if (text == to_string(m)) return m;
@@ -69,15 +89,15 @@ RoutingMode parse_mode(const std::string& text) {
 }
 
 Pattern parse_pattern(const std::string& text) {
-  for (Pattern p :
-       {Pattern::kUniform, Pattern::kBenign, Pattern::kAdversarial, Pattern::kBitComplement,
-        Pattern::kRandomPermutation, Pattern::kTranspose, Pattern::kTrace}) {
+  for (Pattern p : {Pattern::kUniform, Pattern::kBenign, Pattern::kAdversarial,
+                    Pattern::kRouterShift, Pattern::kBitComplement, Pattern::kRandomPermutation,
+                    Pattern::kTranspose, Pattern::kTrace}) {
     if (text == to_string(p)) return p;
   }
   if (text == "random") return Pattern::kUniform;  // the seed's "random" (L610)
   throw SimError("traffic: unknown pattern '" + text +
-                 "' (uniform or random, benign, adversarial, bitcomp, randperm, transpose, "
-                 "trace)");
+                 "' (uniform or random, benign, adversarial, routershift, bitcomp, randperm, "
+                 "transpose, trace)");
 }
 
 Channels parse_channels(const std::string& text) {
@@ -146,9 +166,11 @@ uint32_t queue_depth_packets(const Settings& s) {
   return s.packet_size == 0 ? 0 : s.vc_buf_size / s.packet_size;
 }
 
+uint32_t port_queue_packets(const Settings& s) { return s.num_vcs * queue_depth_packets(s); }
+
 uint32_t threshold_packets(const Settings& s) {
   if (s.threshold != 0) return s.threshold;
-  return std::max(1u, queue_depth_packets(s) / 2);
+  return std::max(1u, port_queue_packets(s) / 2);
 }
 
 void validate(const Settings& s) {
@@ -169,9 +191,14 @@ void validate(const Settings& s) {
     throw SimError(std::string("fabric: ") + e.what());
   }
   if (s.modes.empty()) throw SimError("mode: no routing mode given (aldfb, ugal, minimal)");
-  if (s.num_vcs < 2 || s.num_vcs > 16) {
-    throw SimError("num_vcs: 2..16 (ALDFB needs a forward and a reverse VC, 004 L893)");
+  if (s.num_vcs < 2) {
+    throw SimError(
+        s.vc_rule == VcRule::kEscape
+            ? "num_vcs: the escape VC rule needs at least 2 (one escape VC, one adaptive)"
+            : "num_vcs: the seed VC rule needs at least 2 (a forward and a reverse VC, "
+              "004 L893)");
   }
+  if (s.num_vcs > 8) throw SimError("num_vcs: at most 8, the VCs port[p].vc_occupancy has");
   if (s.packet_size == 0) throw SimError("packet_size: at least 1 flit");
   if (s.vc_buf_size < s.packet_size || s.vc_buf_size > 4096) {
     throw SimError("vc_buf_size: packet_size.." + std::to_string(4096) +
@@ -189,9 +216,9 @@ void validate(const Settings& s) {
   if (s.output_buffer_size == 0 || s.output_buffer_size > 4096) {
     throw SimError("output_buffer_size: 1..4096 packets");
   }
-  if (s.threshold > queue_depth_packets(s)) {
-    throw SimError("threshold: at most the VC depth, " + std::to_string(queue_depth_packets(s)) +
-                   " packets (vc_buf_size / packet_size)");
+  if (s.threshold > port_queue_packets(s)) {
+    throw SimError("threshold: at most the port's queue, " + std::to_string(port_queue_packets(s)) +
+                   " packets (num_vcs x vc_buf_size / packet_size)");
   }
   if (s.loads.empty()) throw SimError("load: no load given");
   for (double load : s.loads) check_load(load);
@@ -251,6 +278,7 @@ Settings load_settings_yaml(const std::string& path, Settings s) {
                                  "channels",
                                  "mode",
                                  "threshold",
+                                 "vc_rule",
                                  "num_vcs",
                                  "vc_buf_size",
                                  "packet_size",
@@ -290,6 +318,7 @@ Settings load_settings_yaml(const std::string& path, Settings s) {
     for (std::string m; std::getline(in, m, ',');) s.modes.push_back(parse_mode(m));
   }
   read(root, "threshold", s.threshold);
+  if (root["vc_rule"]) s.vc_rule = parse_vc_rule(root["vc_rule"].as<std::string>());
   read(root, "num_vcs", s.num_vcs);
   read(root, "vc_buf_size", s.vc_buf_size);
   read(root, "packet_size", s.packet_size);
@@ -326,6 +355,7 @@ std::string settings_yaml(const Settings& s) {
   out << YAML::Key << "channels" << YAML::Value << to_string(s.channels);
   out << YAML::Key << "mode" << YAML::Value << join_modes(s.modes);
   out << YAML::Key << "threshold" << YAML::Value << threshold_packets(s);
+  out << YAML::Key << "vc_rule" << YAML::Value << to_string(s.vc_rule);
   out << YAML::Key << "num_vcs" << YAML::Value << s.num_vcs;
   out << YAML::Key << "vc_buf_size" << YAML::Value << s.vc_buf_size;
   out << YAML::Key << "packet_size" << YAML::Value << s.packet_size;

@@ -55,7 +55,9 @@ Traffic::Traffic(const Settings& settings, uint64_t seed)
     case Pattern::kRandomPermutation: {
       table_.resize(n);
       std::iota(table_.begin(), table_.end(), 0u);
-      Random random(seed ^ 0x7065726d75746174ull);  // Fisher-Yates with our own generator
+      // Fisher-Yates with our own generator; the point's seed (settings.seed and the load's
+      // index) picks the permutation, so another --seed draws another one.
+      Random random(seed ^ 0x7065726d75746174ull);
       for (uint32_t i = n; i > 1; --i) std::swap(table_[i - 1], table_[random.below(i)]);
       return;
     }
@@ -70,6 +72,9 @@ Traffic::Traffic(const Settings& settings, uint64_t seed)
         break;
       case Pattern::kAdversarial:
         table_[s] = adversarial(fabric, s, settings.adversarial_shift);
+        break;
+      case Pattern::kRouterShift:  // across the grid: every digit may change, not only digit 0
+        table_[s] = (s / settings.k + 1) % fabric.routers() * settings.k + s % settings.k;
         break;
       case Pattern::kBitComplement:
         table_[s] = ~s & (n - 1);

@@ -8,8 +8,12 @@
 //   `source_queue` packets; a packet that finds it full is refused and the point is marked
 //   saturated, so queues never grow without bound. The head packet enters the router's
 //   terminal input port (no channel latency on the way in) when a VC there has room.
-// - A packet at the head of an input VC is routed by the engine once, reading the router's own
-//   queue state; it may request the switch routing_delay cycles after it arrived.
+// - A packet at the head of an input VC is routed by the engine, reading the router's own
+//   queue state; it may request the switch routing_delay cycles after it arrived. A head whose
+//   output VC has no room (credits, or a full output queue) is routed again the next cycle,
+//   from the header it arrived with and with no second routing_delay, so that it can take
+//   another VC (the escape VC of Duato's rule) at every cycle it is blocked. A head waiting only
+//   for a busy lane keeps its decision.
 // - Switch allocation: separable iSLIP (outputs grant round-robin from their pointer, inputs
 //   accept round-robin, pointers move past an accepted grant), alloc_iters iterations. A
 //   request needs packet_size free credits at the downstream VC (virtual cut-through) and a
@@ -34,8 +38,9 @@ namespace asn::sim {
 
 struct PointResult {
   topology::RoutingMode mode = topology::RoutingMode::kAldfb;
-  double load = 0;      // offered, flits/cycle/terminal
-  double offered = 0;   // generated during the measurement (refused packets included)
+  VcRule vc_rule = VcRule::kEscape;  // the settings' (a CSV column, so rows say what ran)
+  double load = 0;                   // offered, flits/cycle/terminal
+  double offered = 0;                // generated during the measurement (refused packets included)
   double accepted = 0;  // delivered flits/cycle/terminal, a fraction of the injection capacity
   double latency_mean = 0;
   double latency_p50 = 0;
@@ -47,16 +52,24 @@ struct PointResult {
   uint64_t routers = 0;
   bool saturated = false;
   bool converged = false;
+  // A cycle of input VCs whose heads each waited more than deadlock_cycles for the next one,
+  // which had no room: the point ends (asnsim exits 3).
   bool deadlock = false;
+  // A head that waited more than deadlock_cycles while its output VC had room and its lane was
+  // idle: the allocator passes it over. The point ends (asnsim exits 4).
+  bool starvation = false;
   bool cancelled = false;
   // Packets that took two non-minimal hops in one dimension (ALDFB allows one, 004 L848).
   uint64_t repeated_detours = 0;
-  std::string message;  // the deadlock report, when there is one
+  // Times a head was routed again because the output VC it had chosen had no room (measured
+  // period only).
+  uint64_t reroutes = 0;
+  std::string message;  // the deadlock or starvation report, when there is one
 };
 
-// Runs one point to the end of its measurement (or a deadlock, or `cancel`). The settings must
-// have passed validate(). Deterministic: the same settings, mode, load and seed give the same
-// result.
+// Runs one point to the end of its measurement (or a deadlock, a starved head, or `cancel`). The
+// settings must have passed validate(). Deterministic: the same settings, mode, load and seed give
+// the same result.
 PointResult simulate(const Settings& settings, topology::RoutingMode mode, double load,
                      uint64_t seed, const std::atomic<bool>* cancel = nullptr);
 

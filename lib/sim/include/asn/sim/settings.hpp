@@ -31,11 +31,18 @@ enum class Pattern : uint8_t {
   kUniform,
   kBenign,
   kAdversarial,
+  kRouterShift,  // every terminal of router i to the same terminal of router (i + 1) mod routers
   kBitComplement,
   kRandomPermutation,
   kTranspose,
   kTrace,
 };
+
+// How the engine assigns VCs. kEscape: Duato's rule, VC 0 of every port is the escape VC
+// (dimension-ordered minimal routing), VCs 1..V-1 are adaptive, and a packet takes the escape VC
+// whenever the adaptive VC it would use has no room. kSeed: the seed's forward/reverse classes
+// chosen by comparing link numbers (004 L893-935), which admits cyclic waits.
+enum class VcRule : uint8_t { kEscape, kSeed };
 
 struct Settings {
   // The fabric.
@@ -43,11 +50,14 @@ struct Settings {
   uint32_t k = 4;
   Channels channels = Channels::kDilated;
   std::vector<topology::RoutingMode> modes = {topology::RoutingMode::kAldfb};
-  // port[p].aldfb_threshold (packets), the T_h of every channel port; 0: half the VC depth.
+  // port[p].aldfb_threshold (packets), the T_h of every channel port, compared with the whole
+  // port's output queue (all its VCs: the seed's priority encoder has one bit per output port).
+  // 0: half the port's queue, max(1, num_vcs x vc depth / 2).
   uint32_t threshold = 0;
+  VcRule vc_rule = VcRule::kEscape;
 
   // The router model (BookSim2 names).
-  uint32_t num_vcs = 2;          // VCs per input port; the engine splits them forward/reverse
+  uint32_t num_vcs = 2;          // VCs per port, 2..8 (vc_rule says how the engine uses them)
   uint32_t vc_buf_size = 8;      // flits per VC
   uint32_t packet_size = 1;      // flits per packet
   uint32_t channel_latency = 1;  // cycles a flit spends on a channel (also credits)
@@ -73,7 +83,9 @@ struct Settings {
   uint32_t max_samples = 30;
   double converge_tolerance = 0.01;    // relative change of the accepted rate between windows
   uint32_t source_queue_packets = 64;  // a full source queue marks saturation
-  uint64_t deadlock_cycles = 1000;     // no flit moved this long while flits wait: deadlock
+  // A head waiting longer is checked: deadlock (a cycle of such heads, each waiting for a VC
+  // with no room) or starvation (its output VC has room and its lane is idle).
+  uint64_t deadlock_cycles = 1000;
 
   // Output.
   std::string out_dir;
@@ -83,6 +95,8 @@ struct Settings {
 std::string to_string(topology::RoutingMode mode);
 std::string to_string(Pattern pattern);
 std::string to_string(Channels channels);
+std::string to_string(VcRule rule);
+VcRule parse_vc_rule(const std::string& text);  // "escape" or "seed"; SimError otherwise
 topology::RoutingMode parse_mode(const std::string& text);  // SimError on an unknown mode
 Pattern parse_pattern(const std::string& text);
 Channels parse_channels(const std::string& text);
@@ -95,8 +109,10 @@ std::vector<double> parse_loads(const std::string& text);
 // Throws SimError naming the field.
 void validate(const Settings& settings);
 
-// The VC depth in packets (id.cap_ports.queue_depth) and the T_h used.
+// The VC depth in packets (id.cap_ports.queue_depth), a port's queue (all its VCs) in packets,
+// and the T_h used.
 uint32_t queue_depth_packets(const Settings& settings);
+uint32_t port_queue_packets(const Settings& settings);
 uint32_t threshold_packets(const Settings& settings);
 
 // YAML: the keys are the long flag names (terminals, k, mode, traffic, load, ...).
