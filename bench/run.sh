@@ -7,6 +7,10 @@
 # stripe_io (a 1 GiB file through asnctl stripe write/read, bench/stripe_io_bench.sh); so is
 # locks_asnd (locks_bench against a real asnd process, per lock domain,
 # bench/locks_asnd_bench.sh).
+# Two scripts are not in the list: bench/booksim_bench.sh (asnsim against BookSim2, issue 23;
+# it needs a BookSim2 binary built outside the repository, BOOKSIM=/path/to/booksim) and
+# bench/seed_fig.sh (asnsim's runs of the seed's figure, 004 L1000-1025: a reproduction, not a
+# benchmark).
 # Builds first if needed, in $BENCH_BUILD_DIR (default build/) as $BENCH_BUILD_TYPE (default
 # RelWithDebInfo).
 #   bench/run.sh [PROGRAM...] [-- extra Google Benchmark flags, e.g. --benchmark_repetitions=5]
