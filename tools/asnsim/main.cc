@@ -65,8 +65,7 @@ int main(int argc, char** argv) {
       app.add_option("--mode", mode, "routing modes, comma-separated: aldfb, ugal, minimal")
           ->default_str("aldfb");
   flag("--threshold", &Settings::threshold,
-       "T_h in packets, compared with the port's whole queue (0: half of it, num_vcs x VC "
-       "depth / 2)");
+       "T_h in packets, compared with the port's whole queue (0: half a VC, VC depth / 2)");
   auto* vc_rule_opt =
       app.add_option("--vc_rule,--vc-rule", vc_rule,
                      "escape (Duato: VC 0 dimension-ordered escape, 1..V-1 adaptive) or seed "

@@ -13,13 +13,6 @@ namespace {
 using asn::sim::Channels;
 using asn::sim::ProveRequest;
 using asn::topology::RoutingMode;
-using asn::topology::VcPolicy;
-
-VcPolicy parse_vc_rule(const std::string& text) {
-  if (text == "escape") return VcPolicy::kEscape;
-  if (text == "seed") return VcPolicy::kSeed;
-  throw asn::sim::SimError("vc-rule: '" + text + "' is not a rule; escape (the board's) or seed");
-}
 
 std::vector<RoutingMode> parse_modes(const std::string& text) {
   std::vector<RoutingMode> modes;
@@ -67,7 +60,7 @@ int prove_main(int argc, char** argv) {
   std::vector<Channels> channel_list;
   try {
     mode_list = parse_modes(modes);
-    q.vc_policy = parse_vc_rule(vc_rule);
+    q.vc_policy = asn::sim::parse_vc_rule(vc_rule);
     std::stringstream in(channels);
     for (std::string c; std::getline(in, c, ',');) {
       channel_list.push_back(asn::sim::parse_channels(c));

@@ -41,7 +41,7 @@ Network::Network(const Settings& settings, topology::RoutingMode mode, double lo
                                 ? topology::ChannelMode::kDilated
                                 : topology::ChannelMode::kDoubleRate;
   routers_.resize(fabric.routers());
-  for (Router& router : routers_) router.mode = {mode, true};
+  for (Router& router : routers_) router.mode = {mode, true, settings.vc_rule};
   program(fabric, channel_mode);
   for (const Router& router : routers_) views_.emplace_back(router, settings);
 

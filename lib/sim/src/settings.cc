@@ -168,9 +168,13 @@ uint32_t queue_depth_packets(const Settings& s) {
 
 uint32_t port_queue_packets(const Settings& s) { return s.num_vcs * queue_depth_packets(s); }
 
+// Half a VC, whatever the VC count: an input-queued router's output "queue" (its waiting heads
+// and the downstream buffer, which drains at the channel's rate) stays short while the inputs
+// queue behind it, so half the whole port's queue was never reached and the lanes of a pair
+// were never both used (benign traffic saturated at 0.5).
 uint32_t threshold_packets(const Settings& s) {
   if (s.threshold != 0) return s.threshold;
-  return std::max(1u, port_queue_packets(s) / 2);
+  return std::max(1u, queue_depth_packets(s) / 2);
 }
 
 void validate(const Settings& s) {

@@ -38,11 +38,12 @@ enum class Pattern : uint8_t {
   kTrace,
 };
 
-// How the engine assigns VCs. kEscape: Duato's rule, VC 0 of every port is the escape VC
-// (dimension-ordered minimal routing), VCs 1..V-1 are adaptive, and a packet takes the escape VC
-// whenever the adaptive VC it would use has no room. kSeed: the seed's forward/reverse classes
-// chosen by comparing link numbers (004 L893-935), which admits cyclic waits.
-enum class VcRule : uint8_t { kEscape, kSeed };
+// How the engine assigns VCs: route.config.vc_policy, programmed into every simulated router.
+// kEscape: Duato's rule, VC 0 of every port is the escape VC (dimension-ordered minimal
+// routing), VCs 1..V-1 are adaptive, and a packet takes the escape VC whenever the adaptive VC
+// it would use has no room. kSeed: the seed's forward/reverse classes chosen by comparing link
+// numbers (004 L893-935), which admits cyclic waits.
+using VcRule = topology::VcPolicy;
 
 struct Settings {
   // The fabric.
