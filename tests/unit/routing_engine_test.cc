@@ -340,19 +340,20 @@ TEST_F(EngineTest, UgalDecidesByHopsTimesQueue) {
   RouteDecision d = route_packet(r, from_terminal(dest), intermediate);
   EXPECT_EQ(d.port, port(1, 0, 0));
   EXPECT_FALSE(d.header.to_intermediate);
-  // Every minimal first hop queues 6 packets (2 x 6 = 12), the way to (2, 3) 3 (4 x 3 = 12):
-  // a tie stays minimal; one more packet on the minimal ports and UGAL goes through (2, 3).
+  // Every minimal first hop queues 10 packets (2 x 10 = 20), the way to (2, 3) 3 (4 x 3 = 12,
+  // plus the minimal port's T_h, 8: 20): a tie stays minimal; one more packet on the minimal
+  // ports and UGAL goes through (2, 3).
   for (unsigned lane = 0; lane < 2; ++lane) {
-    r.queues[port(1, 0, lane) * 2 + 1] = 6;
-    r.queues[port(0, 3, lane) * 2 + 1] = 6;
+    r.queues[port(1, 0, lane) * 2 + 1] = 10;
+    r.queues[port(0, 3, lane) * 2 + 1] = 10;
     r.queues[port(1, 3, lane) * 2 + 1] = 3;
     r.queues[port(0, 2, lane) * 2 + 1] = 3;
   }
   d = route_packet(r, from_terminal(dest), intermediate);
   EXPECT_FALSE(d.header.to_intermediate);
   for (unsigned lane = 0; lane < 2; ++lane) {
-    r.queues[port(1, 0, lane) * 2 + 1] = 7;
-    r.queues[port(0, 3, lane) * 2 + 1] = 7;
+    r.queues[port(1, 0, lane) * 2 + 1] = 11;
+    r.queues[port(0, 3, lane) * 2 + 1] = 11;
   }
   d = route_packet(r, from_terminal(dest), intermediate);
   EXPECT_TRUE(d.header.to_intermediate);

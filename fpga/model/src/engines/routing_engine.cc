@@ -502,11 +502,14 @@ RouteDecision Decision::route_ugal(uint32_t random) {
       Candidates toward;
       if (entry.valid && !entry.local &&
           direct_candidates(entry, dimensions_to_correct(entry), toward) && !toward.empty()) {
-        const uint64_t minimal_cost =
-            uint64_t{hops_between(own_, dest_)} * direct.least_occupied()->queue;
+        // BookSim's UGAL-L adds a constant bias towards the minimal path; ours is the minimal
+        // port's T_h, so that benign traffic (short, even queues) is not sent around.
+        const Candidate& minimal = *direct.least_occupied();
+        const uint64_t minimal_cost = uint64_t{hops_between(own_, dest_)} * minimal.queue;
         const uint64_t detour_cost =
             uint64_t{hops_between(own_, intermediate) + hops_between(intermediate, dest_)} *
-            toward.least_occupied()->queue;
+                toward.least_occupied()->queue +
+            view_.threshold(minimal.port);
         if (minimal_cost > detour_cost) {
           next.to_intermediate = true;
           next.intermediate = intermediate;

@@ -40,8 +40,9 @@
 // - UGAL (L838, L956-960), as UGAL-L (BookSim's ugal_flatfly_onchip): decided once, at the
 //   source switch (the packet came from a terminal). An intermediate router `random %
 //   routers` is drawn; minimal when it is this or the destination router, or when
-//   H_min x Q_min <= H_nonmin x Q_nonmin (hops times the output queue of the shortest-queued
-//   first hop of each path); else towards the intermediate, then minimally to the
+//   H_min x Q_min <= H_nonmin x Q_nonmin + T_h (hops times the output queue of the
+//   shortest-queued first hop of each path; BookSim's constant bias towards the minimal path
+//   is the minimal port's T_h here); else towards the intermediate, then minimally to the
 //   destination. No non-minimal hop otherwise.
 // - Static (topology/schedule.hpp): the initial schedule in dimension 0, its mirror image in
 //   dimension 1; the rows come with the packet (initial_row, final_row). Where a packet is
