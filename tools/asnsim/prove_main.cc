@@ -54,7 +54,13 @@ int prove_main(int argc, char** argv) {
   app.add_option("--max-ports", max_ports, "ports of the board (--sweep)")->capture_default_str();
   app.add_option("--max-routers", max_routers, "destination entries of the board (--sweep)")
       ->capture_default_str();
+  uint64_t states = 0;
+  app.add_option("--states", states,
+                 "engine calls of the every-state-has-an-escape check per fabric; past it "
+                 "destinations are sampled evenly (default: 4,000,000, or 20,000 a fabric "
+                 "with --sweep)");
   CLI11_PARSE(app, argc, argv);
+  q.state_budget = states != 0 ? states : sweep ? 20'000 : q.state_budget;
 
   std::vector<RoutingMode> mode_list;
   std::vector<Channels> channel_list;
