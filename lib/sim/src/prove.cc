@@ -152,11 +152,9 @@ class EscapeProof {
     escape_set_.assign(size_t{routers_} * routers_, kNoSet);
     sets_.resize(routers_);
     peers_.resize(size_t{routers_} * ports_);
-    uint64_t calls_per_router = 0;
     const std::vector<engines::PacketHeader> headers = header_states();
-    const unsigned inputs_all = 1 + fabric_.radix(channels_) - fabric_.k();
-    calls_per_router = uint64_t{inputs_all} * headers.size() * routers_;
-    exhaustive_ = calls_per_router * routers_ <= q_.state_budget;
+    const uint64_t inputs = 1 + fabric_.radix(channels_) - fabric_.k();  // a terminal, channels
+    exhaustive_ = inputs * headers.size() * routers_ * routers_ <= q_.state_budget;
     RouterImage image(channels_, {q_.mode, true, q_.vc_policy}, q_.num_vcs);
     for (uint32_t x = 0; x < routers_; ++x) {
       image.program(fabric_, x);
