@@ -98,6 +98,7 @@ void Network::program(const topology::Fabric& fabric, topology::ChannelMode chan
     router.out_free.assign(size_t{ports} * 2, 0);
     router.in_free.assign(size_t{ports} * 2, 0);
     router.grant_ptr.assign(vcs, 0);
+    router.grant_vc_ptr.assign(ports, 0);
     router.accept_ptr.assign(ports, 0);
     if (settings_.internal_speedup > 1) {
       router.out_ring.assign(vcs * settings_.output_buffer_size, kNone);
@@ -233,15 +234,17 @@ void Network::route_head(uint32_t r, unsigned port, unsigned vc) {
   ++router.waiting[size_t{d.port} * vcs_ + d.vc];
 }
 
-// Separable iSLIP: requests from every input VC whose head may go; each output grants the
-// requesting input nearest its pointer; each input accepts the granting output nearest its
-// pointer; pointers move one past the match, on the first iteration only (iSLIP's rule).
-void Network::allocate(uint32_t r) {
+// Separable iSLIP: requests from every input VC whose head may go; each output chooses one of
+// its requested VCs round-robin and grants that VC's requesting input nearest the VC's pointer;
+// each input accepts the granting output nearest its pointer; pointers move one past the
+// match, on the first iteration of the cycle's first pass only (iSLIP's rule).
+void Network::allocate(uint32_t r, bool first_pass) {
   Router& router = routers_[r];
   const unsigned ports = router.ports;
   thread_local std::vector<Request> requests;
-  thread_local std::vector<uint32_t> grant;   // per output: index into requests
-  thread_local std::vector<uint32_t> accept;  // per input: index into requests
+  thread_local std::vector<uint32_t> grant;     // per output: index into requests
+  thread_local std::vector<uint32_t> accept;    // per input: index into requests
+  thread_local std::vector<uint32_t> vc_grant;  // per output VC: index into requests
   requests.clear();
   const bool output_queues = settings_.internal_speedup > 1;
   for (unsigned port = 0; port < ports; ++port) {
@@ -274,27 +277,47 @@ void Network::allocate(uint32_t r) {
   if (requests.empty()) return;
   grant.assign(ports, kNone);
   accept.assign(ports, kNone);
+  vc_grant.assign(size_t{ports} * vcs_, kNone);
   const unsigned iterations = settings_.alloc_iters;
   for (unsigned iteration = 0; iteration < iterations; ++iteration) {
     std::fill(grant.begin(), grant.end(), kNone);
     std::fill(accept.begin(), accept.end(), kNone);
+    std::fill(vc_grant.begin(), vc_grant.end(), kNone);
+    // Each output VC's candidate: round-robin over the inputs from that VC's own pointer;
+    // between two requests at the same distance (two VCs of one input), the head that waited
+    // longer. The pointer is per output VC, not per output port: a request exists only while
+    // its output VC has room (credits, or a free output-queue slot), and with one pointer per
+    // port the requests to the port's other VCs moved it past an input whose head waited for a
+    // full VC each time that VC had room again, for ever (a head waited 50,791 cycles with
+    // output queues, 4 VCs, adversarial load 1.0).
     for (uint32_t i = 0; i < requests.size(); ++i) {
       const Request& q = requests[i];
       if (q.in == 0xffff) continue;  // matched already
-      // Round-robin over inputs from the pointer of the output VC asked for; between two
-      // requests at the same distance, the head that waited longer (a VC pointer shared by all
-      // outputs let one VC starve behind its neighbour whenever the input served another output
-      // in between). The pointer is per output VC, not per output port: a request exists only
-      // while its output VC has room (credits, or a free output-queue slot), and with one
-      // pointer per port the requests to the port's other VCs moved it past an input whose
-      // head waited for a full VC each time that VC had room again, for ever (a head waited
-      // 50,791 cycles with output queues, 4 VCs, adversarial load 1.0).
+      const size_t out_at = size_t{q.out} * vcs_ + q.out_vc;
+      const unsigned ptr = router.grant_ptr[out_at];
       auto rank = [&](const Request& x) {
-        const size_t out_at = size_t{x.out} * vcs_ + x.out_vc;
-        return std::pair((x.in + ports - router.grant_ptr[out_at]) % ports, x.since);
+        return std::pair((x.in + ports - ptr) % ports, x.since);
       };
-      uint32_t& g = grant[q.out];
+      uint32_t& g = vc_grant[out_at];
       if (g == kNone || rank(q) < rank(requests[g])) g = i;
+    }
+    // Then the output chooses among its VCs round-robin from its VC pointer. Distances from
+    // different VCs' pointers are not comparable: ranking all requests of a port by them let a
+    // VC whose pointer stood just before its requesters win every cycle, while an input
+    // waiting for the other VC stayed at the same distance from a pointer that moves only
+    // when that VC is granted (randperm, minimal, load 1.0: a head waited from cycle 12 on for
+    // an ejection port with 8 credits and an idle lane). A VC with room keeps it until it is
+    // granted (only this output spends its credits or its queue's slots), so its requests
+    // stay, the VC pointer reaches it, and its own pointer then reaches each of its inputs.
+    for (unsigned out = 0; out < ports; ++out) {
+      for (unsigned i = 0; i < vcs_; ++i) {
+        const unsigned vc = (router.grant_vc_ptr[out] + i) % vcs_;
+        const uint32_t g = vc_grant[size_t{out} * vcs_ + vc];
+        if (g != kNone) {
+          grant[out] = g;
+          break;
+        }
+      }
     }
     bool matched = false;
     for (unsigned out = 0; out < ports; ++out) {
@@ -311,8 +334,14 @@ void Network::allocate(uint32_t r) {
       Request& q = requests[accept[in]];
       const int lane = free_lane(router.in_free, in, router.lanes[in], now_);
       if (lane < 0) continue;
-      if (iteration == 0) {
+      // A later pass of the same cycle (a double-rate channel's second lane, output queues'
+      // speedup) is one more iteration: its requests lack the inputs whose only lane the first
+      // pass used, and moving the pointers past them starved them in lockstep (a terminal
+      // input sent its other VC every first pass; every second pass moved the pointer of the
+      // VC it waited for past it).
+      if (first_pass && iteration == 0) {
         router.grant_ptr[size_t{q.out} * vcs_ + q.out_vc] = static_cast<uint16_t>((in + 1) % ports);
+        router.grant_vc_ptr[q.out] = static_cast<uint8_t>((q.out_vc + 1) % vcs_);
         router.accept_ptr[in] = static_cast<uint16_t>((q.out + 1) % ports);
       }
       transfer(r, in, q.vc, static_cast<unsigned>(lane));
@@ -477,7 +506,7 @@ void Network::step() {
                                                                         : 1;
   for (unsigned pass = 0; pass < passes; ++pass) {
     for (uint32_t r = 0; r < routers_.size(); ++r) {
-      if (routers_[r].queued > 0) allocate(r);
+      if (routers_[r].queued > 0) allocate(r, pass == 0);
     }
   }
   if (output_queues) {

@@ -73,7 +73,8 @@ struct Router {
   // Lanes [port * 2 + lane]: the cycle each is free again.
   std::vector<uint64_t> out_free;
   std::vector<uint64_t> in_free;
-  std::vector<uint16_t> grant_ptr;  // per output VC [port * V + vc]: the input served first
+  std::vector<uint16_t> grant_ptr;    // per output VC [port * V + vc]: the input served first
+  std::vector<uint8_t> grant_vc_ptr;  // per output port: the VC served first
   std::vector<uint16_t> accept_ptr;
   uint32_t queued = 0;  // packets in the input VCs
   // Output queues [port * V + vc] (internal_speedup >= 2 only): a ring of output_buffer_size.
@@ -187,7 +188,7 @@ class Network {
  private:
   void program(const topology::Fabric& fabric, topology::ChannelMode channel_mode);
   void inject();
-  void allocate(uint32_t r);
+  void allocate(uint32_t r, bool first_pass);
   void route_head(uint32_t r, unsigned port, unsigned vc);
   void transfer(uint32_t r, unsigned port, unsigned vc, unsigned lane_in);
   uint32_t leave_input(uint32_t r, unsigned port, unsigned vc, unsigned lane_in);
