@@ -1,6 +1,7 @@
 #include "fabric.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <span>
 #include <unordered_set>
 
@@ -91,6 +92,7 @@ void Network::program(const topology::Fabric& fabric, topology::ChannelMode chan
     router.ring.assign(vcs * ring_cap_, kNone);
     router.ring_head.assign(vcs, 0);
     router.ring_count.assign(vcs, 0);
+    router.occupied.assign((vcs + 63) / 64, 0);
     router.head_since.assign(vcs, 0);
     router.in_flits.assign(vcs, 0);
     router.credits.assign(vcs, settings_.vc_buf_size);
@@ -127,7 +129,10 @@ void Network::push(Router& router, unsigned port, unsigned vc, uint32_t packet) 
                    std::to_string(vc));
   const size_t slot = (router.ring_head[at] + router.ring_count[at]) % ring_cap_;
   router.ring[at * ring_cap_ + slot] = packet;
-  if (router.ring_count[at] == 0) router.head_since[at] = now_;
+  if (router.ring_count[at] == 0) {
+    router.head_since[at] = now_;
+    router.occupied[at / 64] |= uint64_t{1} << (at % 64);
+  }
   ++router.ring_count[at];
   ++router.queued;
 }
@@ -241,19 +246,35 @@ void Network::route_head(uint32_t r, unsigned port, unsigned vc) {
 void Network::allocate(uint32_t r, bool first_pass) {
   Router& router = routers_[r];
   const unsigned ports = router.ports;
+  // Kept between calls (the allocator runs for every router every cycle): grant, accept and
+  // vc_grant are all kNone on entry and on return; only the entries used are reset.
   thread_local std::vector<Request> requests;
+  thread_local std::vector<uint16_t> inputs;    // ports with a request, ascending
+  thread_local std::vector<uint16_t> outputs;   // ports requested, in no order
+  thread_local std::vector<uint32_t> out_vcs;   // output VCs requested
   thread_local std::vector<uint32_t> grant;     // per output: index into requests
   thread_local std::vector<uint32_t> accept;    // per input: index into requests
   thread_local std::vector<uint32_t> vc_grant;  // per output VC: index into requests
+  if (grant.size() < ports) grant.assign(ports, kNone), accept.assign(ports, kNone);
+  if (vc_grant.size() < size_t{ports} * vcs_) vc_grant.assign(size_t{ports} * vcs_, kNone);
   requests.clear();
+  inputs.clear();
   const bool output_queues = settings_.internal_speedup > 1;
-  for (unsigned port = 0; port < ports; ++port) {
-    if (free_lane(router.in_free, port, router.lanes[port], now_) < 0) continue;
-    for (unsigned vc = 0; vc < vcs_; ++vc) {
-      const size_t at = size_t{port} * vcs_ + vc;
-      if (router.ring_count[at] == 0) continue;
+  // Only the occupied input VCs, in the order of a scan of every port and VC.
+  unsigned lane_port = kNone;
+  bool lane_free = false;
+  for (size_t word = 0; word < router.occupied.size(); ++word) {
+    for (uint64_t bits = router.occupied[word]; bits != 0; bits &= bits - 1) {
+      const size_t at = word * 64 + static_cast<size_t>(std::countr_zero(bits));
+      const unsigned port = static_cast<unsigned>(at / vcs_);
+      const unsigned vc = static_cast<unsigned>(at % vcs_);
+      if (port != lane_port) {
+        lane_port = port;
+        lane_free = free_lane(router.in_free, port, router.lanes[port], now_) >= 0;
+      }
+      if (!lane_free) continue;
       route_head(r, port, vc);
-      const Packet& p = packets_[router.ring[at * ring_cap_ + router.ring_head[at]]];
+      Packet& p = packets_[router.ring[at * ring_cap_ + router.ring_head[at]]];
       if (!p.routed || p.ready > now_) continue;
       const size_t out_at = size_t{p.out_port} * vcs_ + p.out_vc;
       // No room at the output VC: the head is routed again next cycle. A head waiting only
@@ -261,28 +282,24 @@ void Network::allocate(uint32_t r, bool first_pass) {
       const bool room = output_queues ? router.out_count[out_at] < settings_.output_buffer_size
                                       : p.local || router.credits[out_at] >= p.size;
       if (!room) {
-        Packet& blocked = packets_[router.ring[at * ring_cap_ + router.ring_head[at]]];
-        blocked.reroute = true;
-        blocked.blocked_at = now_;
+        p.reroute = true;
+        p.blocked_at = now_;
         continue;
       }
       if (!output_queues &&
           free_lane(router.out_free, p.out_port, router.lanes[p.out_port], now_) < 0) {
         continue;
       }
+      if (inputs.empty() || inputs.back() != port) inputs.push_back(static_cast<uint16_t>(port));
       requests.push_back(
           {static_cast<uint16_t>(port), static_cast<uint8_t>(vc), p.out_port, p.out_vc, p.ready});
     }
   }
   if (requests.empty()) return;
-  grant.assign(ports, kNone);
-  accept.assign(ports, kNone);
-  vc_grant.assign(size_t{ports} * vcs_, kNone);
   const unsigned iterations = settings_.alloc_iters;
   for (unsigned iteration = 0; iteration < iterations; ++iteration) {
-    std::fill(grant.begin(), grant.end(), kNone);
-    std::fill(accept.begin(), accept.end(), kNone);
-    std::fill(vc_grant.begin(), vc_grant.end(), kNone);
+    outputs.clear();
+    out_vcs.clear();
     // Each output VC's candidate: round-robin over the inputs from that VC's own pointer;
     // between two requests at the same distance (two VCs of one input), the head that waited
     // longer. The pointer is per output VC, not per output port: a request exists only while
@@ -299,7 +316,16 @@ void Network::allocate(uint32_t r, bool first_pass) {
         return std::pair((x.in + ports - ptr) % ports, x.since);
       };
       uint32_t& g = vc_grant[out_at];
-      if (g == kNone || rank(q) < rank(requests[g])) g = i;
+      if (g == kNone) {
+        out_vcs.push_back(static_cast<uint32_t>(out_at));
+        if (grant[q.out] == kNone) {
+          grant[q.out] = 0;  // marks the output as requested until its VC is chosen below
+          outputs.push_back(q.out);
+        }
+        g = i;
+      } else if (rank(q) < rank(requests[g])) {
+        g = i;
+      }
     }
     // Then the output chooses among its VCs round-robin from its VC pointer. Distances from
     // different VCs' pointers are not comparable: ranking all requests of a port by them let a
@@ -309,7 +335,9 @@ void Network::allocate(uint32_t r, bool first_pass) {
     // an ejection port with 8 credits and an idle lane). A VC with room keeps it until it is
     // granted (only this output spends its credits or its queue's slots), so its requests
     // stay, the VC pointer reaches it, and its own pointer then reaches each of its inputs.
-    for (unsigned out = 0; out < ports; ++out) {
+    // Each input then accepts the granting output nearest its pointer (the distances of
+    // different outputs from one pointer differ: the order of the outputs does not matter).
+    for (const unsigned out : outputs) {
       for (unsigned i = 0; i < vcs_; ++i) {
         const unsigned vc = (router.grant_vc_ptr[out] + i) % vcs_;
         const uint32_t g = vc_grant[size_t{out} * vcs_ + vc];
@@ -318,10 +346,6 @@ void Network::allocate(uint32_t r, bool first_pass) {
           break;
         }
       }
-    }
-    bool matched = false;
-    for (unsigned out = 0; out < ports; ++out) {
-      if (grant[out] == kNone) continue;
       const Request& q = requests[grant[out]];
       uint32_t& a = accept[q.in];
       const unsigned distance = (out + ports - router.accept_ptr[q.in]) % ports;
@@ -329,9 +353,14 @@ void Network::allocate(uint32_t r, bool first_pass) {
         a = grant[out];
       }
     }
-    for (unsigned in = 0; in < ports; ++in) {
+    for (const uint32_t out_at : out_vcs) vc_grant[out_at] = kNone;
+    for (const unsigned out : outputs) grant[out] = kNone;
+    const bool last = iteration + 1 == iterations;
+    bool matched = false;
+    for (const unsigned in : inputs) {
       if (accept[in] == kNone) continue;
       Request& q = requests[accept[in]];
+      accept[in] = kNone;
       const int lane = free_lane(router.in_free, in, router.lanes[in], now_);
       if (lane < 0) continue;
       // A later pass of the same cycle (a double-rate channel's second lane, output queues'
@@ -346,9 +375,11 @@ void Network::allocate(uint32_t r, bool first_pass) {
       }
       transfer(r, in, q.vc, static_cast<unsigned>(lane));
       matched = true;
-      // This VC and, when the ports have no lane left, their other requests are done.
+      // This VC and, when the ports have no lane left, their other requests are done (for the
+      // next iteration: the last has none).
       const unsigned out = q.out;
       q.in = 0xffff;
+      if (last) continue;
       const bool in_full = free_lane(router.in_free, in, router.lanes[in], now_) < 0;
       // With output queues a switch output takes one packet a pass.
       const bool out_full =
@@ -384,7 +415,7 @@ uint32_t Network::leave_input(uint32_t r, unsigned port, unsigned vc, unsigned l
   const size_t at = size_t{port} * vcs_ + vc;
   const uint32_t id = router.ring[at * ring_cap_ + router.ring_head[at]];
   router.ring_head[at] = static_cast<uint16_t>((router.ring_head[at] + 1) % ring_cap_);
-  --router.ring_count[at];
+  if (--router.ring_count[at] == 0) router.occupied[at / 64] &= ~(uint64_t{1} << (at % 64));
   router.head_since[at] = now_ + 1;
   --router.queued;
   const Packet& p = packets_[id];

@@ -65,6 +65,7 @@ struct Router {
   std::vector<uint32_t> ring;
   std::vector<uint16_t> ring_head;
   std::vector<uint16_t> ring_count;
+  std::vector<uint64_t> occupied;    // bit `at`: the input VC holds a packet (the allocator's scan)
   std::vector<uint64_t> head_since;  // the cycle the current head became head
   std::vector<uint32_t> in_flits;    // flits held (terminal ports: what the terminal sees)
   // Output VCs [port * V + vc].
