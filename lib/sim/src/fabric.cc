@@ -18,14 +18,6 @@ int free_lane(const std::vector<uint64_t>& free, unsigned port, unsigned lanes, 
   return -1;
 }
 
-struct Request {
-  uint16_t in;
-  uint8_t vc;
-  uint16_t out;
-  uint8_t out_vc;
-  uint64_t since;  // the cycle the head could first go
-};
-
 }  // namespace
 
 Network::Network(const Settings& settings, topology::RoutingMode mode, double load, uint64_t seed)
@@ -246,15 +238,10 @@ void Network::route_head(uint32_t r, unsigned port, unsigned vc) {
 void Network::allocate(uint32_t r, bool first_pass) {
   Router& router = routers_[r];
   const unsigned ports = router.ports;
-  // Kept between calls (the allocator runs for every router every cycle): grant, accept and
+  // The allocator's scratch, kept between calls (it runs for every router every cycle; a
+  // member, not thread_local, whose every use checked its initialisation): grant, accept and
   // vc_grant are all kNone on entry and on return; only the entries used are reset.
-  thread_local std::vector<Request> requests;
-  thread_local std::vector<uint16_t> inputs;    // ports with a request, ascending
-  thread_local std::vector<uint16_t> outputs;   // ports requested, in no order
-  thread_local std::vector<uint32_t> out_vcs;   // output VCs requested
-  thread_local std::vector<uint32_t> grant;     // per output: index into requests
-  thread_local std::vector<uint32_t> accept;    // per input: index into requests
-  thread_local std::vector<uint32_t> vc_grant;  // per output VC: index into requests
+  auto& [requests, inputs, outputs, out_vcs, grant, accept, vc_grant] = scratch_;
   if (grant.size() < ports) grant.assign(ports, kNone), accept.assign(ports, kNone);
   if (vc_grant.size() < size_t{ports} * vcs_) vc_grant.assign(size_t{ports} * vcs_, kNone);
   requests.clear();

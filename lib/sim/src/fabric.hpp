@@ -207,7 +207,25 @@ class Network {
   HeadWait head_wait(uint32_t r, size_t at) const;
   std::string vc_name(uint32_t r, size_t at) const;
 
+  struct Request {
+    uint16_t in;
+    uint8_t vc;
+    uint16_t out;
+    uint8_t out_vc;
+    uint64_t since;  // the cycle the head could first go
+  };
+  struct AllocatorScratch {
+    std::vector<Request> requests;
+    std::vector<uint16_t> inputs;    // ports with a request, ascending
+    std::vector<uint16_t> outputs;   // ports requested, in no order
+    std::vector<uint32_t> out_vcs;   // output VCs requested
+    std::vector<uint32_t> grant;     // per output: index into requests
+    std::vector<uint32_t> accept;    // per input: index into requests
+    std::vector<uint32_t> vc_grant;  // per output VC: index into requests
+  };
+
   const Settings& settings_;
+  AllocatorScratch scratch_;
   double load_;
   uint32_t k_;
   unsigned vcs_;
