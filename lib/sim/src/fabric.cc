@@ -1,6 +1,7 @@
 #include "fabric.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <span>
 #include <unordered_set>
 
@@ -16,14 +17,6 @@ int free_lane(const std::vector<uint64_t>& free, unsigned port, unsigned lanes, 
   }
   return -1;
 }
-
-struct Request {
-  uint16_t in;
-  uint8_t vc;
-  uint16_t out;
-  uint8_t out_vc;
-  uint64_t since;  // the cycle the head could first go
-};
 
 }  // namespace
 
@@ -91,6 +84,7 @@ void Network::program(const topology::Fabric& fabric, topology::ChannelMode chan
     router.ring.assign(vcs * ring_cap_, kNone);
     router.ring_head.assign(vcs, 0);
     router.ring_count.assign(vcs, 0);
+    router.occupied.assign((vcs + 63) / 64, 0);
     router.head_since.assign(vcs, 0);
     router.in_flits.assign(vcs, 0);
     router.credits.assign(vcs, settings_.vc_buf_size);
@@ -98,6 +92,7 @@ void Network::program(const topology::Fabric& fabric, topology::ChannelMode chan
     router.out_free.assign(size_t{ports} * 2, 0);
     router.in_free.assign(size_t{ports} * 2, 0);
     router.grant_ptr.assign(vcs, 0);
+    router.grant_vc_ptr.assign(ports, 0);
     router.accept_ptr.assign(ports, 0);
     if (settings_.internal_speedup > 1) {
       router.out_ring.assign(vcs * settings_.output_buffer_size, kNone);
@@ -126,7 +121,10 @@ void Network::push(Router& router, unsigned port, unsigned vc, uint32_t packet) 
                    std::to_string(vc));
   const size_t slot = (router.ring_head[at] + router.ring_count[at]) % ring_cap_;
   router.ring[at * ring_cap_ + slot] = packet;
-  if (router.ring_count[at] == 0) router.head_since[at] = now_;
+  if (router.ring_count[at] == 0) {
+    router.head_since[at] = now_;
+    router.occupied[at / 64] |= uint64_t{1} << (at % 64);
+  }
   ++router.ring_count[at];
   ++router.queued;
 }
@@ -233,24 +231,37 @@ void Network::route_head(uint32_t r, unsigned port, unsigned vc) {
   ++router.waiting[size_t{d.port} * vcs_ + d.vc];
 }
 
-// Separable iSLIP: requests from every input VC whose head may go; each output grants the
-// requesting input nearest its pointer; each input accepts the granting output nearest its
-// pointer; pointers move one past the match, on the first iteration only (iSLIP's rule).
-void Network::allocate(uint32_t r) {
+// Separable iSLIP: requests from every input VC whose head may go; each output chooses one of
+// its requested VCs round-robin and grants that VC's requesting input nearest the VC's pointer;
+// each input accepts the granting output nearest its pointer; pointers move one past the
+// match, on the first iteration of the cycle's first pass only (iSLIP's rule).
+void Network::allocate(uint32_t r, bool first_pass) {
   Router& router = routers_[r];
   const unsigned ports = router.ports;
-  thread_local std::vector<Request> requests;
-  thread_local std::vector<uint32_t> grant;   // per output: index into requests
-  thread_local std::vector<uint32_t> accept;  // per input: index into requests
+  // The allocator's scratch, kept between calls (it runs for every router every cycle; a
+  // member, not thread_local, whose every use checked its initialisation): grant, accept and
+  // vc_grant are all kNone on entry and on return; only the entries used are reset.
+  auto& [requests, inputs, outputs, out_vcs, grant, accept, vc_grant] = scratch_;
+  if (grant.size() < ports) grant.assign(ports, kNone), accept.assign(ports, kNone);
+  if (vc_grant.size() < size_t{ports} * vcs_) vc_grant.assign(size_t{ports} * vcs_, kNone);
   requests.clear();
+  inputs.clear();
   const bool output_queues = settings_.internal_speedup > 1;
-  for (unsigned port = 0; port < ports; ++port) {
-    if (free_lane(router.in_free, port, router.lanes[port], now_) < 0) continue;
-    for (unsigned vc = 0; vc < vcs_; ++vc) {
-      const size_t at = size_t{port} * vcs_ + vc;
-      if (router.ring_count[at] == 0) continue;
+  // Only the occupied input VCs, in the order of a scan of every port and VC.
+  unsigned lane_port = kNone;
+  bool lane_free = false;
+  for (size_t word = 0; word < router.occupied.size(); ++word) {
+    for (uint64_t bits = router.occupied[word]; bits != 0; bits &= bits - 1) {
+      const size_t at = word * 64 + static_cast<size_t>(std::countr_zero(bits));
+      const unsigned port = static_cast<unsigned>(at / vcs_);
+      const unsigned vc = static_cast<unsigned>(at % vcs_);
+      if (port != lane_port) {
+        lane_port = port;
+        lane_free = free_lane(router.in_free, port, router.lanes[port], now_) >= 0;
+      }
+      if (!lane_free) continue;
       route_head(r, port, vc);
-      const Packet& p = packets_[router.ring[at * ring_cap_ + router.ring_head[at]]];
+      Packet& p = packets_[router.ring[at * ring_cap_ + router.ring_head[at]]];
       if (!p.routed || p.ready > now_) continue;
       const size_t out_at = size_t{p.out_port} * vcs_ + p.out_vc;
       // No room at the output VC: the head is routed again next cycle. A head waiting only
@@ -258,47 +269,70 @@ void Network::allocate(uint32_t r) {
       const bool room = output_queues ? router.out_count[out_at] < settings_.output_buffer_size
                                       : p.local || router.credits[out_at] >= p.size;
       if (!room) {
-        Packet& blocked = packets_[router.ring[at * ring_cap_ + router.ring_head[at]]];
-        blocked.reroute = true;
-        blocked.blocked_at = now_;
+        p.reroute = true;
+        p.blocked_at = now_;
         continue;
       }
       if (!output_queues &&
           free_lane(router.out_free, p.out_port, router.lanes[p.out_port], now_) < 0) {
         continue;
       }
+      if (inputs.empty() || inputs.back() != port) inputs.push_back(static_cast<uint16_t>(port));
       requests.push_back(
           {static_cast<uint16_t>(port), static_cast<uint8_t>(vc), p.out_port, p.out_vc, p.ready});
     }
   }
   if (requests.empty()) return;
-  grant.assign(ports, kNone);
-  accept.assign(ports, kNone);
   const unsigned iterations = settings_.alloc_iters;
   for (unsigned iteration = 0; iteration < iterations; ++iteration) {
-    std::fill(grant.begin(), grant.end(), kNone);
-    std::fill(accept.begin(), accept.end(), kNone);
+    outputs.clear();
+    out_vcs.clear();
+    // Each output VC's candidate: round-robin over the inputs from that VC's own pointer;
+    // between two requests at the same distance (two VCs of one input), the head that waited
+    // longer. The pointer is per output VC, not per output port: a request exists only while
+    // its output VC has room (credits, or a free output-queue slot), and with one pointer per
+    // port the requests to the port's other VCs moved it past an input whose head waited for a
+    // full VC each time that VC had room again, for ever (a head waited 50,791 cycles with
+    // output queues, 4 VCs, adversarial load 1.0).
     for (uint32_t i = 0; i < requests.size(); ++i) {
       const Request& q = requests[i];
       if (q.in == 0xffff) continue;  // matched already
-      // Round-robin over inputs from the pointer of the output VC asked for; between two
-      // requests at the same distance, the head that waited longer (a VC pointer shared by all
-      // outputs let one VC starve behind its neighbour whenever the input served another output
-      // in between). The pointer is per output VC, not per output port: a request exists only
-      // while its output VC has room (credits, or a free output-queue slot), and with one
-      // pointer per port the requests to the port's other VCs moved it past an input whose
-      // head waited for a full VC each time that VC had room again, for ever (a head waited
-      // 50,791 cycles with output queues, 4 VCs, adversarial load 1.0).
+      const size_t out_at = size_t{q.out} * vcs_ + q.out_vc;
+      const unsigned ptr = router.grant_ptr[out_at];
       auto rank = [&](const Request& x) {
-        const size_t out_at = size_t{x.out} * vcs_ + x.out_vc;
-        return std::pair((x.in + ports - router.grant_ptr[out_at]) % ports, x.since);
+        return std::pair((x.in + ports - ptr) % ports, x.since);
       };
-      uint32_t& g = grant[q.out];
-      if (g == kNone || rank(q) < rank(requests[g])) g = i;
+      uint32_t& g = vc_grant[out_at];
+      if (g == kNone) {
+        out_vcs.push_back(static_cast<uint32_t>(out_at));
+        if (grant[q.out] == kNone) {
+          grant[q.out] = 0;  // marks the output as requested until its VC is chosen below
+          outputs.push_back(q.out);
+        }
+        g = i;
+      } else if (rank(q) < rank(requests[g])) {
+        g = i;
+      }
     }
-    bool matched = false;
-    for (unsigned out = 0; out < ports; ++out) {
-      if (grant[out] == kNone) continue;
+    // Then the output chooses among its VCs round-robin from its VC pointer. Distances from
+    // different VCs' pointers are not comparable: ranking all requests of a port by them let a
+    // VC whose pointer stood just before its requesters win every cycle, while an input
+    // waiting for the other VC stayed at the same distance from a pointer that moves only
+    // when that VC is granted (randperm, minimal, load 1.0: a head waited from cycle 12 on for
+    // an ejection port with 8 credits and an idle lane). A VC with room keeps it until it is
+    // granted (only this output spends its credits or its queue's slots), so its requests
+    // stay, the VC pointer reaches it, and its own pointer then reaches each of its inputs.
+    // Each input then accepts the granting output nearest its pointer (the distances of
+    // different outputs from one pointer differ: the order of the outputs does not matter).
+    for (const unsigned out : outputs) {
+      for (unsigned i = 0; i < vcs_; ++i) {
+        const unsigned vc = (router.grant_vc_ptr[out] + i) % vcs_;
+        const uint32_t g = vc_grant[size_t{out} * vcs_ + vc];
+        if (g != kNone) {
+          grant[out] = g;
+          break;
+        }
+      }
       const Request& q = requests[grant[out]];
       uint32_t& a = accept[q.in];
       const unsigned distance = (out + ports - router.accept_ptr[q.in]) % ports;
@@ -306,20 +340,33 @@ void Network::allocate(uint32_t r) {
         a = grant[out];
       }
     }
-    for (unsigned in = 0; in < ports; ++in) {
+    for (const uint32_t out_at : out_vcs) vc_grant[out_at] = kNone;
+    for (const unsigned out : outputs) grant[out] = kNone;
+    const bool last = iteration + 1 == iterations;
+    bool matched = false;
+    for (const unsigned in : inputs) {
       if (accept[in] == kNone) continue;
       Request& q = requests[accept[in]];
+      accept[in] = kNone;
       const int lane = free_lane(router.in_free, in, router.lanes[in], now_);
       if (lane < 0) continue;
-      if (iteration == 0) {
+      // A later pass of the same cycle (a double-rate channel's second lane, output queues'
+      // speedup) is one more iteration: its requests lack the inputs whose only lane the first
+      // pass used, and moving the pointers past them starved them in lockstep (a terminal
+      // input sent its other VC every first pass; every second pass moved the pointer of the
+      // VC it waited for past it).
+      if (first_pass && iteration == 0) {
         router.grant_ptr[size_t{q.out} * vcs_ + q.out_vc] = static_cast<uint16_t>((in + 1) % ports);
+        router.grant_vc_ptr[q.out] = static_cast<uint8_t>((q.out_vc + 1) % vcs_);
         router.accept_ptr[in] = static_cast<uint16_t>((q.out + 1) % ports);
       }
       transfer(r, in, q.vc, static_cast<unsigned>(lane));
       matched = true;
-      // This VC and, when the ports have no lane left, their other requests are done.
+      // This VC and, when the ports have no lane left, their other requests are done (for the
+      // next iteration: the last has none).
       const unsigned out = q.out;
       q.in = 0xffff;
+      if (last) continue;
       const bool in_full = free_lane(router.in_free, in, router.lanes[in], now_) < 0;
       // With output queues a switch output takes one packet a pass.
       const bool out_full =
@@ -355,7 +402,7 @@ uint32_t Network::leave_input(uint32_t r, unsigned port, unsigned vc, unsigned l
   const size_t at = size_t{port} * vcs_ + vc;
   const uint32_t id = router.ring[at * ring_cap_ + router.ring_head[at]];
   router.ring_head[at] = static_cast<uint16_t>((router.ring_head[at] + 1) % ring_cap_);
-  --router.ring_count[at];
+  if (--router.ring_count[at] == 0) router.occupied[at / 64] &= ~(uint64_t{1} << (at % 64));
   router.head_since[at] = now_ + 1;
   --router.queued;
   const Packet& p = packets_[id];
@@ -477,7 +524,7 @@ void Network::step() {
                                                                         : 1;
   for (unsigned pass = 0; pass < passes; ++pass) {
     for (uint32_t r = 0; r < routers_.size(); ++r) {
-      if (routers_[r].queued > 0) allocate(r);
+      if (routers_[r].queued > 0) allocate(r, pass == 0);
     }
   }
   if (output_queues) {

@@ -65,6 +65,7 @@ struct Router {
   std::vector<uint32_t> ring;
   std::vector<uint16_t> ring_head;
   std::vector<uint16_t> ring_count;
+  std::vector<uint64_t> occupied;    // bit `at`: the input VC holds a packet (the allocator's scan)
   std::vector<uint64_t> head_since;  // the cycle the current head became head
   std::vector<uint32_t> in_flits;    // flits held (terminal ports: what the terminal sees)
   // Output VCs [port * V + vc].
@@ -73,7 +74,8 @@ struct Router {
   // Lanes [port * 2 + lane]: the cycle each is free again.
   std::vector<uint64_t> out_free;
   std::vector<uint64_t> in_free;
-  std::vector<uint16_t> grant_ptr;  // per output VC [port * V + vc]: the input served first
+  std::vector<uint16_t> grant_ptr;    // per output VC [port * V + vc]: the input served first
+  std::vector<uint8_t> grant_vc_ptr;  // per output port: the VC served first
   std::vector<uint16_t> accept_ptr;
   uint32_t queued = 0;  // packets in the input VCs
   // Output queues [port * V + vc] (internal_speedup >= 2 only): a ring of output_buffer_size.
@@ -187,7 +189,7 @@ class Network {
  private:
   void program(const topology::Fabric& fabric, topology::ChannelMode channel_mode);
   void inject();
-  void allocate(uint32_t r);
+  void allocate(uint32_t r, bool first_pass);
   void route_head(uint32_t r, unsigned port, unsigned vc);
   void transfer(uint32_t r, unsigned port, unsigned vc, unsigned lane_in);
   uint32_t leave_input(uint32_t r, unsigned port, unsigned vc, unsigned lane_in);
@@ -205,7 +207,25 @@ class Network {
   HeadWait head_wait(uint32_t r, size_t at) const;
   std::string vc_name(uint32_t r, size_t at) const;
 
+  struct Request {
+    uint16_t in;
+    uint8_t vc;
+    uint16_t out;
+    uint8_t out_vc;
+    uint64_t since;  // the cycle the head could first go
+  };
+  struct AllocatorScratch {
+    std::vector<Request> requests;
+    std::vector<uint16_t> inputs;    // ports with a request, ascending
+    std::vector<uint16_t> outputs;   // ports requested, in no order
+    std::vector<uint32_t> out_vcs;   // output VCs requested
+    std::vector<uint32_t> grant;     // per output: index into requests
+    std::vector<uint32_t> accept;    // per input: index into requests
+    std::vector<uint32_t> vc_grant;  // per output VC: index into requests
+  };
+
   const Settings& settings_;
+  AllocatorScratch scratch_;
   double load_;
   uint32_t k_;
   unsigned vcs_;
