@@ -102,6 +102,23 @@ TEST_F(DeviceTest, RefusesAnUnsupportedBlockVersionNamingBoth) {
   }
 }
 
+// ROUTE version 2's engine knew only the seed's VC rule, which deadlocks a lossless fabric:
+// asnd does not route by it.
+TEST_F(DeviceTest, RefusesARouteBlockWithoutTheEscapeVcRule) {
+  Device good(*bus_);
+  const DeviceBlock& route = good.layout()->block(regs::route::kType);
+  patched_->patches[route.base + regs::route::kBlockVersion.offset] = 2;
+  try {
+    Device device(*patched_);
+    FAIL() << "a version-2 ROUTE block was accepted";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("block route"), std::string::npos) << what;
+    EXPECT_NE(what.find("has version 2"), std::string::npos) << what;
+    EXPECT_NE(what.find("supports versions 3 to 3"), std::string::npos) << what;
+  }
+}
+
 TEST_F(DeviceTest, RefusesANewerRegisterMapMajor) {
   patched_->patches[regs::id::kRegmapVersion.offset] = regs::id::kRegmapVersionMajor.put(0, 9);
   EXPECT_THROW(Device device(*patched_), Error);

@@ -319,7 +319,7 @@ std::string gnuplot_pngs(const std::filesystem::path& dir, const Settings& setti
   const auto modes = by_mode(results);
   std::ostringstream script;
   script << "set datafile separator ','\nset terminal pngcairo size 800,520 noenhanced\n"
-         << "set key outside right\nset grid\nset xlabel 'offered load'\nset xrange [0:1]\n";
+         << "set key below\nset grid\nset xlabel 'offered load'\nset xrange [0:1]\n";
   const struct {
     Metric metric;
     int column;
