@@ -23,21 +23,21 @@ RouteDecision Decision::route_aldfb() {
   next.h1 = false;
   offer(direct, next);
   offer_escape(next);
+  PacketHeader detour = next;
+  detour.h1 = true;
   Candidates detours;
-  if (!header_.h1) {
+  // The detours are looked at only when they are needed (every port of Dr is read), or when
+  // route_options collects every choice.
+  if (options_ && !header_.h1) {
     detour_candidates(dr, dest_, detours);
-    PacketHeader detour = next;
-    detour.h1 = true;
     offer(detours, detour);
   }
   if (const Candidate* po = direct.first_usable()) return hop(*po, next);  // lines 8-10
   if (header_.h1) return take(*direct.highest_dimension_least_occupied(), next);  // 12-14
 
   // Algorithm 4: the status of all ports of Dr; a detour sets h1.
-  if (const Candidate* po = detours.first_usable()) {
-    next.h1 = true;
-    return hop(*po, next);
-  }
+  if (!options_) detour_candidates(dr, dest_, detours);
+  if (const Candidate* po = detours.first_usable()) return hop(*po, detour);
   return take(*direct.highest_dimension_least_occupied(), next);
 }
 
