@@ -389,10 +389,11 @@ TEST_F(FabricServiceTest, ThresholdsSteerTheBoardsAldfbDetours) {
   ASSERT_EQ(decision.status, RouteStatus::kOk);
   EXPECT_TRUE(decision.minimal);
   for (unsigned vc = 0; vc < 2; ++vc) {
-    board().set_queue_occupancy(direct.port_a, vc, 10);
-    board().set_queue_occupancy(direct.port_b, vc, 10);
+    board().set_queue_occupancy(direct.port_a, vc, 9);
+    board().set_queue_occupancy(direct.port_b, vc, 9);
   }
-  // The direct lanes are ports 6 (A) and 7 (B): port 6, at threshold 20, still has room.
+  // The direct lanes are ports 6 (A) and 7 (B). T_h is compared with the port's whole queue
+  // (both VCs: 18 packets): port 6, at threshold 20, is still usable.
   ASSERT_EQ(direct.port_a, 6u);
   ASSERT_EQ(direct.port_b, 7u);
   decision = board().route_packet(to_router2, 0);
@@ -416,7 +417,7 @@ TEST_F(FabricServiceTest, ThresholdsSteerTheBoardsAldfbDetours) {
   grpc::ClientContext context;
   ASSERT_TRUE(reader_->GetQueueStatus(&context, queues, &status).ok());
   ASSERT_EQ(status.ports_size(), 1);
-  EXPECT_THAT(status.ports(0).vc_packets(), ::testing::ElementsAre(10u, 10u));
+  EXPECT_THAT(status.ports(0).vc_packets(), ::testing::ElementsAre(9u, 9u));
   EXPECT_EQ(status.ports(0).threshold(), 4u);
   EXPECT_EQ(status.queue_depth(), 128u);
 
