@@ -428,7 +428,9 @@ static int run_checks(void)
 	offs[2] = PORT0 + 0x100 * 5 + 0x10; /* port 5 speed_mbps */
 	offs[3] = LOCK;
 	err = reg_read(offs, 4, &v);
-	CHECK(err == 0 && v.n == 4 && v.v[0] == (ASN_REGMAP_VERSION_MAJOR << 16 | ASN_REGMAP_VERSION_MINOR) && v.v[1] == 6 &&
+	CHECK(err == 0 && v.n == 4 &&
+	      v.v[0] == (ASN_REGMAP_VERSION_MAJOR << 16 | ASN_REGMAP_VERSION_MINOR) &&
+	      v.v[1] == 6 &&
 	      v.v[2] == 2000 && v.v[3] == ASN_LOCK_TYPE,
 	      "batched read of 4 (err %d: 0x%x %u %u 0x%x)", err, v.v[0], v.v[1], v.v[2], v.v[3]);
 
