@@ -131,8 +131,12 @@ class Decision {
   bool channel_candidate(unsigned port, Candidate& out) const;
   bool direct_candidates(const DestEntry& entry, unsigned dims, Candidates& out) const;
   void detour_candidates(unsigned dims, uint32_t dest, Candidates& out) const;
-  std::pair<unsigned, uint32_t> pick_vc(unsigned port, unsigned first, unsigned last) const;
-  uint32_t port_queue(unsigned port) const;
+  struct PortQueue {
+    unsigned vc;            // the least occupied VC of the range asked for
+    uint32_t vc_occupancy;  // its packets
+    uint32_t total;         // the port's output queue: every VC's packets
+  };
+  PortQueue read_queue(unsigned port, unsigned first, unsigned last) const;
 
   RouteDecision fail(RouteStatus status) const {
     RouteDecision d;

@@ -65,25 +65,21 @@ unsigned Decision::hops_between(uint32_t a, uint32_t b) const {
   return hops;
 }
 
-uint32_t Decision::port_queue(unsigned port) const {
-  uint32_t packets = 0;
-  for (unsigned vc = 0; vc < vcs_; ++vc) packets += view_.occupancy(port, vc);
-  return packets;
-}
-
-// The least occupied VC of [first, last), ties to the lower.
-std::pair<unsigned, uint32_t> Decision::pick_vc(unsigned port, unsigned first,
-                                                unsigned last) const {
-  unsigned best = first;
-  uint32_t best_occupancy = view_.occupancy(port, first);
-  for (unsigned vc = first + 1; vc < last; ++vc) {
+// Each VC's occupancy read once: the least occupied VC of [first, last) (ties to the lower)
+// and the port's whole queue.
+Decision::PortQueue Decision::read_queue(unsigned port, unsigned first, unsigned last) const {
+  PortQueue queue{first, 0, 0};
+  bool found = false;
+  for (unsigned vc = 0; vc < vcs_; ++vc) {
     const uint32_t occupancy = view_.occupancy(port, vc);
-    if (occupancy < best_occupancy) {
-      best = vc;
-      best_occupancy = occupancy;
+    queue.total += occupancy;
+    if (vc >= first && vc < last && (!found || occupancy < queue.vc_occupancy)) {
+      queue.vc = vc;
+      queue.vc_occupancy = occupancy;
+      found = true;
     }
   }
-  return {best, best_occupancy};
+  return queue;
 }
 
 bool Decision::channel_port(unsigned port, PortMapEntry& entry) const {
@@ -113,8 +109,10 @@ bool Decision::channel_candidate(unsigned port, Candidate& out) const {
     out.first_vc = vcs_ >= 2 && out.vc_class == VcClass::kReverse ? half : 0;
     out.last_vc = vcs_ >= 2 && out.vc_class == VcClass::kForward ? half : vcs_;
   }
-  std::tie(out.vc, out.occupancy) = pick_vc(port, out.first_vc, out.last_vc);
-  out.queue = port_queue(port);
+  const PortQueue queue = read_queue(port, out.first_vc, out.last_vc);
+  out.vc = queue.vc;
+  out.occupancy = queue.vc_occupancy;
+  out.queue = queue.total;
   out.room = out.occupancy < depth_ && !(escape_policy() && vcs_ == 1);
   out.usable = out.room && out.queue < view_.threshold(port);
   return true;
@@ -236,7 +234,7 @@ RouteDecision Decision::deliver(PacketHeader next) const {
     }
     RouteDecision d;
     d.port = static_cast<uint16_t>(port);
-    d.vc = static_cast<uint8_t>(pick_vc(port, 0, last).first);
+    d.vc = static_cast<uint8_t>(read_queue(port, 0, last).vc);
     d.local = true;
     d.header = next;
     return d;
