@@ -46,6 +46,9 @@ int main(int argc, char** argv) {
   if (argc > 1 && std::string_view(argv[1]) == "prove") return prove_main(argc - 1, argv + 1);
   using asn::sim::Settings;
   CLI::App app{"asnsim: 2DFB fabric simulator running the switch's own routing engine"};
+  app.footer(
+      "asnsim prove [--help]: is the routing deadlock-free, as the engine routes from the tables "
+      "asnd writes? (docs/asnsim.md)");
   std::string config, channels, mode, traffic, load, vc_rule;
   Settings cli;
   // Each flag writes into `cli`; after parsing, the flags given override the config file.

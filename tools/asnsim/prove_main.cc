@@ -33,7 +33,8 @@ int prove_main(int argc, char** argv) {
   CLI::App app{
       "asnsim prove: is the routing deadlock-free, as the board's engine routes from the tables "
       "asnd writes? Exit 0 when it is, 1 with a cycle of channels when it is not, 2 on bad "
-      "input."};
+      "input.",
+      "asnsim prove"};
   ProveRequest q;
   std::string channels = "dilated", modes = "aldfb,ugal,minimal", vc_rule = "escape";
   bool sweep = false;
