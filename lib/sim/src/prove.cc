@@ -180,8 +180,9 @@ class EscapeProof {
         " escape channels; every state has an escape: in " + std::to_string(proof_.states) +
         " states (" +
         (exhaustive_ ? std::string("every router, input port, header state and destination")
-                     : "every router, input port and header state; destinations sampled evenly, "
-                       "1 in " + std::to_string(stride_)) +
+                     : "every router and header state, from a terminal and from the first "
+                       "channel port of each dimension; destinations sampled evenly, 1 in " +
+                           std::to_string(stride_)) +
         ") with every adaptive VC full, the engine chose a hop of the escape sub-function on "
         "VC 0";
     return proof_;
