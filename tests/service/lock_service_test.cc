@@ -122,6 +122,17 @@ class LockServiceTest : public ::testing::TestWithParam<LockStack::Kind> {
     return p.done.wait_for(within) == std::future_status::ready;
   }
 
+  v1::KeepAliveResponse keep_alive(uint64_t session, bool reclaim_complete = false) {
+    grpc::ClientContext context;
+    v1::KeepAliveRequest r;
+    r.set_session(session);
+    r.set_reclaim_complete(reclaim_complete);
+    v1::KeepAliveResponse response;
+    const grpc::Status status = stub_->KeepAlive(&context, r, &response);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    return response;
+  }
+
   v1::GetLockStatsResponse stats() {
     grpc::ClientContext context;
     v1::GetLockStatsResponse response;
@@ -551,34 +562,134 @@ TEST_P(LockServiceTest, LocksSurviveARestartAndSessionsReattachWithinTheGracePer
   EXPECT_GT(after.token(), before.token());
 }
 
-// A board reset empties the switch's table: every session ends (its client learns it at its
-// next call), its waits are aborted, and the bytes can be locked again by a new session.
-TEST_P(LockServiceTest, ABoardResetEndsTheSessionsWhoseSwitchLocksItErased) {
+// The reason a call failed (trailing metadata asn-lock-reason), "<none>" without one.
+std::string reason_of(const grpc::ClientContext& context) {
+  const auto& trailers = context.GetServerTrailingMetadata();
+  auto it = trailers.find("asn-lock-reason");
+  return it == trailers.end() ? std::string("<none>")
+                              : std::string(it->second.data(), it->second.size());
+}
+
+// A board reset empties the switch's table while holders may still use what it held (they
+// learn at their next KeepAlive). Until they reclaim, or their leases run out, nobody else
+// is granted those files; the holders keep their sessions and take their locks again.
+TEST_P(LockServiceTest, ABoardResetWithholdsTheSwitchsFilesUntilTheirHoldersReclaim) {
   if (stack_->device() == nullptr) GTEST_SKIP() << "no switch domain";
   const uint64_t a = open(), b = open();
   v1::LockResponse before;
   ASSERT_OK(try_lock(request(a, "f", 0, 10), &before));
+  ASSERT_EQ(before.domain(), "switch");
   auto waiting = lock_async(request(b, "f", 0, 10));
   wait_for_waiting(1);
   stack_->device()->write(regs::id::kControlBoardReset, 1);
   stack_->manager().reconcile(ReconcileCause::kBoardReset);
+  // b's wait was in the lost table: it ends, and says to retry.
   ASSERT_TRUE(finishes(*waiting, std::chrono::seconds(5)));
-  const grpc::Status aborted = waiting->done.get();
-  EXPECT_EQ(aborted.error_code(), grpc::StatusCode::ABORTED);
-  EXPECT_THAT(aborted.error_message(), HasSubstr("board was reset"));
-  EXPECT_EQ(try_lock(request(a, "g", 0, 1)).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
-  EXPECT_EQ(stats().sessions(), 0u);
+  const grpc::Status ended = waiting->done.get();
+  EXPECT_EQ(ended.error_code(), grpc::StatusCode::UNAVAILABLE) << ended.error_message();
+  EXPECT_EQ(reason_of(waiting->context), "grace");
+  // Both sessions live on and learn that their switch locks are gone.
+  const v1::KeepAliveResponse lost = keep_alive(a);
+  EXPECT_TRUE(lost.locks_lost());
+  EXPECT_GT(lost.reclaim_seconds(), 0.0);
+  EXPECT_LE(lost.reclaim_seconds(), 30.0);
+  const auto st = stats();
+  EXPECT_EQ(st.sessions(), 2u);
+  EXPECT_EQ(st.reclaiming_sessions(), 2u);
+  EXPECT_GT(st.loss_grace_remaining_seconds(), 0.0);
+  // Nobody may be granted f while a may believe it holds it: not a new session, not b.
   const uint64_t c = open();
+  {
+    grpc::ClientContext context;
+    v1::LockResponse response;
+    const grpc::Status withheld = stub_->TryLock(&context, request(c, "f", 5, 1), &response);
+    EXPECT_EQ(withheld.error_code(), grpc::StatusCode::UNAVAILABLE);
+    EXPECT_THAT(withheld.error_message(), HasSubstr("retry in"));
+    EXPECT_EQ(reason_of(context), "grace");
+  }
+  EXPECT_EQ(try_lock(request(b, "f", 0, 10)).error_code(), grpc::StatusCode::UNAVAILABLE);
+  auto blocked = lock_async(request(c, "f", 0, 10));
+  ASSERT_TRUE(finishes(*blocked, std::chrono::seconds(5)));
+  EXPECT_EQ(blocked->done.get().error_code(), grpc::StatusCode::UNAVAILABLE);
+  // A file the switch did not hold is granted as ever.
+  ASSERT_OK(try_lock(request(c, "other", 0, 10)));
+  // a reclaims f: a new, higher token.
+  v1::LockRequest reclaim = request(a, "f", 0, 10);
+  reclaim.set_reclaim(true);
+  v1::LockResponse reclaimed;
+  ASSERT_OK(try_lock(reclaim, &reclaimed));
+  EXPECT_GT(reclaimed.token(), before.token());
+  // c lost nothing: it has nothing to reclaim.
+  v1::LockRequest stranger = request(c, "f", 20, 10);
+  stranger.set_reclaim(true);
+  {
+    grpc::ClientContext context;
+    v1::LockResponse response;
+    EXPECT_EQ(stub_->TryLock(&context, stranger, &response).error_code(),
+              grpc::StatusCode::FAILED_PRECONDITION);
+    EXPECT_EQ(reason_of(context), "no-reclaim");
+  }
+  // Once both sessions that lost locks are done, f is granted again, as its holder allows.
+  EXPECT_FALSE(keep_alive(a, true).locks_lost());
+  EXPECT_EQ(stats().reclaiming_sessions(), 1u);
+  EXPECT_EQ(try_lock(request(c, "f", 0, 10)).error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_FALSE(keep_alive(b, true).locks_lost());
+  EXPECT_EQ(stats().loss_grace_remaining_seconds(), 0.0);
+  EXPECT_EQ(try_lock(request(c, "f", 0, 10)).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  ASSERT_OK(try_lock(request(c, "f", 10, 10)));
+  ASSERT_OK(unlock(a, "f", 0, 10));
   v1::LockResponse after;
   ASSERT_OK(try_lock(request(c, "f", 0, 10), &after));
-  EXPECT_EQ(list("f").held_size(), 1);
-  // The switch's new table counts from 1, but the file's fencing token still grows: a
-  // storage server that saw the old holder's token accepts the new holder's.
   EXPECT_EQ(after.domain(), "switch");
-  EXPECT_GT(after.token(), before.token());
-  // The session that held "f" lost its lock with the table: it may not carry on as if not.
-  const grpc::Status gone = try_lock(request(a, "g", 0, 1));
-  EXPECT_EQ(gone.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << gone.error_message();
+  EXPECT_GT(after.token(), reclaimed.token());
+  // A reclaim outside the loss grace is refused.
+  v1::LockRequest late = request(a, "g", 0, 1);
+  late.set_reclaim(true);
+  EXPECT_EQ(try_lock(late).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+}
+
+// A holder that never comes back holds the loss grace open only until its lease runs out.
+TEST_P(LockServiceTest, TheLossGraceEndsWhenTheLeasesAliveAtTheResetRunOut) {
+  if (stack_->device() == nullptr) GTEST_SKIP() << "no switch domain";
+  const uint64_t gone = open(2);
+  ASSERT_OK(try_lock(request(gone, "f", 0, 10)));
+  stack_->device()->write(regs::id::kControlBoardReset, 1);
+  stack_->manager().reconcile(ReconcileCause::kBoardReset);
+  const uint64_t c = open();
+  EXPECT_EQ(try_lock(request(c, "f", 0, 10)).error_code(), grpc::StatusCode::UNAVAILABLE);
+  // No fixed sleep: the lease is 2 s; f is granted once it ran out, and not before.
+  const auto reset_at = std::chrono::steady_clock::now();
+  grpc::Status granted;
+  do {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    granted = try_lock(request(c, "f", 0, 10));
+  } while (granted.error_code() == grpc::StatusCode::UNAVAILABLE &&
+           std::chrono::steady_clock::now() - reset_at < std::chrono::seconds(30));
+  ASSERT_OK(granted);
+  EXPECT_GE(std::chrono::steady_clock::now() - reset_at, std::chrono::milliseconds(1500));
+}
+
+// A board reset reaches asnd while calls are cancelled and time out: the switch cannot be
+// reached until the reset is handled, and asnd must neither abort nor leave a grant behind.
+TEST_P(LockServiceTest, CallsEndingWhileTheBoardIsResetDoNotAbortAsnd) {
+  if (stack_->device() == nullptr) GTEST_SKIP() << "no switch domain";
+  const uint64_t a = open(), b = open();
+  ASSERT_OK(try_lock(request(a, "f", 0, 30)));
+  auto cancelled = lock_async(request(b, "f", 0, 10));
+  auto timed_out = lock_async(request(b, "f", 20, 10), std::chrono::milliseconds(300));
+  wait_for_waiting(2);
+  stack_->device()->write(regs::id::kControlBoardReset, 1);  // not handled yet
+  cancelled->context.TryCancel();
+  ASSERT_TRUE(finishes(*cancelled, std::chrono::seconds(5)));
+  EXPECT_EQ(cancelled->done.get().error_code(), grpc::StatusCode::CANCELLED);
+  ASSERT_TRUE(finishes(*timed_out, std::chrono::seconds(5)));
+  EXPECT_EQ(timed_out->done.get().error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  stack_->manager().reconcile(ReconcileCause::kBoardReset);
+  EXPECT_FALSE(keep_alive(b, true).locks_lost());
+  EXPECT_FALSE(keep_alive(a, true).locks_lost());
+  const uint64_t c = open();
+  ASSERT_OK(try_lock(request(c, "f", 0, 30)));
+  EXPECT_EQ(list("f").held_size(), 1);
 }
 
 // The switch's table in board DRAM is damaged: asnd starts anyway, places every file in the
@@ -606,12 +717,20 @@ TEST_P(LockServiceTest, ADamagedSwitchTableIsSetAsideUntilABoardReset) {
   start();
   EXPECT_TRUE(stack_->manager().summary().problem);
   EXPECT_THAT(stack_->manager().summary().status, HasSubstr("damaged"));
-  EXPECT_EQ(try_lock(request(a, "g", 0, 1)).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  // a's switch lock is gone, and asnd cannot tell which files it held: until a reclaimed,
+  // no file outside the software domain is granted to anyone else.
+  EXPECT_TRUE(keep_alive(a).locks_lost());
   const uint64_t b = open();
+  EXPECT_EQ(try_lock(request(b, "f", 0, 10)).error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(try_lock(request(b, "h", 0, 10)).error_code(), grpc::StatusCode::UNAVAILABLE);
+  v1::LockRequest reclaim = request(a, "f", 0, 10);
+  reclaim.set_reclaim(true);
   v1::LockResponse software;
-  ASSERT_OK(try_lock(request(b, "f", 0, 10), &software));
+  ASSERT_OK(try_lock(reclaim, &software));
   EXPECT_EQ(software.domain(), "software");
   EXPECT_GT(software.token(), before.token());
+  EXPECT_FALSE(keep_alive(a, true).locks_lost());
+  EXPECT_EQ(try_lock(request(b, "f", 0, 10)).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
 
   stack_->device()->write(regs::id::kControlBoardReset, 1);
   stack_->manager().reconcile(ReconcileCause::kBoardReset);
@@ -638,6 +757,11 @@ TEST_P(LockServiceTest, TokensGrowAcrossABoardResetWhileAsndIsDown) {
   }
   start();
   const uint64_t b = open();
+  // a may still be using f: it is withheld until a gives its lost locks up (or its lease
+  // runs out).
+  EXPECT_EQ(try_lock(request(b, "f", 0, 10)).error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_TRUE(keep_alive(a).locks_lost());
+  EXPECT_FALSE(keep_alive(a, true).locks_lost());
   v1::LockResponse after;
   ASSERT_OK(try_lock(request(b, "f", 0, 10), &after));
   EXPECT_EQ(after.domain(), "switch");

@@ -147,13 +147,24 @@ void LockManager::check_owner(uint64_t id, const std::string& principal) const {
                           id, text::quoted(it->second->owner, 128), text::quoted(principal, 128)));
 }
 
-std::pair<uint32_t, bool> LockManager::keep_alive(uint64_t id) {
+KeptAlive LockManager::keep_alive(uint64_t id, bool reclaim_complete) {
   std::lock_guard lock(mu_);
-  Session& session = session_or_throw(id, LockClock::now());
-  const bool reattached = !session.reattached;
-  if (reattached) spdlog::info("locks: session {} of {} re-attached", id, session.owner);
+  const auto now = LockClock::now();
+  Session& session = session_or_throw(id, now);
+  KeptAlive out;
+  out.ttl_seconds = session.ttl;
+  out.reattached = !session.reattached;
+  if (out.reattached) spdlog::info("locks: session {} of {} re-attached", id, session.owner);
   session.reattached = true;
-  return {session.ttl, reattached};
+  out.locks_lost = in_loss_grace(now) && loss_.sessions.contains(id);
+  if (out.locks_lost && reclaim_complete) {
+    loss_.sessions.erase(id);
+    spdlog::info("locks: session {} of {} reclaimed its switch locks; {} sessions still may",
+                 id, session.owner, loss_.sessions.size());
+    out.locks_lost = false;
+  }
+  if (out.locks_lost) out.reclaim_seconds = seconds_until(loss_.until, now);
+  return out;
 }
 
 SessionClosed LockManager::close_session(uint64_t id) {
@@ -189,6 +200,7 @@ uint64_t LockManager::expire_locked(uint64_t id, const Error& why, Finished& fin
   }
   leases_.erase({session.expires, id});
   if (session.switch_session != 0) by_switch_session_.erase(session.switch_session);
+  loss_.sessions.erase(id);
   sessions_.erase(it);
   return released;
 }
@@ -230,6 +242,31 @@ uint64_t LockManager::lock(const LockCall& call, locks::Wait wait,
     const auto now = LockClock::now();
     Session& session = session_or_throw(call.session, now);
     session.reattached = true;
+    if (call.reclaim) {
+      if (!in_loss_grace(now) || !loss_.sessions.contains(session.id)) {
+        throw Error(ErrorCode::kFailedPrecondition,
+                    fmt::format("reclaim: session {} has no lost switch locks to reclaim now (a "
+                                "reclaim is for the loss grace after a board reset, before the "
+                                "session says reclaim_complete); take a new lock instead",
+                                session.id))
+            .with_reason(kReasonNoReclaim);
+      }
+      if (!withheld(call.file, now)) {
+        throw Error(ErrorCode::kFailedPrecondition,
+                    fmt::format("reclaim: the switch held no locks on {} when it lost its table "
+                                "(its locks, if any, are intact); take a new lock instead",
+                                printable(call.file)))
+            .with_reason(kReasonNoReclaim);
+      }
+      wait = locks::Wait::kTry;
+    } else if (withheld(call.file, now)) {
+      throw Error(ErrorCode::kUnavailable,
+                  fmt::format("the switch lost its lock table (a board reset) while {} had locks "
+                              "there, which their holders may still be using: until they reclaim "
+                              "them, only reclaims are granted on it; retry in {:.1f} s at most",
+                              printable(call.file), seconds_until(loss_.until, now)))
+          .with_reason(kReasonLossGrace);
+    }
     bool fresh = false;
     int d = place(call.file, fresh);
     if (fresh) catch_up_tokens(d);
@@ -317,14 +354,62 @@ void LockManager::cancel_call(uint64_t handle, const Error& why) {
     if (it == calls_.end()) return;
     const WaitKey key = it->second;
     finish_waiter(key, why, finished);
-    apply(key.domain, domains_[key.domain]->cancel(key.request), finished);
+    withdraw(key, finished);
   }
   run(finished);
+}
+
+// The call of a waiting request is finished (or about to be): takes the request out of its
+// domain. A domain that cannot be reached now (the board is being reset) leaves it there;
+// should it be granted later, apply() releases the grant, which no call can receive. Never
+// throws: it runs in gRPC's cancellation callbacks and in the timer thread.
+void LockManager::withdraw(const WaitKey& key, Finished& finished) {
+  try {
+    apply(key.domain, domains_[key.domain]->cancel(key.request), finished);
+  } catch (const std::exception& e) {
+    spdlog::warn("locks: withdrawing request {} from the {} domain: {} (a later grant of it is "
+                 "released)",
+                 key.request, domains_[key.domain]->name(), e.what());
+  }
 }
 
 UnlockDone LockManager::unlock(uint64_t id, const std::string& file,
                                const locks::RangeSpec& ranges) {
   return carve(id, file, ranges, false);
+}
+
+void LockManager::give_back(uint64_t id, const std::string& file,
+                            const std::vector<locks::ByteRange>& ranges, locks::Token token) {
+  Finished finished;
+  {
+    std::lock_guard lock(mu_);
+    auto s = sessions_.find(id);
+    auto p = placement_.find(file);
+    if (s == sessions_.end() || p == placement_.end()) return;  // released already
+    const int d = p->second;
+    const locks::SessionId sid = domain_session(*s->second, d);
+    try {
+      // Only the entries of this grant: the session may hold other locks on the file.
+      std::vector<locks::ByteRange> mine;
+      for (const locks::HeldLock& h : domains_[d]->list(file).held) {
+        if (h.session != sid || h.token != token) continue;
+        const bool named = std::any_of(ranges.begin(), ranges.end(), [&](const auto& r) {
+          return h.range.offset >= r.offset && h.range.offset - r.offset < r.length;
+        });
+        if (named) mine.push_back(h.range);
+      }
+      if (mine.empty()) return;
+      locks::Change change = domains_[d]->release(sid, file, mine);
+      if (change.error) throw error_of(*change.error);
+      spdlog::info("locks: session {}'s grant (token {}) on {} did not reach its call: released",
+                   id, token, printable(file));
+      apply(d, change, finished);
+    } catch (const std::exception& e) {
+      spdlog::warn("locks: releasing session {}'s undelivered grant on {}: {}", id,
+                   printable(file), e.what());
+    }
+  }
+  run(finished);
 }
 
 UnlockDone LockManager::downgrade(uint64_t id, const std::string& file,
@@ -363,8 +448,9 @@ void LockManager::apply(int domain, const locks::Change& change, Finished& finis
     const WaitKey key{domain, grant.request};
     auto it = waiters_.find(key);
     if (it == waiters_.end()) {
-      spdlog::warn("locks: request {} of {} was granted with no call waiting for it", grant.request,
-                   printable(grant.file));
+      // Its call failed (deadline, cancel, a domain that could not withdraw it then): the
+      // grant reaches nobody, and a failed call grants nothing.
+      release_orphan(domain, grant, finished);
       continue;
     }
     LockGranted granted{grant, std::string(domains_[domain]->name()), true};
@@ -380,6 +466,18 @@ void LockManager::apply(int domain, const locks::Change& change, Finished& finis
                     finished);
     }
   }
+}
+
+void LockManager::release_orphan(int domain, const locks::Grant& grant, Finished& finished) {
+  spdlog::info("locks: request {} on {} was granted after its call ended: released",
+               grant.request, printable(grant.file));
+  locks::Change change = domains_[domain]->release(grant.session, grant.file, grant.ranges);
+  if (change.error) {
+    spdlog::warn("locks: releasing request {} on {}: {}", grant.request, printable(grant.file),
+                 change.error->what());
+    return;
+  }
+  apply(domain, change, finished);
 }
 
 void LockManager::finish_waiter(const WaitKey& key, LockResult result, Finished& finished) {
@@ -442,7 +540,7 @@ void LockManager::timer_loop() {
                                         "it is held or waited for by another session",
                                         printable(file))),
                       finished);
-        apply(key.domain, domains_[key.domain]->cancel(key.request), finished);
+        withdraw(key, finished);
       }
       while (!leases_.empty() && leases_.begin()->first <= now) {
         const uint64_t id = leases_.begin()->second;

@@ -44,12 +44,30 @@ using LockClock = std::chrono::steady_clock;
 inline constexpr char kReasonSessionGone[] = "session-gone";  // its locks are released
 inline constexpr char kReasonConflict[] = "conflict";         // TryLock met a holder or waiter
 inline constexpr char kReasonNotHeld[] = "not-held";          // unlock of bytes not held
+// The switch lost its lock table (a board reset): only reclaims are granted on the files it
+// held until the sessions that may hold them reclaimed or their leases ran out (UNAVAILABLE).
+inline constexpr char kReasonLossGrace[] = "grace";
+// A reclaim outside a loss grace, or by a session that lost nothing (FAILED_PRECONDITION).
+inline constexpr char kReasonNoReclaim[] = "no-reclaim";
 
 struct LockCall {
   uint64_t session = 0;
   std::string file;
   locks::Mode mode = locks::Mode::kExclusive;
   locks::RangeSpec ranges;
+  // A lock the session held in the switch before it lost its table, taken again during the
+  // loss grace: granted now or refused (it never waits), with a new, higher token.
+  bool reclaim = false;
+};
+
+struct KeptAlive {
+  uint32_t ttl_seconds = 0;
+  bool reattached = false;  // the first call of the session after an asnd restart
+  // The switch lost its lock table since the session's locks there were granted: they are
+  // gone. Reclaim them (LockCall::reclaim) within `reclaim_seconds`, then say so
+  // (reclaim_complete); until then the session keeps this state.
+  bool locks_lost = false;
+  double reclaim_seconds = 0;
 };
 
 struct LockGranted {
@@ -98,6 +116,10 @@ struct LockStatsView {
   std::vector<SessionView> sessions;
   uint64_t waiting_calls = 0;
   double grace_remaining_seconds = 0;
+  // > 0: the switch lost its lock table; its files are granted only to reclaims for so long
+  // at most, or until `reclaiming_sessions` reach 0.
+  double loss_grace_remaining_seconds = 0;
+  uint64_t reclaiming_sessions = 0;
 };
 
 struct HeldView {
@@ -124,9 +146,12 @@ struct LockListView {
 };
 
 // Takes part in the reconciler for board resets: a reset empties the switch's lock table, so
-// every session (each has a switch half) has lost locks it may hold there. They are ended,
-// their waits aborted, so that their clients learn it (FAILED_PRECONDITION at their next
-// call) instead of believing they hold what the switch may grant again.
+// every session (each has a switch half) may have lost locks it held there, and its holder
+// may go on using them until it learns so. Nothing conflicting may be granted meanwhile:
+// the loss grace (start_loss_grace()) grants the files the switch held only to reclaims of
+// the sessions that lost them, until each of those reclaimed (or ended), or until every
+// lease alive at the reset has run out — whichever is first. Sessions stay open; their
+// waits in the switch end (ABORTED), and KeepAlive tells them their switch locks are gone.
 class LockManager final : public Reconcilable {
  public:
   // `switch_domain` may be null (a board without a lock engine): every file then lives in
@@ -153,9 +178,10 @@ class LockManager final : public Reconcilable {
   // client certificate): a lock client must not release, or renew, another's locks.
   void check_owner(uint64_t session, const std::string& principal) const;
 
-  // Renews the lease; returns the lease and whether this call re-attached the session after
-  // a restart.
-  std::pair<uint32_t, bool> keep_alive(uint64_t session);
+  // Renews the lease; says whether this call re-attached the session after a restart and
+  // whether the session's switch locks were lost. `reclaim_complete`: the session reclaimed
+  // what it wanted of them (or gives them up); it no longer holds the loss grace open.
+  KeptAlive keep_alive(uint64_t session, bool reclaim_complete = false);
   SessionClosed close_session(uint64_t session);
 
   // Grants the lock, or refuses it, or queues it: `done` is then called later, from another
@@ -168,6 +194,10 @@ class LockManager final : public Reconcilable {
   void cancel_call(uint64_t handle, const Error& why);
 
   UnlockDone unlock(uint64_t session, const std::string& file, const locks::RangeSpec& ranges);
+  // Releases a grant (`token`) that never reached its caller, if the session still holds
+  // those bytes under that token. Never throws (it runs in gRPC callbacks).
+  void give_back(uint64_t session, const std::string& file,
+                 const std::vector<locks::ByteRange>& ranges, locks::Token token);
   UnlockDone downgrade(uint64_t session, const std::string& file, const locks::RangeSpec& ranges);
 
   // Held and waiting locks of one file, or of all files (after `after`, at most `limit`
@@ -196,6 +226,8 @@ class LockManager final : public Reconcilable {
                    std::optional<LockClock::time_point> deadline, LockDone done,
                    Finished& finished);
   void apply(int domain, const locks::Change& change, Finished& finished);
+  void withdraw(const WaitKey& key, Finished& finished);
+  void release_orphan(int domain, const locks::Grant& grant, Finished& finished);
   void finish_waiter(const WaitKey& key, LockResult result, Finished& finished);
   uint64_t expire_locked(uint64_t session, const Error& why, Finished& finished);
   locks::SessionId domain_session(const Session& session, int domain) const;
@@ -206,6 +238,18 @@ class LockManager final : public Reconcilable {
   void note_token(int domain, locks::Token token);
   // The parked switch domain became usable (a board reset formatted its table): use it.
   void unpark_switch();
+  // The switch's table lost its locks (board reset; found empty at start): every session
+  // whose switch half is not in `surviving` (null: none is) may have held some, and gets a
+  // new switch half. `files`: the files the switch held; `every_file`: not known, every
+  // file not in the software domain.
+  void start_loss_grace(const std::set<std::string, std::less<>>& files, bool every_file,
+                        const std::set<locks::SessionId>* surviving, Finished& finished);
+  bool in_loss_grace(LockClock::time_point now);
+  // Whether the loss grace withholds `file` from requests that are not reclaims.
+  bool withheld(const std::string& file, LockClock::time_point now);
+  void open_switch_half(Session& session);
+  // The manager session a switch session's label names ("session N"), if any.
+  static std::optional<uint64_t> switch_half_owner(std::string_view label);
   void timer_loop();
   static void run(Finished& finished);
 
@@ -233,6 +277,16 @@ class LockManager final : public Reconcilable {
   std::map<std::string, int, std::less<>> placement_;  // file -> domain
   size_t placement_pruned_at_ = 0;
   LockClock::time_point grace_until_{};
+  // The loss grace (class comment): the sessions that may still hold lost switch locks and
+  // have not reclaimed, the files withheld from others, and when every lease alive at the
+  // loss has run out.
+  struct LossGrace {
+    LockClock::time_point until{};
+    std::set<uint64_t> sessions;
+    std::set<std::string, std::less<>> files;
+    bool every_file = false;
+  };
+  LossGrace loss_;
   std::thread timer_;
 };
 

@@ -80,6 +80,10 @@ LockStatsView LockManager::stats() {
   out.placement = config_.placement;
   out.waiting_calls = waiters_.size();
   out.grace_remaining_seconds = std::max(0.0, seconds_until(grace_until_, now));
+  if (in_loss_grace(now)) {
+    out.loss_grace_remaining_seconds = seconds_until(loss_.until, now);
+    out.reclaiming_sessions = loss_.sessions.size();
+  }
   std::map<uint64_t, uint64_t> held;  // entries per manager session
   for (int d = 0; d < static_cast<int>(domains_.size()); ++d) {
     for (const DomainSession& s : domains_[d]->sessions()) {

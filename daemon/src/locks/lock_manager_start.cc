@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -139,36 +140,37 @@ void LockManager::recover() {
     leases_.emplace(session->expires, s.id);
     sessions_.emplace(s.id, std::move(session));
   }
-  // Sessions whose switch session is gone lost their switch locks: the switch's table is
-  // unusable, or the board was reset while asnd was down. Another session may now be granted
-  // those bytes, so these may not re-attach as if they still held them.
+  // A session's switch half: the switch session labelled with its id (opened after a loss),
+  // else the one its label names. One the switch no longer has lost its switch locks (the
+  // board was reset while asnd was down, or its table is unusable): the session stays, and
+  // the loss grace keeps what it may hold from others until it reclaims or its lease ends.
   std::set<locks::SessionId> in_switch;
   if (switch_ >= 0) {
-    for (const DomainSession& s : domains_[switch_]->sessions()) in_switch.insert(s.id);
+    for (const DomainSession& s : domains_[switch_]->sessions()) {
+      in_switch.insert(s.id);
+      if (auto owner = switch_half_owner(s.label); owner && sessions_.contains(*owner)) {
+        Session& session = *sessions_[*owner];
+        by_switch_session_.erase(session.switch_session);
+        session.switch_session = s.id;
+        by_switch_session_[s.id] = *owner;
+      }
+    }
   }
   {
     Finished finished;
-    std::vector<uint64_t> lost;
+    size_t lost = 0;
     for (const auto& [id, session] : sessions_) {
-      if (session->switch_session != 0 && !in_switch.contains(session->switch_session)) {
-        lost.push_back(id);
-      }
+      if (session->switch_session != 0 && !in_switch.contains(session->switch_session)) ++lost;
     }
-    for (uint64_t id : lost) {
-      expire_locked(
-          id,
-          Error(ErrorCode::kAborted,
-                "the session ended: the switch's lock table lost its locks (the board was "
-                "reset, or its table in board DRAM is damaged)")
-              .with_reason(kReasonSessionGone),
-          finished);
-    }
-    if (!lost.empty()) {
+    if (lost != 0) {
       spdlog::warn(
-          "locks: {} sessions ended: the switch's lock table no longer has their locks (the "
-          "board was reset, or its table is damaged)",
-          lost.size());
+          "locks: the switch's lock table no longer has the locks of {} sessions (the board was "
+          "reset, or its table is damaged): files not in the software domain are granted only "
+          "to their reclaims until they reclaimed or their leases ran out",
+          lost);
+      start_loss_grace({}, true, &in_switch, finished);
     }
+    run(finished);
   }
   // A switch session no manager session names was opened by an asnd that died before it
   // recorded it: nobody can reach its locks.
@@ -215,20 +217,103 @@ std::string LockManager::reconcile(ReconcileCause cause) {
     domains_[switch_]->board_reset();
     // The switch's new table counts tokens from 1 again.
     align_token_floors(wall_clock_ns());
-    Error why(ErrorCode::kAborted,
-              "the wait was cancelled: the board was reset, which emptied the switch's lock "
-              "table; the session ended, open a new one");
-    why.with_reason(kReasonSessionGone);
-    std::vector<uint64_t> ended;
-    for (const auto& [id, session] : sessions_) ended.push_back(id);
-    for (uint64_t id : ended) expire_locked(id, why, finished);
+    std::set<std::string, std::less<>> files;
+    for (const auto& [file, d] : placement_) {
+      if (d == switch_) files.insert(file);
+    }
     std::erase_if(placement_, [&](const auto& kv) { return kv.second == switch_; });
-    what = fmt::format("the board was reset, emptying the switch's lock table: {} sessions ended",
-                       ended.size());
+    start_loss_grace(files, false, nullptr, finished);
+    what = fmt::format(
+        "the board was reset, emptying the switch's lock table: {} files withheld for the "
+        "reclaims of {} sessions for {:.0f} s at most",
+        loss_.files.size(), loss_.sessions.size(),
+        seconds_until(loss_.until, LockClock::now()));
     spdlog::warn("locks: {}", what);
   }
   run(finished);
   return what;
+}
+
+// ---- the loss grace ------------------------------------------------------------------------
+
+namespace {
+
+constexpr std::string_view kSwitchHalfLabel = "session ";
+
+}  // namespace
+
+std::optional<uint64_t> LockManager::switch_half_owner(std::string_view label) {
+  if (!label.starts_with(kSwitchHalfLabel)) return std::nullopt;
+  label.remove_prefix(kSwitchHalfLabel.size());
+  uint64_t id = 0;
+  const auto [end, ec] = std::from_chars(label.data(), label.data() + label.size(), id);
+  if (ec != std::errc() || end != label.data() + label.size()) return std::nullopt;
+  return id;
+}
+
+void LockManager::open_switch_half(Session& session) {
+  if (session.switch_session != 0) by_switch_session_.erase(session.switch_session);
+  session.switch_session = 0;
+  session.switch_session =
+      domains_[switch_]->open_session(fmt::format("{}{}", kSwitchHalfLabel, session.id));
+  by_switch_session_[session.switch_session] = session.id;
+}
+
+void LockManager::start_loss_grace(const std::set<std::string, std::less<>>& files,
+                                   bool every_file, const std::set<locks::SessionId>* surviving,
+                                   Finished& finished) {
+  const auto now = LockClock::now();
+  if (!in_loss_grace(now)) loss_ = LossGrace{};
+  loss_.files.insert(files.begin(), files.end());
+  loss_.every_file = loss_.every_file || every_file;
+  // Their waits were in the lost table: they end, and may be retried (after the grace).
+  std::vector<WaitKey> lost_waits;
+  for (const auto& [key, waiter] : waiters_) {
+    if (key.domain == switch_) lost_waits.push_back(key);
+  }
+  for (const WaitKey& key : lost_waits) {
+    finish_waiter(key,
+                  Error(ErrorCode::kUnavailable,
+                        "the wait ended: the board was reset, which emptied the switch's lock "
+                        "table; retry the lock (it is granted once the sessions that lost locks "
+                        "reclaimed them)")
+                      .with_reason(kReasonLossGrace),
+                  finished);
+  }
+  for (const auto& [id, session] : sessions_) {
+    if (surviving != nullptr && surviving->contains(session->switch_session)) continue;
+    loss_.sessions.insert(id);
+    loss_.until = std::max(loss_.until, session->expires);
+    if (switch_ < 0) continue;
+    try {
+      open_switch_half(*session);
+    } catch (const std::exception& e) {
+      // Its next lock in the switch fails (no switch session); the session stays usable in
+      // the software domain.
+      spdlog::error("locks: opening session {} in the switch again: {}", id, e.what());
+    }
+  }
+  if (loss_.sessions.empty()) loss_ = LossGrace{};
+  wake_.notify_all();
+}
+
+bool LockManager::in_loss_grace(LockClock::time_point now) {
+  if (loss_.sessions.empty() || now >= loss_.until) {
+    if (!loss_.sessions.empty() || !loss_.files.empty() || loss_.every_file) {
+      spdlog::info("locks: the loss grace ended: every file is granted again");
+      loss_ = LossGrace{};
+    }
+    return false;
+  }
+  return true;
+}
+
+bool LockManager::withheld(const std::string& file, LockClock::time_point now) {
+  if (!in_loss_grace(now)) return false;
+  if (loss_.files.contains(file)) return true;
+  if (!loss_.every_file) return false;
+  auto it = placement_.find(file);
+  return it == placement_.end() || it->second != software_;
 }
 
 // ---- fencing tokens -----------------------------------------------------------------------

@@ -19,8 +19,8 @@ constexpr char kEndedWhy[] = "the Batch stream ended";
 constexpr size_t kReplyBytes = size_t{2} << 20;
 
 // Leaves in `reply` its first results that fit kReplyBytes (at least one) and moves the
-// others, in order, into `rest` (empty).
-void cut_reply(v1::LockBatchReply& reply, v1::LockBatchReply& rest) {
+// others, in order, into `rest` (empty). Returns how many it left.
+int cut_reply(v1::LockBatchReply& reply, v1::LockBatchReply& rest) {
   const int n = reply.results_size();
   int keep = 0;
   size_t bytes = 0;
@@ -31,7 +31,12 @@ void cut_reply(v1::LockBatchReply& reply, v1::LockBatchReply& rest) {
   }
   for (int i = keep; i < n; ++i) rest.add_results()->Swap(reply.mutable_results(i));
   if (keep < n) reply.mutable_results()->DeleteSubrange(keep, n - keep);
+  return keep;
 }
+
+// The grant a result carries, with what it was granted to (session and file), so that a
+// grant that does not reach the client can be given back; nullopt for other results.
+using Given = std::optional<v1::LockRequest>;
 
 // One stream. Every op is answered exactly once (or dropped, once the stream has ended).
 // Writes: one in flight at most; results that arrive meanwhile, and all the results an
@@ -90,11 +95,15 @@ class BatchReactor final : public grpc::ServerBidiReactor<v1::LockBatch, v1::Loc
   }
 
   void OnWriteDone(bool ok) override {
+    std::vector<Given> given;
+    v1::LockBatchReply written;
     {
       std::lock_guard lock(mu_);
       write_in_flight_ = false;
-      writing_.Clear();
+      written.Swap(&writing_);
+      given.swap(writing_given_);
     }
+    if (!ok) give_back(written, given);  // the stream broke: the client has none of them
     if (!ok) end();
     flush();
     maybe_finish();
@@ -153,11 +162,15 @@ class BatchReactor final : public grpc::ServerBidiReactor<v1::LockBatch, v1::Loc
     }
     refs_.fetch_add(1);
     const uint64_t id = op.id();
+    const v1::LockRequest& request = try_lock ? op.try_lock() : op.lock();
+    v1::LockRequest to_whom;
+    to_whom.set_session(request.session());
+    to_whom.set_file(request.file());
     const uint64_t handle =
-        ops_.lock(*context_, try_lock ? op.try_lock() : op.lock(),
-                  try_lock ? locks::Wait::kTry : locks::Wait::kBlock, deadline,
-                  [this, seq, id](const OpStatus& status, v1::LockResponse* granted) {
-                    lock_done(seq, id, status, granted);
+        ops_.lock(*context_, request, try_lock ? locks::Wait::kTry : locks::Wait::kBlock,
+                  deadline,
+                  [this, seq, id, to_whom](const OpStatus& status, v1::LockResponse* granted) {
+                    lock_done(seq, id, status, granted, to_whom);
                   });
     bool cancel = false;
     {
@@ -171,7 +184,8 @@ class BatchReactor final : public grpc::ServerBidiReactor<v1::LockBatch, v1::Loc
     if (cancel) ops_.cancel(handle, kEndedWhy);
   }
 
-  void lock_done(uint64_t seq, uint64_t id, const OpStatus& status, v1::LockResponse* granted) {
+  void lock_done(uint64_t seq, uint64_t id, const OpStatus& status, v1::LockResponse* granted,
+                 const v1::LockRequest& to_whom) {
     v1::LockOpResult result;
     result.set_id(id);
     if (granted != nullptr) result.mutable_lock()->Swap(granted);
@@ -179,12 +193,12 @@ class BatchReactor final : public grpc::ServerBidiReactor<v1::LockBatch, v1::Loc
       std::lock_guard lock(mu_);
       waiting_.erase(seq);
     }
-    push(std::move(result), status);
+    push(std::move(result), status, granted != nullptr ? Given(to_whom) : std::nullopt);
     maybe_finish();
     release();
   }
 
-  void push(v1::LockOpResult result, const OpStatus& status) {
+  void push(v1::LockOpResult result, const OpStatus& status, Given given = std::nullopt) {
     if (!status.ok()) {
       result.clear_result();
       result.set_code(static_cast<int32_t>(status.status.error_code()));
@@ -193,10 +207,20 @@ class BatchReactor final : public grpc::ServerBidiReactor<v1::LockBatch, v1::Loc
     }
     {
       std::lock_guard lock(mu_);
-      if (finished_ || ended_) return;
-      *reply_.add_results() = std::move(result);
+      if (!finished_ && !ended_) {
+        *reply_.add_results() = std::move(result);
+        reply_given_.push_back(std::move(given));
+        given.reset();
+      }
     }
+    if (given) ops_.give_back(*given, result.lock());  // the stream ended: nobody to tell
     flush();
+  }
+
+  void give_back(const v1::LockBatchReply& reply, const std::vector<Given>& given) {
+    for (size_t i = 0; i < given.size(); ++i) {
+      if (given[i]) ops_.give_back(*given[i], reply.results(static_cast<int>(i)).lock());
+    }
   }
 
   // Writes what is queued unless a write is in flight (its OnWriteDone flushes again).
@@ -207,7 +231,11 @@ class BatchReactor final : public grpc::ServerBidiReactor<v1::LockBatch, v1::Loc
         return;
       }
       writing_.Swap(&reply_);
-      cut_reply(writing_, reply_);  // what does not fit goes with the next write
+      writing_given_.swap(reply_given_);
+      const int keep = cut_reply(writing_, reply_);  // the rest goes with the next write
+      reply_given_.assign(std::make_move_iterator(writing_given_.begin() + keep),
+                          std::make_move_iterator(writing_given_.end()));
+      writing_given_.resize(static_cast<size_t>(keep));
       write_in_flight_ = true;
     }
     StartWrite(&writing_);
@@ -216,15 +244,19 @@ class BatchReactor final : public grpc::ServerBidiReactor<v1::LockBatch, v1::Loc
   // The stream ended (cancelled, broken, or done): its waiting locks are withdrawn.
   void end() {
     std::vector<uint64_t> handles;
+    v1::LockBatchReply unsent;
+    std::vector<Given> given;
     {
       std::lock_guard lock(mu_);
       if (ended_) return;
       ended_ = true;
-      reply_.Clear();
+      unsent.Swap(&reply_);
+      given.swap(reply_given_);
       for (const auto& [seq, handle] : waiting_) {
         if (handle != 0) handles.push_back(handle);
       }
     }
+    give_back(unsent, given);
     for (const uint64_t handle : handles) ops_.cancel(handle, kEndedWhy);
   }
 
@@ -256,6 +288,8 @@ class BatchReactor final : public grpc::ServerBidiReactor<v1::LockBatch, v1::Loc
 
   std::mutex mu_;                         // guards the members below
   v1::LockBatchReply reply_;              // results for the next write
+  std::vector<Given> reply_given_;        // reply_'s grants, result for result
+  std::vector<Given> writing_given_;      // writing_'s grants (the write in flight)
   std::map<uint64_t, uint64_t> waiting_;  // lock ops not answered yet: seq -> handle (0: not yet)
   uint64_t next_seq_ = 1;
   int holding_ = 0;  // > 0: an incoming message is being run; its results wait for its end

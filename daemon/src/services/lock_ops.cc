@@ -73,6 +73,7 @@ uint64_t LockOps::lock(const grpc::ServerContextBase& context, const v1::LockReq
     call.file = request.file();
     call.mode = mode_of(request.mode());
     call.ranges = ranges_of(request);
+    call.reclaim = request.reclaim();
     handle = locks_.lock(call, wait, deadline, [done, rpc](LockResult result) {
       if (const auto* e = std::get_if<Error>(&result)) {
         done(run_op(rpc, [&] { throw *e; }), nullptr);
@@ -90,6 +91,13 @@ uint64_t LockOps::lock(const grpc::ServerContextBase& context, const v1::LockReq
 void LockOps::cancel(uint64_t handle, std::string_view why) const {
   locks_.cancel_call(handle,
                      Error(ErrorCode::kAborted, fmt::format("the wait was cancelled: {}", why)));
+}
+
+void LockOps::give_back(const v1::LockRequest& request, const v1::LockResponse& granted) const {
+  std::vector<locks::ByteRange> ranges;
+  ranges.reserve(static_cast<size_t>(granted.ranges_size()));
+  for (const auto& r : granted.ranges()) ranges.push_back({r.offset(), r.length()});
+  locks_.give_back(request.session(), request.file(), ranges, granted.token());
 }
 
 OpStatus LockOps::unlock(const grpc::ServerContextBase& context, const v1::UnlockRequest& request,
@@ -117,9 +125,11 @@ OpStatus LockOps::keep_alive(const grpc::ServerContextBase& context,
                              v1::KeepAliveResponse* response) const {
   return run_op("Locks.KeepAlive", [&] {
     check_owner(context, request.session());
-    const auto [ttl, reattached] = locks_.keep_alive(request.session());
-    response->set_ttl_seconds(ttl);
-    response->set_reattached(reattached);
+    const KeptAlive kept = locks_.keep_alive(request.session(), request.reclaim_complete());
+    response->set_ttl_seconds(kept.ttl_seconds);
+    response->set_reattached(kept.reattached);
+    response->set_locks_lost(kept.locks_lost);
+    response->set_reclaim_seconds(kept.reclaim_seconds);
   });
 }
 

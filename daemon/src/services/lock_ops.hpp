@@ -60,6 +60,10 @@ class LockOps {
                 const LockOpDone& done) const;
   // The client gave up the wait: it ends with ABORTED ("the wait was cancelled: <why>").
   void cancel(uint64_t handle, std::string_view why) const;
+  // A grant of `request` whose response did not reach the client (the call was cancelled or
+  // its deadline passed first, the stream broke): released, so that a failed call grants
+  // nothing. Never throws.
+  void give_back(const v1::LockRequest& request, const v1::LockResponse& granted) const;
 
   OpStatus unlock(const grpc::ServerContextBase& context, const v1::UnlockRequest& request,
                   v1::UnlockResponse* response) const;

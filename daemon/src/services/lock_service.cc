@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <mutex>
@@ -54,6 +55,7 @@ class LockReactor final : public grpc::ServerUnaryReactor {
 
   void start(const v1::LockRequest& request, locks::Wait wait,
              std::optional<LockClock::time_point> deadline) {
+    request_ = &request;  // gRPC keeps it until OnDone
     const uint64_t handle = ops_.lock(
         *context_, request, wait, deadline,
         [this](const OpStatus& status, v1::LockResponse* granted) { complete(status, granted); });
@@ -78,13 +80,21 @@ class LockReactor final : public grpc::ServerUnaryReactor {
     if (handle != 0) ops_.cancel(handle, kCancelledWhy);
   }
 
-  void OnDone() override { release(); }
+  // A grant whose status did not reach the client (its deadline passed, it cancelled, the
+  // connection broke) is released: a failed Lock grants nothing.
+  void OnDone() override {
+    if (granted_ && context_->IsCancelled()) ops_.give_back(*request_, *response_);
+    release();
+  }
 
  private:
   static constexpr char kCancelledWhy[] = "the client cancelled the call";
 
   void complete(const OpStatus& status, v1::LockResponse* granted) {
-    if (granted != nullptr) response_->Swap(granted);
+    if (granted != nullptr) {
+      response_->Swap(granted);
+      granted_ = true;
+    }
     send_reason(*context_, status);
     Finish(status.status);
   }
@@ -96,6 +106,8 @@ class LockReactor final : public grpc::ServerUnaryReactor {
   const LockOps& ops_;
   grpc::CallbackServerContext* context_;
   v1::LockResponse* response_;
+  const v1::LockRequest* request_ = nullptr;
+  bool granted_ = false;  // set before Finish, read in OnDone
   std::atomic<int> refs_{2};  // gRPC (until OnDone) and start()
   std::mutex mu_;
   uint64_t handle_ = 0;
@@ -148,8 +160,15 @@ grpc::ServerUnaryReactor* LockService::lock(grpc::CallbackServerContext* context
   std::optional<LockClock::time_point> deadline;
   const auto end = context->deadline();
   if (end != std::chrono::system_clock::time_point::max()) {
-    deadline = LockClock::now() + std::chrono::duration_cast<LockClock::duration>(
-                                      end - std::chrono::system_clock::now());
+    // The wait ends a little before the client's deadline, so that its DEADLINE_EXCEEDED,
+    // or a grant just before it, reaches the client before the client gives up by itself
+    // (a grant it never received would be given back in OnDone, but the client could not
+    // tell it from one it did).
+    const auto left = std::chrono::duration_cast<LockClock::duration>(
+        end - std::chrono::system_clock::now());
+    const auto margin = std::clamp<LockClock::duration>(left / 10, std::chrono::milliseconds(2),
+                                                        std::chrono::milliseconds(200));
+    deadline = LockClock::now() + left - margin;
   }
   auto* reactor = new LockReactor(ops_, context, response);
   reactor->start(*request, wait, deadline);
@@ -254,6 +273,8 @@ grpc::ServerUnaryReactor* LockService::GetLockStats(grpc::CallbackServerContext*
     response->set_sessions(view.sessions.size());
     response->set_waiting_calls(view.waiting_calls);
     response->set_grace_remaining_seconds(view.grace_remaining_seconds);
+    response->set_loss_grace_remaining_seconds(view.loss_grace_remaining_seconds);
+    response->set_reclaiming_sessions(view.reclaiming_sessions);
     for (const auto& s : view.sessions) {
       auto* out = response->add_session_list();
       out->set_session(s.session);
