@@ -146,6 +146,19 @@ int asn_session_lost(const asn_session* session) {
   return session != nullptr && session->session.lost() ? 1 : 0;
 }
 
+uint64_t asn_session_locks_lost(const asn_session* session) {
+  return session != nullptr ? session->session.locks_lost_count() : 0;
+}
+
+void asn_session_on_locks_lost(asn_session* session, void (*callback)(void* arg), void* arg) {
+  if (session == nullptr) return;
+  if (callback == nullptr) {
+    session->session.on_locks_lost(nullptr);
+    return;
+  }
+  session->session.on_locks_lost([callback, arg] { callback(arg); });
+}
+
 void asn_session_on_lost(asn_session* session, void (*callback)(void* arg), void* arg) {
   if (session == nullptr) return;
   if (callback == nullptr) {

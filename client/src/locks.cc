@@ -206,10 +206,12 @@ struct Session::Impl : std::enable_shared_from_this<Session::Impl> {
   std::atomic<bool> lost{false};
   std::atomic<bool> closed{false};
   std::atomic<std::uint64_t> reattaches{0};
+  std::atomic<std::uint64_t> locks_lost{0};
 
   mutable std::mutex mutex;  // guards the members below
   std::condition_variable_any wake;
   std::function<void(const Error&)> on_lost;
+  std::function<void()> on_locks_lost;
   std::optional<Error> lost_error;
   Clock::time_point lease_expires;
 
@@ -259,6 +261,7 @@ struct Session::Impl : std::enable_shared_from_this<Session::Impl> {
 
   void run_keepalive(std::stop_token stop) {
     milliseconds backoff = options().initial_backoff;
+    bool giving_up = false;  // the next KeepAlive says reclaim_complete
     auto next = Clock::now() + keepalive_interval();
     for (;;) {
       {
@@ -272,6 +275,7 @@ struct Session::Impl : std::enable_shared_from_this<Session::Impl> {
       std::stop_callback cancel(stop, [&context] { context.TryCancel(); });
       pb::KeepAliveRequest request;
       request.set_session(id);
+      request.set_reclaim_complete(giving_up);
       pb::KeepAliveResponse response;
       auto sent = Clock::now();
       grpc::Status status = stub().KeepAlive(&context, request, &response);
@@ -280,6 +284,21 @@ struct Session::Impl : std::enable_shared_from_this<Session::Impl> {
         renewed(sent, response);
         backoff = options().initial_backoff;
         next = Clock::now() + keepalive_interval();
+        giving_up = false;
+        if (response.locks_lost()) {
+          // The switch lost its lock table: this session's locks there are gone. The
+          // application hears it first; then the session gives them up at once, so that
+          // asnd need not keep the files from others until the lease would have run out.
+          ++locks_lost;
+          std::function<void()> callback;
+          {
+            std::lock_guard lock(mutex);
+            callback = on_locks_lost;
+          }
+          if (callback) callback();
+          giving_up = true;
+          next = Clock::now();
+        }
       } else if (says_gone(status)) {
         mark_lost(Error("KEEPALIVE", code_of(status), status.error_message()));
         return;
@@ -597,6 +616,12 @@ std::chrono::seconds Session::ttl() const {
 }
 bool Session::lost() const { return impl_->lost; }
 std::uint64_t Session::reattach_count() const { return impl_->reattaches; }
+std::uint64_t Session::locks_lost_count() const { return impl_->locks_lost; }
+
+void Session::on_locks_lost(std::function<void()> callback) {
+  std::lock_guard lock(impl_->mutex);
+  impl_->on_locks_lost = std::move(callback);
+}
 std::chrono::steady_clock::time_point Session::lease_expires() const {
   std::lock_guard lock(impl_->mutex);
   return impl_->lease_expires;

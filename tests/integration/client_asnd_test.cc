@@ -88,24 +88,47 @@ TEST_F(ClientAsndTest, ASessionHoldingALockComesBackAfterAsndIsKilled) {
   EXPECT_GT(grant.token, guard.token());
 }
 
-// A board reset empties the switch's lock table: asnd ends every session, and the library
-// reports the session lost (asnd says why in its trailing metadata) instead of a conflict.
-TEST_F(ClientAsndTest, ABoardResetLosesTheSessionAndTheLibrarySaysSo) {
+// A board reset empties the switch's lock table. The holder's session lives on; the library
+// tells the application at its next KeepAlive that the locks are gone and then gives them
+// up, and only from then on may another client be granted those bytes.
+TEST_F(ClientAsndTest, ABoardResetTellsTheHolderBeforeAnyoneElseGetsItsBytes) {
   auto lib = connect();
-  auto holder = lib.open_session(30s, "holder");
+  auto holder = lib.open_session(3s, "holder");
   std::atomic<bool> told{false};
-  holder.on_lost([&](const client::Error&) { told = true; });
+  holder.on_locks_lost([&] { told = true; });
   auto grant = holder.try_lock("/data/reset", {0, 10}, client::Mode::kExclusive);
   EXPECT_GT(grant.token, 0u);
+  auto other = lib.open_session(3s, "other");
   const auto reset = asnd_.asnctl({"board", "reset", "--yes"});
   ASSERT_EQ(reset.exit_code, 0) << reset.all();
-  EXPECT_THROW(holder.try_lock("/data/reset", {20, 10}, client::Mode::kExclusive),
-               client::SessionLost);
-  EXPECT_TRUE(holder.lost());
+  // Until the holder heard of it, the bytes are withheld (UNAVAILABLE, a retry hint).
+  bool granted = false;
+  bool granted_before_told = false;
+  int withheld = 0;
+  for (int i = 0; i < 200 && !granted; ++i) {
+    const bool told_before = told.load();
+    try {
+      other.try_lock("/data/reset", {0, 10}, client::Mode::kExclusive);
+      granted = true;
+      granted_before_told = !told_before;
+    } catch (const client::Error& e) {
+      EXPECT_EQ(e.code(), client::StatusCode::kUnavailable) << e.what();
+      ++withheld;
+      std::this_thread::sleep_for(50ms);
+    }
+  }
+  EXPECT_TRUE(granted);
+  EXPECT_FALSE(granted_before_told);
+  EXPECT_GT(withheld, 0);
   EXPECT_TRUE(told.load());
-  // Another client gets the bytes the lost session held.
-  auto other = lib.open_session(30s, "other");
-  EXPECT_NO_THROW(other.try_lock("/data/reset", {0, 10}, client::Mode::kExclusive));
+  EXPECT_FALSE(holder.lost());
+  EXPECT_EQ(holder.locks_lost_count(), 1u);
+  // The holder's session goes on: its lost bytes are not its own any more, others are.
+  EXPECT_THROW(holder.try_lock("/data/reset", {0, 10}, client::Mode::kExclusive),
+               client::Conflict);
+  EXPECT_NO_THROW(holder.try_lock("/data/reset", {20, 10}, client::Mode::kExclusive));
+  const auto log = asnd_.log();
+  EXPECT_THAT(log, HasSubstr("the loss grace ended"));
 }
 
 }  // namespace

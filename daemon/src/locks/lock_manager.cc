@@ -127,7 +127,10 @@ LockManager::Session& LockManager::session_or_throw(uint64_t id, LockClock::time
                             id))
         .with_reason(kReasonSessionGone);
   }
-  touch(*it->second, now);
+  // A session whose switch locks were lost, and that has not heard so, renews its lease
+  // only with KeepAlive (which tells it): the loss grace ends once every lease alive at the
+  // loss ran out, so a lease must not outlive it unless its holder knows.
+  if (!loss_.sessions.contains(id)) touch(*it->second, now);
   return *it->second;
 }
 
@@ -151,6 +154,7 @@ KeptAlive LockManager::keep_alive(uint64_t id, bool reclaim_complete) {
   std::lock_guard lock(mu_);
   const auto now = LockClock::now();
   Session& session = session_or_throw(id, now);
+  touch(session, now);
   KeptAlive out;
   out.ttl_seconds = session.ttl;
   out.reattached = !session.reattached;

@@ -263,6 +263,15 @@ class ASN_CLIENT_API Session {
   bool lost() const;
   // How many times the session re-attached after asnd restarted.
   std::uint64_t reattach_count() const;
+  // How many times asnd said this session's switch locks were lost (a board reset emptied
+  // the switch's lock table). The session itself lives on; the locks it held in the switch
+  // are gone (their unlock fails with FAILED_PRECONDITION), and nobody else was granted them
+  // before this session heard of it.
+  std::uint64_t locks_lost_count() const;
+  // Called on the keepalive thread when asnd says the switch lost this session's locks,
+  // before the session gives them up (asnd then grants them to others). Stop using every
+  // lock taken before; take them again if still needed. Must not block for long.
+  void on_locks_lost(std::function<void()> callback);
   // The client's conservative view of the lease: the time of the last KeepAlive that asnd
   // answered, sent at t, plus the ttl. Past it, asnd may have expired the session (unless
   // it restarted and is within its grace period); the fencing token still protects data.
