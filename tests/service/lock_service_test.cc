@@ -669,6 +669,32 @@ TEST_P(LockServiceTest, TheLossGraceEndsWhenTheLeasesAliveAtTheResetRunOut) {
   EXPECT_GE(std::chrono::steady_clock::now() - reset_at, std::chrono::milliseconds(1500));
 }
 
+// The loss grace outlives an asnd restart: the restarted asnd still withholds the files until
+// the sessions that lost locks reclaimed them.
+TEST_P(LockServiceTest, TheLossGraceOutlivesAnAsndRestart) {
+  if (stack_->device() == nullptr) GTEST_SKIP() << "no switch domain";
+  const uint64_t a = open(), b = open();
+  ASSERT_OK(try_lock(request(a, "f", 0, 10)));
+  stack_->device()->write(regs::id::kControlBoardReset, 1);
+  stack_->manager().reconcile(ReconcileCause::kBoardReset);
+  EXPECT_FALSE(keep_alive(b, true).locks_lost());  // b lost nothing it wants back
+  restart(15);
+  const uint64_t c = open();
+  EXPECT_EQ(try_lock(request(c, "f", 0, 10)).error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(stats().reclaiming_sessions(), 1u);
+  const v1::KeepAliveResponse told = keep_alive(a);
+  EXPECT_TRUE(told.locks_lost());
+  v1::LockRequest reclaim = request(a, "f", 0, 10);
+  reclaim.set_reclaim(true);
+  ASSERT_OK(try_lock(reclaim));
+  EXPECT_FALSE(keep_alive(a, true).locks_lost());
+  EXPECT_EQ(try_lock(request(c, "f", 0, 10)).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  // Nothing of it is left for the next start.
+  restart(15);
+  EXPECT_FALSE(keep_alive(a).locks_lost());
+  EXPECT_EQ(stats().reclaiming_sessions(), 0u);
+}
+
 // A board reset reaches asnd while calls are cancelled and time out: the switch cannot be
 // reached until the reset is handled, and asnd must neither abort nor leave a grant behind.
 TEST_P(LockServiceTest, CallsEndingWhileTheBoardIsResetDoNotAbortAsnd) {

@@ -44,6 +44,27 @@ Error with_not_held(Error e) {
 
 std::string printable(std::string_view file) { return text::escaped(file, 64); }
 
+std::vector<locks::ByteRange> subtract(std::vector<locks::ByteRange> from,
+                                       const std::vector<locks::ByteRange>& minus) {
+  for (const locks::ByteRange& m : minus) {
+    std::vector<locks::ByteRange> next;
+    for (const locks::ByteRange& r : from) {
+      // end() is 128 bits wide: a range may end at 2^64.
+      if (m.end() <= r.offset || r.end() <= m.offset) {
+        next.push_back(r);
+        continue;
+      }
+      if (r.offset < m.offset) next.push_back({r.offset, m.offset - r.offset});
+      if (m.end() < r.end()) {
+        const auto m_end = static_cast<uint64_t>(m.end());
+        next.push_back({m_end, static_cast<uint64_t>(r.end() - m.end())});
+      }
+    }
+    from = std::move(next);
+  }
+  return from;
+}
+
 double seconds_until(LockClock::time_point when, LockClock::time_point now) {
   return std::chrono::duration<double>(when - now).count();
 }
@@ -162,7 +183,7 @@ KeptAlive LockManager::keep_alive(uint64_t id, bool reclaim_complete) {
   session.reattached = true;
   out.locks_lost = in_loss_grace(now) && loss_.sessions.contains(id);
   if (out.locks_lost && reclaim_complete) {
-    loss_.sessions.erase(id);
+    left_loss_grace(id);
     spdlog::info("locks: session {} of {} reclaimed its switch locks; {} sessions still may",
                  id, session.owner, loss_.sessions.size());
     out.locks_lost = false;
@@ -204,7 +225,7 @@ uint64_t LockManager::expire_locked(uint64_t id, const Error& why, Finished& fin
   }
   leases_.erase({session.expires, id});
   if (session.switch_session != 0) by_switch_session_.erase(session.switch_session);
-  loss_.sessions.erase(id);
+  left_loss_grace(id);
   sessions_.erase(it);
   return released;
 }
@@ -383,7 +404,7 @@ UnlockDone LockManager::unlock(uint64_t id, const std::string& file,
 }
 
 void LockManager::give_back(uint64_t id, const std::string& file,
-                            const std::vector<locks::ByteRange>& ranges, locks::Token token) {
+                            const std::vector<locks::ByteRange>& /*ranges*/, locks::Token token) {
   Finished finished;
   {
     std::lock_guard lock(mu_);
@@ -391,26 +412,9 @@ void LockManager::give_back(uint64_t id, const std::string& file,
     auto p = placement_.find(file);
     if (s == sessions_.end() || p == placement_.end()) return;  // released already
     const int d = p->second;
-    const locks::SessionId sid = domain_session(*s->second, d);
-    try {
-      // Only the entries of this grant: the session may hold other locks on the file.
-      std::vector<locks::ByteRange> mine;
-      for (const locks::HeldLock& h : domains_[d]->list(file).held) {
-        if (h.session != sid || h.token != token) continue;
-        const bool named = std::any_of(ranges.begin(), ranges.end(), [&](const auto& r) {
-          return h.range.offset >= r.offset && h.range.offset - r.offset < r.length;
-        });
-        if (named) mine.push_back(h.range);
-      }
-      if (mine.empty()) return;
-      locks::Change change = domains_[d]->release(sid, file, mine);
-      if (change.error) throw error_of(*change.error);
+    if (release_grant(d, domain_session(*s->second, d), file, token, finished)) {
       spdlog::info("locks: session {}'s grant (token {}) on {} did not reach its call: released",
                    id, token, printable(file));
-      apply(d, change, finished);
-    } catch (const std::exception& e) {
-      spdlog::warn("locks: releasing session {}'s undelivered grant on {}: {}", id,
-                   printable(file), e.what());
     }
   }
   run(finished);
@@ -473,15 +477,33 @@ void LockManager::apply(int domain, const locks::Change& change, Finished& finis
 }
 
 void LockManager::release_orphan(int domain, const locks::Grant& grant, Finished& finished) {
-  spdlog::info("locks: request {} on {} was granted after its call ended: released",
-               grant.request, printable(grant.file));
-  locks::Change change = domains_[domain]->release(grant.session, grant.file, grant.ranges);
-  if (change.error) {
-    spdlog::warn("locks: releasing request {} on {}: {}", grant.request, printable(grant.file),
-                 change.error->what());
-    return;
+  if (release_grant(domain, grant.session, grant.file, grant.token, finished)) {
+    spdlog::info("locks: request {} on {} was granted after its call ended: released",
+                 grant.request, printable(grant.file));
   }
-  apply(domain, change, finished);
+}
+
+// A grant is its entries (the bytes granted under its token). release() takes every lock of
+// the session on the bytes it names, so the bytes another lock of the same session also
+// covers are left: that lock's unlock takes them with it. Never throws.
+bool LockManager::release_grant(int domain, locks::SessionId sid, const std::string& file,
+                                locks::Token token, Finished& finished) {
+  try {
+    std::vector<locks::ByteRange> mine, others;
+    for (const locks::HeldLock& h : domains_[domain]->list(file).held) {
+      if (h.session == sid) (h.token == token ? mine : others).push_back(h.range);
+    }
+    const std::vector<locks::ByteRange> free = subtract(mine, others);
+    if (free.empty()) return false;
+    locks::Change change = domains_[domain]->release(sid, file, free);
+    if (change.error) throw error_of(*change.error);
+    apply(domain, change, finished);
+    return true;
+  } catch (const std::exception& e) {
+    spdlog::warn("locks: releasing the grant with token {} on {}: {}", token, printable(file),
+                 e.what());
+    return false;
+  }
 }
 
 void LockManager::finish_waiter(const WaitKey& key, LockResult result, Finished& finished) {

@@ -228,6 +228,8 @@ class LockManager final : public Reconcilable {
   void apply(int domain, const locks::Change& change, Finished& finished);
   void withdraw(const WaitKey& key, Finished& finished);
   void release_orphan(int domain, const locks::Grant& grant, Finished& finished);
+  bool release_grant(int domain, locks::SessionId sid, const std::string& file,
+                     locks::Token token, Finished& finished);
   void finish_waiter(const WaitKey& key, LockResult result, Finished& finished);
   uint64_t expire_locked(uint64_t session, const Error& why, Finished& finished);
   locks::SessionId domain_session(const Session& session, int domain) const;
@@ -245,6 +247,12 @@ class LockManager final : public Reconcilable {
   void start_loss_grace(const std::set<std::string, std::less<>>& files, bool every_file,
                         const std::set<locks::SessionId>* surviving, Finished& finished);
   bool in_loss_grace(LockClock::time_point now);
+  // The loss grace survives an asnd restart (it is in memory, the leases it waits for are
+  // not): kept in `loss_file_`, written whole when it starts, a line appended as each
+  // session leaves it, removed when it ends.
+  void save_loss_grace();
+  void load_loss_grace();
+  void left_loss_grace(uint64_t session);
   // Whether the loss grace withholds `file` from requests that are not reclaims.
   bool withheld(const std::string& file, LockClock::time_point now);
   void open_switch_half(Session& session);
@@ -287,6 +295,7 @@ class LockManager final : public Reconcilable {
     bool every_file = false;
   };
   LossGrace loss_;
+  std::string loss_file_;
   std::thread timer_;
 };
 

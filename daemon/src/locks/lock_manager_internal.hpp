@@ -40,6 +40,9 @@ Error error_of(const locks::LockError& e);
 // An unlock or downgrade refused in the table's state names bytes the session does not hold.
 Error with_not_held(Error e);
 std::string printable(std::string_view file);
+// The bytes of `from` that no range of `minus` covers.
+std::vector<locks::ByteRange> subtract(std::vector<locks::ByteRange> from,
+                                       const std::vector<locks::ByteRange>& minus);
 double seconds_until(LockClock::time_point when, LockClock::time_point now);
 // The prefixes of a "software-prefix:P1,P2" placement (none for first-fit).
 std::vector<std::string> software_prefixes(const std::string& placement);

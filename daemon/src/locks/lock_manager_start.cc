@@ -8,6 +8,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "asn/state/v1/state.pb.h"
 #include "locks/lock_manager.hpp"
@@ -46,6 +47,7 @@ LockManager::LockManager(std::unique_ptr<LockDomain> switch_domain, const std::s
   // Lock state from another boot of the host is void: the board memory of an emulated
   // switch is gone, and the tail of the software domain's log may be (it is not fsynced).
   const fs::path boot_file = fs::path(software_dir) / "boot_id";
+  loss_file_ = (fs::path(software_dir) / "loss_grace").string();
   const std::string boot = boot_id();
   std::string recorded;
   {
@@ -57,6 +59,7 @@ LockManager::LockManager(std::unique_ptr<LockDomain> switch_domain, const std::s
     spdlog::warn("locks: the lock state in {} is from another boot of this host: starting empty",
                  software_dir);
     fs::remove_all(fs::path(software_dir) / "software", ec);
+    fs::remove(loss_file_, ec);
   }
   if (switch_domain) {
     if (auto why = switch_domain->unusable()) {
@@ -140,6 +143,7 @@ void LockManager::recover() {
     leases_.emplace(session->expires, s.id);
     sessions_.emplace(s.id, std::move(session));
   }
+  load_loss_grace();
   // A session's switch half: the switch session labelled with its id (opened after a loss),
   // else the one its label names. One the switch no longer has lost its switch locks (the
   // board was reset while asnd was down, or its table is unusable): the session stays, and
@@ -294,7 +298,85 @@ void LockManager::start_loss_grace(const std::set<std::string, std::less<>>& fil
     }
   }
   if (loss_.sessions.empty()) loss_ = LossGrace{};
+  save_loss_grace();
   wake_.notify_all();
+}
+
+// state.proto LockLossGrace. CLOCK_MONOTONIC counts on across an asnd restart within the
+// boot (lock state of another boot is void, above).
+void LockManager::save_loss_grace() {
+  std::error_code ec;
+  if (loss_.sessions.empty()) {
+    fs::remove(loss_file_, ec);
+    return;
+  }
+  state::v1::LockLossGrace saved;
+  saved.set_until_steady_ns(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(loss_.until.time_since_epoch())
+          .count());
+  saved.set_every_file(loss_.every_file);
+  for (uint64_t id : loss_.sessions) saved.add_sessions(id);
+  for (const auto& file : loss_.files) saved.add_files(file);
+  const std::string tmp = loss_file_ + ".new";
+  {
+    std::ofstream out(tmp, std::ios::trunc | std::ios::binary);
+    if (!saved.SerializeToOstream(&out) || !out.flush()) {
+      spdlog::error("locks: cannot write {}: the loss grace would not survive an asnd restart",
+                    tmp);
+      return;
+    }
+  }
+  fs::rename(tmp, loss_file_, ec);
+}
+
+void LockManager::left_loss_grace(uint64_t session) {
+  if (loss_.sessions.erase(session) == 0) return;
+  if (loss_.sessions.empty()) {
+    save_loss_grace();  // removes it
+    return;
+  }
+  state::v1::LockLossGrace done;
+  done.add_done(session);
+  std::ofstream out(loss_file_, std::ios::app | std::ios::binary);
+  done.SerializeToOstream(&out);
+}
+
+void LockManager::load_loss_grace() {
+  std::ifstream in(loss_file_, std::ios::binary);
+  if (!in) return;
+  state::v1::LockLossGrace saved;
+  if (!saved.ParseFromIstream(&in)) {
+    // Unreadable: the safe reading is that every session may have lost switch locks.
+    spdlog::error("locks: {} is damaged: every session is treated as having lost its switch "
+                  "locks",
+                  loss_file_);
+    saved.Clear();
+    saved.set_every_file(true);
+    saved.set_until_steady_ns(std::numeric_limits<int64_t>::max());
+    for (const auto& [id, session] : sessions_) saved.add_sessions(id);
+  }
+  LossGrace loaded;
+  loaded.until = LockClock::time_point(std::chrono::duration_cast<LockClock::duration>(
+      std::chrono::nanoseconds(saved.until_steady_ns())));
+  loaded.every_file = saved.every_file();
+  const std::set<uint64_t> done(saved.done().begin(), saved.done().end());
+  for (uint64_t id : saved.sessions()) {
+    if (!done.contains(id) && sessions_.contains(id)) {
+      loaded.sessions.insert(id);
+      // Its lease restarted with the restart; the grace must cover it.
+      loaded.until = std::max(loaded.until, sessions_[id]->expires);
+    }
+  }
+  for (const auto& file : saved.files()) loaded.files.insert(file);
+  loss_ = std::move(loaded);
+  if (!in_loss_grace(LockClock::now())) {
+    save_loss_grace();
+    return;
+  }
+  spdlog::warn("locks: the loss grace of an earlier asnd goes on: {} files withheld for the "
+               "reclaims of {} sessions for {:.0f} s at most",
+               loss_.every_file ? std::string("all switch") : std::to_string(loss_.files.size()),
+               loss_.sessions.size(), seconds_until(loss_.until, LockClock::now()));
 }
 
 bool LockManager::in_loss_grace(LockClock::time_point now) {
@@ -302,6 +384,7 @@ bool LockManager::in_loss_grace(LockClock::time_point now) {
     if (!loss_.sessions.empty() || !loss_.files.empty() || loss_.every_file) {
       spdlog::info("locks: the loss grace ended: every file is granted again");
       loss_ = LossGrace{};
+      save_loss_grace();  // removes it
     }
     return false;
   }
@@ -313,7 +396,11 @@ bool LockManager::withheld(const std::string& file, LockClock::time_point now) {
   if (loss_.files.contains(file)) return true;
   if (!loss_.every_file) return false;
   auto it = placement_.find(file);
-  return it == placement_.end() || it->second != software_;
+  if (it != placement_.end()) return it->second != software_;
+  // A file with no entry: the switch may have held it unless the prefix rule keeps it in
+  // the software domain always (first fit may have put any file in the switch).
+  return !std::any_of(software_prefixes_.begin(), software_prefixes_.end(),
+                      [&](const auto& p) { return file.compare(0, p.size(), p) == 0; });
 }
 
 // ---- fencing tokens -----------------------------------------------------------------------
