@@ -156,7 +156,7 @@ void asn_session_on_locks_lost(asn_session* session, void (*callback)(void* arg)
     session->session.on_locks_lost(nullptr);
     return;
   }
-  session->session.on_locks_lost([callback, arg] { callback(arg); });
+  session->session.on_locks_lost([callback, arg](const asn::client::LocksLost&) { callback(arg); });
 }
 
 void asn_session_on_lost(asn_session* session, void (*callback)(void* arg), void* arg) {

@@ -14,6 +14,7 @@
 #include <type_traits>
 
 #include "asn/v1/locks.grpc.pb.h"
+#include "held_locks.hpp"
 #include "lock_batcher.hpp"
 
 namespace asn::client {
@@ -192,6 +193,13 @@ const std::string& LockClient::target() const { return impl_->target; }
 
 // ---------------------------------------------------------------------------------------------
 
+// A call refused while the session's switch locks are lost and not yet reclaimed (asnd's
+// reason "locks-lost"): the session recovers, and the call is made once more.
+class MustReclaim : public Error {
+ public:
+  using Error::Error;
+};
+
 struct Session::Impl : std::enable_shared_from_this<Session::Impl> {
   Impl(std::shared_ptr<LockClient::Impl> c, std::uint64_t session, std::uint32_t ttl_seconds)
       : client(std::move(c)), id(session), ttl_ms(1000 * std::int64_t{ttl_seconds}) {
@@ -210,8 +218,15 @@ struct Session::Impl : std::enable_shared_from_this<Session::Impl> {
 
   mutable std::mutex mutex;  // guards the members below
   std::condition_variable_any wake;
+  // A call found the session's switch locks lost (reason "locks-lost"): the keepalive thread
+  // recovers at once (a KeepAlive, the reclaims, reclaim_complete) and counts `recoveries`.
+  bool recover_now = false;
+  std::uint64_t recoveries = 0;
+  std::condition_variable_any recovered;
   std::function<void(const Error&)> on_lost;
-  std::function<void()> on_locks_lost;
+  std::function<void(const LocksLost&)> on_locks_lost;
+  std::mutex held_mutex;  // guards `held`
+  HeldLocks held;         // what the session's calls were granted: reclaimed after a loss
   std::optional<Error> lost_error;
   Clock::time_point lease_expires;
 
@@ -261,12 +276,13 @@ struct Session::Impl : std::enable_shared_from_this<Session::Impl> {
 
   void run_keepalive(std::stop_token stop) {
     milliseconds backoff = options().initial_backoff;
-    bool giving_up = false;  // the next KeepAlive says reclaim_complete
+    bool reclaimed = false;  // the next KeepAlive says reclaim_complete
     auto next = Clock::now() + keepalive_interval();
     for (;;) {
       {
         std::unique_lock lock(mutex);
-        wake.wait_until(lock, stop, next, [] { return false; });
+        wake.wait_until(lock, stop, next, [this] { return recover_now; });
+        recover_now = false;
       }
       if (stop.stop_requested()) return;
       grpc::ClientContext context;
@@ -275,7 +291,7 @@ struct Session::Impl : std::enable_shared_from_this<Session::Impl> {
       std::stop_callback cancel(stop, [&context] { context.TryCancel(); });
       pb::KeepAliveRequest request;
       request.set_session(id);
-      request.set_reclaim_complete(giving_up);
+      request.set_reclaim_complete(reclaimed);
       pb::KeepAliveResponse response;
       auto sent = Clock::now();
       grpc::Status status = stub().KeepAlive(&context, request, &response);
@@ -284,19 +300,25 @@ struct Session::Impl : std::enable_shared_from_this<Session::Impl> {
         renewed(sent, response);
         backoff = options().initial_backoff;
         next = Clock::now() + keepalive_interval();
-        giving_up = false;
-        if (response.locks_lost()) {
-          // The switch lost its lock table: this session's locks there are gone. The
-          // application hears it first; then the session gives them up at once, so that
-          // asnd need not keep the files from others until the lease would have run out.
+        reclaimed = false;
+        if (!response.locks_lost()) {
+          std::lock_guard lock(mutex);
+          ++recoveries;
+          recovered.notify_all();
+        } else {
+          // The switch lost its lock table: this session's locks there are gone. asnd keeps
+          // those files from everyone else until the sessions that lost locks take them
+          // again (reclaim) or say they are done: reclaim, tell the application what is
+          // lost, then say so.
+          const LocksLost report = reclaim(stop);
           ++locks_lost;
-          std::function<void()> callback;
+          std::function<void(const LocksLost&)> callback;
           {
             std::lock_guard lock(mutex);
             callback = on_locks_lost;
           }
-          if (callback) callback();
-          giving_up = true;
+          if (callback) callback(report);
+          reclaimed = true;
           next = Clock::now();
         }
       } else if (says_gone(status)) {
@@ -308,6 +330,67 @@ struct Session::Impl : std::enable_shared_from_this<Session::Impl> {
         next = Clock::now() + backoff;
         backoff = std::min(backoff * 2, std::max(options().max_backoff, options().initial_backoff));
       }
+    }
+  }
+
+  // A call was refused because the session's switch locks were lost: has the keepalive
+  // thread recover now and waits for it (at most call_timeout).
+  void await_recovery() {
+    std::unique_lock lock(mutex);
+    const std::uint64_t seen = recoveries;
+    recover_now = true;
+    wake.notify_all();
+    recovered.wait_for(lock, options().call_timeout,
+                       [&] { return recoveries != seen || lost.load() || closed.load(); });
+  }
+
+  void ask_recovery() {
+    std::lock_guard lock(mutex);
+    recover_now = true;
+    wake.notify_all();
+  }
+
+  // Takes the session's switch locks again (LockRequest.reclaim), as the library knows them:
+  // a reclaim is granted at once or refused, with a new, higher token.
+  LocksLost reclaim(const std::stop_token& stop) {
+    std::vector<HeldLocks::Reclaim> wanted;
+    {
+      std::lock_guard lock(held_mutex);
+      wanted = held.take_switch_locks();
+    }
+    LocksLost report;
+    for (const auto& want : wanted) {
+      if (stop.stop_requested()) break;
+      pb::LockRequest request = lock_request(want.file, Ranges(want.ranges), want.mode);
+      request.set_reclaim(true);
+      grpc::ClientContext context;
+      set_timeout(context, options().call_timeout);
+      pb::LockResponse response;
+      const grpc::Status status = stub().TryLock(&context, request, &response);
+      if (status.ok()) {
+        noted(want.file, want.mode, grant_of(response));
+        report.reclaimed += want.ranges.size();
+      } else {
+        report.lost += want.ranges.size();
+        if (report.lost_files.empty() || report.lost_files.back() != want.file) {
+          report.lost_files.push_back(want.file);
+        }
+      }
+    }
+    return report;
+  }
+
+  void noted(std::string_view file, Mode mode, const Grant& grant) {
+    std::lock_guard lock(held_mutex);
+    held.granted(file, mode, grant);
+  }
+
+  void noted_unlock(std::string_view file, const Ranges& ranges, bool downgrade) {
+    std::lock_guard lock(held_mutex);
+    if (downgrade) {
+      held.downgraded(file, ranges);
+    } else {
+      held.released(file, ranges);
     }
   }
 
@@ -370,6 +453,10 @@ struct Session::Impl : std::enable_shared_from_this<Session::Impl> {
                             " is lost, its locks are gone: " + status.error_message());
     }
     if (reason == "conflict") throw Conflict(call, code, status.error_message());
+    if (reason == "locks-lost") {
+      ask_recovery();
+      throw MustReclaim(call, code, status.error_message());
+    }
     if (!reason.empty()) throw Error(call, code, status.error_message());
     // An asnd that gives no reason: ask it whether the session is still there.
     if (code == StatusCode::kFailedPrecondition || code == StatusCode::kAborted) {
@@ -385,8 +472,41 @@ struct Session::Impl : std::enable_shared_from_this<Session::Impl> {
     throw Error(call, code, status.error_message());
   }
 
+  // A blocking Lock that meets the loss grace after a board reset (UNAVAILABLE, reason
+  // "grace") waits it out, within its deadline, as it would wait for a holder.
   Grant lock(std::string_view call, std::string_view file, const Ranges& ranges, Mode mode,
              const Deadline& deadline, const std::stop_token& stop, bool try_lock) {
+    bool recovered_once = false;
+    for (;;) {
+      try {
+        Grant grant = lock_once(call, file, ranges, mode, deadline, stop, try_lock);
+        noted(file, mode, grant);
+        return grant;
+      } catch (const MustReclaim&) {
+        if (recovered_once) throw;
+        await_recovery();
+        recovered_once = true;
+      } catch (const Error& e) {
+        if (try_lock || e.code() != StatusCode::kUnavailable || !in_grace(e)) throw;
+        const auto now = Clock::now();
+        if (!deadline.is_never() && now >= deadline.at()) throw;
+        auto pause = milliseconds(100);
+        if (!deadline.is_never()) {
+          pause = std::min(pause, std::chrono::ceil<milliseconds>(deadline.at() - now));
+        }
+        std::unique_lock lock(mutex);
+        wake.wait_for(lock, stop, pause, [] { return false; });
+        if (stop.stop_requested()) throw Error(call, StatusCode::kCancelled, "cancelled");
+      }
+    }
+  }
+
+  static bool in_grace(const Error& e) {
+    return e.message().find("only reclaims are granted") != std::string::npos;
+  }
+
+  Grant lock_once(std::string_view call, std::string_view file, const Ranges& ranges, Mode mode,
+                  const Deadline& deadline, const std::stop_token& stop, bool try_lock) {
     check_usable(call);
     if (stop.stop_requested()) throw Error(call, StatusCode::kCancelled, "cancelled");
     pb::LockRequest request = lock_request(file, ranges, mode);
@@ -530,20 +650,44 @@ struct Session::Impl : std::enable_shared_from_this<Session::Impl> {
                   std::function<void(Result<Grant>)> done) {
     Clock::time_point wait_until;
     pb::LockOp op = lock_op(lock_request(file, ranges, mode), deadline, try_lock, wait_until);
-    submit(call, std::move(op), try_lock, wait_until, std::move(done));
+    submit<Grant>(call, std::move(op), try_lock, wait_until,
+                  [self = shared_from_this(), file = std::string(file), mode,
+                   done = std::move(done)](Result<Grant> result) {
+                    if (result.ok()) self->noted(file, mode, result.value());
+                    done(std::move(result));
+                  });
   }
 
   void unlock_async(std::string_view call, std::string_view file, const Ranges& ranges,
                     bool downgrade, std::function<void(Result<UnlockResult>)> done) {
-    submit(call, unlock_op(unlock_request(file, ranges), downgrade), false,
-           Clock::now() + options().call_timeout, std::move(done));
+    submit<UnlockResult>(call, unlock_op(unlock_request(file, ranges), downgrade), false,
+                         Clock::now() + options().call_timeout,
+                         [self = shared_from_this(), file = std::string(file), ranges, downgrade,
+                          done = std::move(done)](Result<UnlockResult> result) {
+                           if (result.ok()) self->noted_unlock(file, ranges, downgrade);
+                           done(std::move(result));
+                         });
   }
 
   UnlockResult unlock(std::string_view call, std::string_view file, const Ranges& ranges,
                       bool downgrade) {
+    try {
+      return unlock_once(call, file, ranges, downgrade);
+    } catch (const MustReclaim&) {
+      await_recovery();
+      return unlock_once(call, file, ranges, downgrade);
+    }
+  }
+
+  UnlockResult unlock_once(std::string_view call, std::string_view file, const Ranges& ranges,
+                           bool downgrade) {
     check_usable(call);
     pb::UnlockRequest request = unlock_request(file, ranges);
-    if (client->options.batch) return unlock_batched(call, std::move(request), downgrade);
+    if (client->options.batch) {
+      UnlockResult done = unlock_batched(call, std::move(request), downgrade);
+      noted_unlock(file, ranges, downgrade);
+      return done;
+    }
     grpc::ClientContext context;
     set_timeout(context, options().call_timeout);
     context.set_wait_for_ready(true);
@@ -551,6 +695,7 @@ struct Session::Impl : std::enable_shared_from_this<Session::Impl> {
     grpc::Status status = downgrade ? stub().Downgrade(&context, request, &response)
                                     : stub().Unlock(&context, request, &response);
     if (!status.ok()) fail(call, status, false, reason_of(context));
+    noted_unlock(file, ranges, downgrade);
     return {response.released(), response.granted()};
   }
 
@@ -618,7 +763,7 @@ bool Session::lost() const { return impl_->lost; }
 std::uint64_t Session::reattach_count() const { return impl_->reattaches; }
 std::uint64_t Session::locks_lost_count() const { return impl_->locks_lost; }
 
-void Session::on_locks_lost(std::function<void()> callback) {
+void Session::on_locks_lost(std::function<void(const LocksLost&)> callback) {
   std::lock_guard lock(impl_->mutex);
   impl_->on_locks_lost = std::move(callback);
 }

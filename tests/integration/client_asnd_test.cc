@@ -88,47 +88,64 @@ TEST_F(ClientAsndTest, ASessionHoldingALockComesBackAfterAsndIsKilled) {
   EXPECT_GT(grant.token, guard.token());
 }
 
-// A board reset empties the switch's lock table. The holder's session lives on; the library
-// tells the application at its next KeepAlive that the locks are gone and then gives them
-// up, and only from then on may another client be granted those bytes.
-TEST_F(ClientAsndTest, ABoardResetTellsTheHolderBeforeAnyoneElseGetsItsBytes) {
+// A board reset empties the switch's lock table. The holder's session lives on and takes its
+// locks back by itself (new, higher tokens) before anyone else may have those bytes; a
+// blocking lock of another client waits the loss grace out.
+TEST_F(ClientAsndTest, ABoardResetIsOutlivedByTheHoldersLocks) {
   auto lib = connect();
   auto holder = lib.open_session(3s, "holder");
-  std::atomic<bool> told{false};
-  holder.on_locks_lost([&] { told = true; });
-  auto grant = holder.try_lock("/data/reset", {0, 10}, client::Mode::kExclusive);
-  EXPECT_GT(grant.token, 0u);
+  std::atomic<int> told{0};
+  client::LocksLost report;
+  holder.on_locks_lost([&](const client::LocksLost& lost) {
+    report = lost;
+    ++told;
+  });
+  const auto exclusive = holder.try_lock("/data/reset", {0, 10}, client::Mode::kExclusive);
+  holder.unlock("/data/reset", {5, 5});
+  const auto shared = holder.try_lock("/data/reset2", {0, 10}, client::Mode::kShared);
+  ASSERT_EQ(exclusive.domain, "switch");
   auto other = lib.open_session(3s, "other");
   const auto reset = asnd_.asnctl({"board", "reset", "--yes"});
   ASSERT_EQ(reset.exit_code, 0) << reset.all();
-  // Until the holder heard of it, the bytes are withheld (UNAVAILABLE, a retry hint).
-  bool granted = false;
-  bool granted_before_told = false;
+  // The holder's next call learns of the loss (before its KeepAlive would have): the
+  // library reclaims, tells the application, and makes the call again.
+  EXPECT_NO_THROW(holder.try_lock("/data/elsewhere", {0, 1}, client::Mode::kExclusive));
+  EXPECT_EQ(told.load(), 1);
+  // A blocking shared lock on the holder's shared bytes waits out the grace, then shares.
+  auto reader = std::async(std::launch::async, [&] {
+    return other.lock("/data/reset2", {0, 10}, client::Mode::kShared, 20s);
+  });
+  // The holder's exclusive bytes are never granted to `other`: withheld (while a session that
+  // lost locks has not reclaimed yet), then held again.
   int withheld = 0;
-  for (int i = 0; i < 200 && !granted; ++i) {
-    const bool told_before = told.load();
+  bool conflict = false;
+  for (int i = 0; i < 200 && !conflict; ++i) {
     try {
-      other.try_lock("/data/reset", {0, 10}, client::Mode::kExclusive);
-      granted = true;
-      granted_before_told = !told_before;
+      other.try_lock("/data/reset", {0, 5}, client::Mode::kExclusive);
+      ADD_FAILURE() << "granted the holder's bytes after a board reset";
+      break;
+    } catch (const client::Conflict&) {
+      conflict = true;
     } catch (const client::Error& e) {
       EXPECT_EQ(e.code(), client::StatusCode::kUnavailable) << e.what();
       ++withheld;
       std::this_thread::sleep_for(50ms);
     }
   }
-  EXPECT_TRUE(granted);
-  EXPECT_FALSE(granted_before_told);
-  EXPECT_GT(withheld, 0);
-  EXPECT_TRUE(told.load());
-  EXPECT_FALSE(holder.lost());
+  EXPECT_TRUE(conflict) << withheld << " times withheld";
+  EXPECT_EQ(told.load(), 1);
+  EXPECT_EQ(report.reclaimed, 2u);
+  EXPECT_EQ(report.lost, 0u);
   EXPECT_EQ(holder.locks_lost_count(), 1u);
-  // The holder's session goes on: its lost bytes are not its own any more, others are.
-  EXPECT_THROW(holder.try_lock("/data/reset", {0, 10}, client::Mode::kExclusive),
-               client::Conflict);
-  EXPECT_NO_THROW(holder.try_lock("/data/reset", {20, 10}, client::Mode::kExclusive));
-  const auto log = asnd_.log();
-  EXPECT_THAT(log, HasSubstr("the loss grace ended"));
+  EXPECT_FALSE(holder.lost());
+  const auto read = reader.get();
+  EXPECT_GT(read.token, shared.token);
+  // The bytes the holder had unlocked before the reset are free; the reclaimed ones are the
+  // holder's to unlock.
+  EXPECT_NO_THROW(other.try_lock("/data/reset", {5, 5}, client::Mode::kExclusive));
+  EXPECT_NO_THROW(holder.unlock("/data/reset", {0, 5}));
+  EXPECT_NO_THROW(other.try_lock("/data/reset", {0, 5}, client::Mode::kExclusive));
+  EXPECT_THAT(asnd_.log(), HasSubstr("the loss grace ended"));
 }
 
 }  // namespace

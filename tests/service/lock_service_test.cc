@@ -607,7 +607,15 @@ TEST_P(LockServiceTest, ABoardResetWithholdsTheSwitchsFilesUntilTheirHoldersRecl
     EXPECT_THAT(withheld.error_message(), HasSubstr("retry in"));
     EXPECT_EQ(reason_of(context), "grace");
   }
-  EXPECT_EQ(try_lock(request(b, "f", 0, 10)).error_code(), grpc::StatusCode::UNAVAILABLE);
+  // b lost locks too: until it has reclaimed (or given them up), its calls say so.
+  {
+    grpc::ClientContext context;
+    v1::LockResponse response;
+    const grpc::Status told = stub_->TryLock(&context, request(b, "g", 0, 10), &response);
+    EXPECT_EQ(told.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+    EXPECT_EQ(reason_of(context), "locks-lost");
+    EXPECT_EQ(unlock(b, "g", 0, 10).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  }
   auto blocked = lock_async(request(c, "f", 0, 10));
   ASSERT_TRUE(finishes(*blocked, std::chrono::seconds(5)));
   EXPECT_EQ(blocked->done.get().error_code(), grpc::StatusCode::UNAVAILABLE);

@@ -138,7 +138,8 @@ OpenedSession LockManager::open_session(const std::string& owner, const std::str
   return {id, ttl_seconds};
 }
 
-LockManager::Session& LockManager::session_or_throw(uint64_t id, LockClock::time_point now) {
+LockManager::Session& LockManager::session_or_throw(uint64_t id, LockClock::time_point now,
+                                                    bool lost_ok) {
   if (stopping_) throw Error(ErrorCode::kUnavailable, "asnd is stopping; retry when it is back");
   auto it = sessions_.find(id);
   if (it == sessions_.end()) {
@@ -148,10 +149,20 @@ LockManager::Session& LockManager::session_or_throw(uint64_t id, LockClock::time
                             id))
         .with_reason(kReasonSessionGone);
   }
-  // A session whose switch locks were lost, and that has not heard so, renews its lease
-  // only with KeepAlive (which tells it): the loss grace ends once every lease alive at the
-  // loss ran out, so a lease must not outlive it unless its holder knows.
-  if (!loss_.sessions.contains(id)) touch(*it->second, now);
+  // A session whose switch locks were lost is told so by its next call: KeepAlive (which
+  // says locks_lost), a reclaim and CloseSession go on; any other call fails, and renews
+  // nothing. So no lease outlives the loss grace unless its holder has heard of the loss
+  // (the grace ends when every lease alive at the loss ran out).
+  if (!lost_ok && in_loss_grace(now) && loss_.sessions.contains(id)) {
+    throw Error(ErrorCode::kFailedPrecondition,
+                fmt::format("session {}: the switch lost its lock table (a board reset) and the "
+                            "session's locks there with it; reclaim them (KeepAlive says so, "
+                            "LockRequest.reclaim takes them again) and send reclaim_complete "
+                            "before anything else",
+                            id))
+        .with_reason(kReasonLocksLost);
+  }
+  touch(*it->second, now);
   return *it->second;
 }
 
@@ -174,8 +185,7 @@ void LockManager::check_owner(uint64_t id, const std::string& principal) const {
 KeptAlive LockManager::keep_alive(uint64_t id, bool reclaim_complete) {
   std::lock_guard lock(mu_);
   const auto now = LockClock::now();
-  Session& session = session_or_throw(id, now);
-  touch(session, now);
+  Session& session = session_or_throw(id, now, /*lost_ok=*/true);
   KeptAlive out;
   out.ttl_seconds = session.ttl;
   out.reattached = !session.reattached;
@@ -197,7 +207,7 @@ SessionClosed LockManager::close_session(uint64_t id) {
   SessionClosed out;
   {
     std::lock_guard lock(mu_);
-    Session& session = session_or_throw(id, LockClock::now());
+    Session& session = session_or_throw(id, LockClock::now(), /*lost_ok=*/true);
     out.cancelled = session.waiters.size();
     Error why(ErrorCode::kAborted,
               fmt::format("the wait was cancelled: session {} was closed", id));
@@ -265,7 +275,7 @@ uint64_t LockManager::lock(const LockCall& call, locks::Wait wait,
   {
     std::unique_lock lock(mu_);
     const auto now = LockClock::now();
-    Session& session = session_or_throw(call.session, now);
+    Session& session = session_or_throw(call.session, now, /*lost_ok=*/call.reclaim);
     session.reattached = true;
     if (call.reclaim) {
       if (!in_loss_grace(now) || !loss_.sessions.contains(session.id)) {

@@ -49,6 +49,9 @@ inline constexpr char kReasonNotHeld[] = "not-held";          // unlock of bytes
 inline constexpr char kReasonLossGrace[] = "grace";
 // A reclaim outside a loss grace, or by a session that lost nothing (FAILED_PRECONDITION).
 inline constexpr char kReasonNoReclaim[] = "no-reclaim";
+// A call of a session whose switch locks were lost and that has not reclaimed them yet
+// (FAILED_PRECONDITION): KeepAlive tells it, reclaim, then reclaim_complete.
+inline constexpr char kReasonLocksLost[] = "locks-lost";
 
 struct LockCall {
   uint64_t session = 0;
@@ -216,7 +219,9 @@ class LockManager final : public Reconcilable {
   using Finished = std::vector<std::pair<LockDone, LockResult>>;
 
   void recover();
-  Session& session_or_throw(uint64_t session, LockClock::time_point now);
+  // Renews the lease. `lost_ok`: the call may be made while the session's switch locks are
+  // lost and it has not said reclaim_complete (else kFailedPrecondition, kReasonLocksLost).
+  Session& session_or_throw(uint64_t session, LockClock::time_point now, bool lost_ok = false);
   void touch(Session& session, LockClock::time_point now);
   int place(const std::string& file, bool& fresh);
   int domain_index(std::string_view name) const;

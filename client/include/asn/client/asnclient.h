@@ -97,10 +97,10 @@ ASN_C_API uint64_t asn_session_id(const asn_session* session);
 /* 1 when asnd said the session is gone. */
 ASN_C_API int asn_session_lost(const asn_session* session);
 /* How many times asnd said the session's switch locks were lost (a board reset emptied the
- * switch's lock table; the session lives on, those locks are gone: stop using them). */
+ * switch's lock table; the session lives on and took its locks back where it could). */
 ASN_C_API uint64_t asn_session_locks_lost(const asn_session* session);
-/* Called from the keepalive thread when asnd says the session's switch locks were lost,
- * before the session gives them up to others. */
+/* Called from the keepalive thread when asnd said the session's switch locks were lost, once
+ * it took back what it could. */
 ASN_C_API void asn_session_on_locks_lost(asn_session* session, void (*callback)(void* arg),
                                          void* arg);
 /* Called once (from the library's keepalive thread or the thread that found out) when the

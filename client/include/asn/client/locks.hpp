@@ -159,6 +159,14 @@ struct Grant {
   bool waited = false;            // queued behind a conflict before it was granted
 };
 
+// What a board reset took from a session (Session::on_locks_lost): the switch lost its lock
+// table; the session reclaimed what it held there, and these could not be taken back.
+struct LocksLost {
+  std::uint64_t reclaimed = 0;  // ranges taken again (new, higher tokens)
+  std::uint64_t lost = 0;       // ranges lost: stop writing under them
+  std::vector<std::string> lost_files;
+};
+
 struct UnlockResult {
   std::uint64_t released = 0;  // unlock: the lock entries released or cut; downgrade: 0
   std::uint64_t granted = 0;   // waiting requests this let through
@@ -264,14 +272,15 @@ class ASN_CLIENT_API Session {
   // How many times the session re-attached after asnd restarted.
   std::uint64_t reattach_count() const;
   // How many times asnd said this session's switch locks were lost (a board reset emptied
-  // the switch's lock table). The session itself lives on; the locks it held in the switch
-  // are gone (their unlock fails with FAILED_PRECONDITION), and nobody else was granted them
-  // before this session heard of it.
+  // the switch's lock table). The session itself lives on and takes its locks again at once
+  // (with new, higher tokens); what it could not take back is gone (on_locks_lost says
+  // which, and their unlock fails with FAILED_PRECONDITION).
   std::uint64_t locks_lost_count() const;
-  // Called on the keepalive thread when asnd says the switch lost this session's locks,
-  // before the session gives them up (asnd then grants them to others). Stop using every
-  // lock taken before; take them again if still needed. Must not block for long.
-  void on_locks_lost(std::function<void()> callback);
+  // Called on the keepalive thread when asnd said the switch lost this session's locks and
+  // the session took them again (reclaim), with what it could not take back: stop using
+  // those. Nobody else was granted any of them before the reclaims were done and this
+  // returned. Must not block for long.
+  void on_locks_lost(std::function<void(const LocksLost&)> callback);
   // The client's conservative view of the lease: the time of the last KeepAlive that asnd
   // answered, sent at t, plus the ttl. Past it, asnd may have expired the session (unless
   // it restarted and is within its grace period); the fencing token still protects data.
