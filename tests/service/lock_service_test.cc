@@ -919,7 +919,9 @@ TEST_P(LockOwnershipTest, SessionIdsAreRandomAndTheSecretIsReturnedOnce) {
   v1::LockResponse granted;
   auto r = request(a.session(), "f", 0, 10);
   ASSERT_OK(stub_->TryLock(&c, r, &granted));
-  EXPECT_EQ(list("f").held(0).session(), a.session());
+  const auto held = list("f");
+  ASSERT_EQ(held.held_size(), 1);
+  EXPECT_EQ(held.held(0).session(), a.session());
   bool listed = false;
   const auto st = stats();
   for (const auto& s : st.session_list()) listed |= s.session() == a.session();
@@ -1148,7 +1150,9 @@ TEST_P(LockOwnershipTest, ASessionStaysOwnedAcrossARestart) {
   expect_refused(*tcp_, remote.session(), forged, "a forged secret after the restart");
   expect_refused(*tcp_, remote.session(), "", "no secret after the restart");
   expect_refused(*tcp_, mine.session(), remote.secret(), "another's secret after the restart");
-  EXPECT_EQ(list("f").held(0).session(), mine.session());
+  const auto held = list("f");
+  ASSERT_EQ(held.held_size(), 1);
+  EXPECT_EQ(held.held(0).session(), mine.session());
   // The owners re-attach: by uid, and by the secret.
   for (auto* who : {&mine, &remote}) {
     grpc::ClientContext c;
