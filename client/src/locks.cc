@@ -201,8 +201,12 @@ class MustReclaim : public Error {
 };
 
 struct Session::Impl : std::enable_shared_from_this<Session::Impl> {
-  Impl(std::shared_ptr<LockClient::Impl> c, std::uint64_t session, std::uint32_t ttl_seconds)
-      : client(std::move(c)), id(session), ttl_ms(1000 * std::int64_t{ttl_seconds}) {
+  Impl(std::shared_ptr<LockClient::Impl> c, std::uint64_t session, std::string session_secret,
+       std::uint32_t ttl_seconds)
+      : client(std::move(c)),
+        id(session),
+        secret(std::move(session_secret)),
+        ttl_ms(1000 * std::int64_t{ttl_seconds}) {
     lease_expires = Clock::now() + milliseconds(ttl_ms.load());
     keepalive = std::jthread([this](std::stop_token stop) { run_keepalive(stop); });
   }
@@ -210,6 +214,9 @@ struct Session::Impl : std::enable_shared_from_this<Session::Impl> {
 
   std::shared_ptr<LockClient::Impl> client;
   const std::uint64_t id;
+  // OpenSessionResponse.secret, sent with every call naming the session (asnd requires it on
+  // plain TCP, and refuses a wrong one everywhere).
+  const std::string secret;
   std::atomic<std::int64_t> ttl_ms;
   std::atomic<bool> lost{false};
   std::atomic<bool> closed{false};
@@ -291,6 +298,7 @@ struct Session::Impl : std::enable_shared_from_this<Session::Impl> {
       std::stop_callback cancel(stop, [&context] { context.TryCancel(); });
       pb::KeepAliveRequest request;
       request.set_session(id);
+      request.set_secret(secret);
       request.set_reclaim_complete(reclaimed);
       pb::KeepAliveResponse response;
       auto sent = Clock::now();
@@ -402,6 +410,7 @@ struct Session::Impl : std::enable_shared_from_this<Session::Impl> {
     set_timeout(context, options().call_timeout);
     pb::KeepAliveRequest request;
     request.set_session(id);
+    request.set_secret(secret);
     pb::KeepAliveResponse response;
     auto sent = Clock::now();
     grpc::Status status = stub().KeepAlive(&context, request, &response);
@@ -547,6 +556,7 @@ struct Session::Impl : std::enable_shared_from_this<Session::Impl> {
   pb::LockRequest lock_request(std::string_view file, const Ranges& ranges, Mode mode) const {
     pb::LockRequest request;
     request.set_session(id);
+    request.set_secret(secret);
     request.set_file(std::string(file));
     request.set_mode(mode == Mode::kExclusive ? pb::LOCK_MODE_EXCLUSIVE : pb::LOCK_MODE_SHARED);
     fill_ranges(request, ranges);
@@ -556,6 +566,7 @@ struct Session::Impl : std::enable_shared_from_this<Session::Impl> {
   pb::UnlockRequest unlock_request(std::string_view file, const Ranges& ranges) const {
     pb::UnlockRequest request;
     request.set_session(id);
+    request.set_secret(secret);
     request.set_file(std::string(file));
     fill_ranges(request, ranges);
     return request;
@@ -708,6 +719,7 @@ struct Session::Impl : std::enable_shared_from_this<Session::Impl> {
     context.set_wait_for_ready(false);  // asnd gone: the lease ends the session anyway
     pb::CloseSessionRequest request;
     request.set_session(id);
+    request.set_secret(secret);
     pb::CloseSessionResponse response;
     grpc::Status status = stub().CloseSession(&context, request, &response);
     if (!status.ok() && !says_gone(status)) {
@@ -727,7 +739,8 @@ Session LockClient::open_session(std::chrono::seconds ttl, std::string name) {
   grpc::Status status = impl_->stub->OpenSession(&context, request, &response);
   if (!status.ok()) throw Error("OPEN_SESSION", code_of(status), status.error_message());
   std::uint32_t granted = response.ttl_seconds() > 0 ? response.ttl_seconds() : 15;
-  return Session(std::make_shared<Session::Impl>(impl_, response.session(), granted));
+  return Session(
+      std::make_shared<Session::Impl>(impl_, response.session(), response.secret(), granted));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -230,6 +230,7 @@ class Listener {
         reserve_fd_(::open("/dev/null", O_RDONLY | O_CLOEXEC)) {
     stats_.name = policy.name;
     policy.describe_peer = [this](const std::string& peer) { return describe(peer); };
+    policy.peer_owner = [this](const std::string& peer) { return owner(peer); };
     policy_ = policy;
     grpc::ServerBuilder builder;
     // A slow client may hold a few streams, not the server: per connection, a cap on
@@ -311,6 +312,16 @@ class Listener {
       }
     }
     return peer.empty() || peer.rfind("unix", 0) == 0 ? "a client" : peer;
+  }
+
+  // The owner of the lock sessions a peer opens: on the Unix socket its uid ("uid 1000", as
+  // SO_PEERCRED gave it when the connection was accepted); elsewhere nobody the listener
+  // can vouch for ("").
+  std::string owner(const std::string& peer) {
+    if (!unix_socket_ || peer.rfind("fd:", 0) != 0) return "";
+    std::lock_guard lock(mutex_);
+    auto it = connections_.find(std::atoi(peer.c_str() + 3));
+    return it == connections_.end() ? "" : it->second.peer;
   }
 
  private:

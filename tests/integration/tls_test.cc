@@ -294,7 +294,8 @@ TEST_F(TlsTest, ALockSessionBelongsToTheCertificateThatOpenedIt) {
     v1::UnlockResponse response;
     const grpc::Status status = two->Unlock(&c, unlock, &response);
     EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED);
-    EXPECT_THAT(status.error_message(), HasSubstr("CN=pfs-client-1"));
+    // The refusal does not say whose session it is.
+    EXPECT_THAT(status.error_message(), Not(HasSubstr("pfs-client-1")));
   }
   {
     grpc::ClientContext c;
@@ -329,7 +330,7 @@ TEST_F(TlsTest, ALockSessionBelongsToTheCertificateThatOpenedIt) {
     for (const auto& [id, r] : results) {
       EXPECT_EQ(r.code(), grpc::StatusCode::PERMISSION_DENIED) << "op " << id;
     }
-    EXPECT_THAT(results[1].message(), HasSubstr("CN=pfs-client-1"));
+    EXPECT_THAT(results[1].message(), Not(HasSubstr("pfs-client-1")));
   }
   // The owner is the subject, in the listing through the admin socket too.
   const auto list = asnd_.asnctl({"locks", "list"});

@@ -1,8 +1,11 @@
 // The lock service in process, for service tests and benchmarks: a LockManager with the lock
 // domains asnd would give it, served on a Unix socket with the lock client role (what TCP
-// clients get). Destroying the stack is asnd stopping; a new stack on the same directory is
-// asnd starting again: the software domain's journal and the board memory outlive it.
-// Header-only: the tests that use it link asnd_core.
+// clients get), its callers all "uid 0" as asnd's Unix socket would name them (so a session
+// is used without its secret). serve() adds listeners of other policies on the same manager:
+// another uid, plain TCP (no principal: the secret is required), the admin role. Destroying the
+// stack is asnd stopping; a new stack on the same directory is asnd starting again: the software
+// domain's journal and the board memory outlive it. Header-only: the tests that use it link
+// asnd_core.
 //
 // kSwitch adds the switch domain on an emulated board (emulated-64port: a lock engine of
 // 16,384 entries, room for the 10,000 waiters of one file that a test queues; netfpga-1g's
@@ -60,18 +63,28 @@ class LockStack {
     }
     manager_ = std::make_unique<LockManager>(std::move(switch_domain), dir + "/locks", config);
     ListenerPolicy policy{"test socket", Role::kLockClient, "use the admin socket",
-                          [](const std::string&) { return std::string("uid 0 (test)"); }};
-    service_ = std::make_unique<LockService>(*manager_, Authorizer(policy));
-    const std::string path = dir + "/locks.sock";
+                          [](const std::string&) { return std::string("uid 0 (test)"); },
+                          [](const std::string&) { return std::string("uid 0"); }};
+    dir_ = dir;
+    max_message_bytes_ = max_message_bytes;
+    channel_ = serve("locks.sock", std::move(policy));
+  }
+
+  // Serves the same manager on another socket in `dir`, as another listener of asnd would
+  // (its own LockService and Authorizer); returns a channel to it.
+  std::shared_ptr<grpc::Channel> serve(const std::string& socket, ListenerPolicy policy) {
+    auto& listener = listeners_.emplace_back();
+    listener.service = std::make_unique<LockService>(*manager_, Authorizer(std::move(policy)));
+    const std::string path = dir_ + "/" + socket;
     grpc::ServerBuilder builder;
     builder.AddListeningPort("unix:" + path, grpc::InsecureServerCredentials());
-    builder.SetMaxReceiveMessageSize(static_cast<int>(max_message_bytes));
-    builder.RegisterService(service_.get());
-    server_ = builder.BuildAndStart();
+    builder.SetMaxReceiveMessageSize(static_cast<int>(max_message_bytes_));
+    builder.RegisterService(listener.service.get());
+    listener.server = builder.BuildAndStart();
     grpc::ChannelArguments args;
     args.SetMaxReceiveMessageSize(64 << 20);
     args.SetMaxSendMessageSize(64 << 20);
-    channel_ = grpc::CreateCustomChannel("unix:" + path, grpc::InsecureChannelCredentials(), args);
+    return grpc::CreateCustomChannel("unix:" + path, grpc::InsecureChannelCredentials(), args);
   }
 
   // The emulated board of a kSwitch stack on `dir` (to open it while no stack is running).
@@ -90,9 +103,10 @@ class LockStack {
     // As asnd stops: waiting Lock calls end first (LockManager::stop()), and calls still in
     // flight are cancelled after a grace period rather than waited for.
     manager_->stop();
-    server_->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(200));
-    server_.reset();
-    service_.reset();
+    for (auto& l : listeners_) {
+      l.server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(200));
+    }
+    listeners_.clear();
     manager_.reset();
     device_.reset();
     bus_.reset();
@@ -109,8 +123,13 @@ class LockStack {
   std::unique_ptr<EmulatedBus> bus_;
   std::unique_ptr<Device> device_;
   std::unique_ptr<LockManager> manager_;
-  std::unique_ptr<LockService> service_;
-  std::unique_ptr<grpc::Server> server_;
+  struct Listener {
+    std::unique_ptr<LockService> service;
+    std::unique_ptr<grpc::Server> server;  // destroyed first: it serves `service`
+  };
+  std::vector<Listener> listeners_;
+  std::string dir_;
+  size_t max_message_bytes_ = 0;
   std::shared_ptr<grpc::Channel> channel_;
 };
 

@@ -1,7 +1,8 @@
-// asnctl locks list|stats and asnctl lock acquire: the lock service (issue 9) for people. The
-// first two read what asnd grants; `lock acquire` takes a lock by hand as a PFS client would
-// (a session kept alive while it holds, the fencing token printed), to try the service out or
-// to hold a file still while something is checked.
+// asnctl locks list|stats|revoke|release and asnctl lock acquire: the lock service (issue 9)
+// for people. list and stats read what asnd grants; revoke and release are the admin's way
+// out when a client holds what it should not (issue 24); `lock acquire` takes a lock by hand
+// as a PFS client would (a session kept alive while it holds, the fencing token printed), to
+// try the service out or to hold a file still while something is checked.
 #include <condition_variable>
 #include <csignal>
 #include <cstdio>
@@ -61,6 +62,99 @@ std::string mode_text(asn::v1::LockMode mode) {
 }
 
 std::string session_text(uint64_t session) { return session == 0 ? "-" : std::to_string(session); }
+
+// OFFSET:LENGTH, each in bytes with an optional K/M/G suffix ("0:4096", "1M:64K").
+void parse_range(const std::string& text, asn::v1::ByteRange* range) {
+  const auto colon = text.find(':');
+  if (colon == std::string::npos) {
+    throw UsageError("RANGE '" + text + "' is not OFFSET:LENGTH (e.g. 0:4096)");
+  }
+  range->set_offset(parse_bytes("RANGE offset", text.substr(0, colon)));
+  range->set_length(parse_bytes("RANGE length", text.substr(colon + 1)));
+}
+
+class LocksRevoke final : public Command {
+ public:
+  explicit LocksRevoke(CLI::App* sub) {
+    sub->add_option("SESSION", session_, "The session's id (asnctl locks stats lists them)")
+        ->required();
+  }
+  void check() override {
+    if (session_ == 0) throw UsageError("SESSION 0 is no session; asnctl locks stats lists them");
+  }
+  int run(Session& s) override {
+    auto stub = Locks::NewStub(s.connection.channel());
+    asn::v1::RevokeSessionRequest request;
+    request.set_session(session_);
+    grpc::ClientContext context;
+    s.connection.prepare(context);
+    asn::v1::RevokeSessionResponse response;
+    s.connection.check(stub->RevokeSession(&context, request, &response));
+    if (s.format == OutputFormat::kJson) {
+      print_json(response);
+      return kExitOk;
+    }
+    std::printf(
+        "revoked session %llu of %s (%s): %llu lock entries released, %llu waiting "
+        "requests cancelled\n",
+        static_cast<unsigned long long>(session_), response.owner().c_str(),
+        asn::text::quoted(response.name(), 64).c_str(),
+        static_cast<unsigned long long>(response.released()),
+        static_cast<unsigned long long>(response.cancelled()));
+    return kExitOk;
+  }
+
+ private:
+  uint64_t session_ = 0;
+};
+
+class LocksRelease final : public Command {
+ public:
+  explicit LocksRelease(CLI::App* sub) {
+    sub->add_option("FILE", file_, "The file's id")->required();
+    sub->add_option("RANGE", ranges_, "OFFSET:LENGTH in bytes (e.g. 0:4096, 1M:64K)")->required();
+    sub->add_flag("--dry-run", dry_run_, "Show what would be released; release nothing");
+  }
+  void check() override {
+    request_.set_file(file_);
+    request_.set_dry_run(dry_run_);
+    for (const auto& text : ranges_) parse_range(text, request_.add_ranges());
+  }
+  int run(Session& s) override {
+    auto stub = Locks::NewStub(s.connection.channel());
+    grpc::ClientContext context;
+    s.connection.prepare(context);
+    asn::v1::ReleaseLocksResponse response;
+    s.connection.check(stub->ReleaseLocks(&context, request_, &response));
+    if (s.format == OutputFormat::kJson) {
+      print_json(response);
+      return kExitOk;
+    }
+    if (response.released_size() == 0) {
+      std::printf("no session holds those bytes of %s: nothing released\n",
+                  asn::text::quoted(file_, 64).c_str());
+      return kExitOk;
+    }
+    Table table({"FILE", "RANGE", "MODE", "TOKEN", "SESSION", "OWNER", "DOMAIN"});
+    for (const auto& h : response.released()) {
+      table.add_row({asn::text::escaped(h.file(), 48), range_text(h.range()), mode_text(h.mode()),
+                     std::to_string(h.token()), session_text(h.session()), h.owner(), h.domain()});
+    }
+    std::printf(dry_run_ ? "would release:\n" : "released:\n");
+    table.print(stdout);
+    if (!dry_run_) {
+      std::printf("%llu waiting requests granted\n",
+                  static_cast<unsigned long long>(response.granted()));
+    }
+    return kExitOk;
+  }
+
+ private:
+  std::string file_;
+  std::vector<std::string> ranges_;
+  bool dry_run_ = false;
+  asn::v1::ReleaseLocksRequest request_;
+};
 
 class LocksList final : public Command {
  public:
@@ -183,15 +277,7 @@ class LockAcquire final : public Command {
   void check() override {
     request_.set_file(file_);
     request_.set_mode(shared_ ? asn::v1::LOCK_MODE_SHARED : asn::v1::LOCK_MODE_EXCLUSIVE);
-    for (const auto& text : ranges_) {
-      const auto colon = text.find(':');
-      if (colon == std::string::npos) {
-        throw UsageError("RANGE '" + text + "' is not OFFSET:LENGTH (e.g. 0:4096)");
-      }
-      auto* range = request_.add_ranges();
-      range->set_offset(parse_bytes("RANGE offset", text.substr(0, colon)));
-      range->set_length(parse_bytes("RANGE length", text.substr(colon + 1)));
-    }
+    for (const auto& text : ranges_) parse_range(text, request_.add_ranges());
     if ((hold_ && *hold_ < 0) || (wait_ && *wait_ < 0)) {
       throw UsageError("--hold and --wait take seconds >= 0");
     }
@@ -209,10 +295,11 @@ class LockAcquire final : public Command {
       s.connection.check(stub->OpenSession(&context, open, &opened));
     }
     request_.set_session(opened.session());
+    request_.set_secret(opened.secret());
     asn::v1::LockResponse granted;
     grpc::Status status = acquire(*stub, s, granted);
     if (!status.ok()) {
-      close(*stub, s, opened.session());
+      close(*stub, s, opened);
       if (g_interrupted) {
         std::fprintf(stderr, "asnctl: interrupted while waiting; nothing is held\n");
         return kExitFailed;
@@ -237,7 +324,7 @@ class LockAcquire final : public Command {
     }
     std::fflush(stdout);
     const int rc = hold(*stub, s, opened);
-    close(*stub, s, opened.session());
+    close(*stub, s, opened);
     if (rc == kExitOk && s.format != OutputFormat::kJson) std::printf("released\n");
     return rc;
   }
@@ -291,6 +378,7 @@ class LockAcquire final : public Command {
         s.connection.prepare(context);
         asn::v1::KeepAliveRequest request;
         request.set_session(opened.session());
+        request.set_secret(opened.secret());
         asn::v1::KeepAliveResponse response;
         grpc::Status status = stub.KeepAlive(&context, request, &response);
         if (!status.ok() && status.error_code() == grpc::StatusCode::FAILED_PRECONDITION) {
@@ -306,11 +394,12 @@ class LockAcquire final : public Command {
   }
 
   // Closing the session releases the lock (and cancels nothing else: it waits for nothing).
-  void close(Locks::Stub& stub, Session& s, uint64_t session) {
+  void close(Locks::Stub& stub, Session& s, const asn::v1::OpenSessionResponse& opened) {
     grpc::ClientContext context;
     s.connection.prepare(context);
     asn::v1::CloseSessionRequest request;
-    request.set_session(session);
+    request.set_session(opened.session());
+    request.set_secret(opened.secret());
     asn::v1::CloseSessionResponse response;
     (void)stub.CloseSession(&context, request, &response);
   }
@@ -326,13 +415,20 @@ class LockAcquire final : public Command {
 };
 
 const Registrar kLocks(60, [](CLI::App& app, CommandSet& commands) {
-  auto* locks = app.add_subcommand("locks", "File locks the switch grants: list them, statistics");
+  auto* locks = app.add_subcommand(
+      "locks", "File locks the switch grants: list them, statistics, revoke and release (admin)");
   locks->require_subcommand(1);
   auto* list = locks->add_subcommand("list", "Held locks and waiting requests");
   commands.add<LocksList>(list, list);
   auto* stats =
       locks->add_subcommand("stats", "Lock domains, their capacity and counters, sessions");
   commands.add<LocksStats>(stats);
+  auto* revoke = locks->add_subcommand(
+      "revoke", "End a session (admin): its locks are released, its waiting calls aborted");
+  commands.add<LocksRevoke>(revoke, revoke);
+  auto* release = locks->add_subcommand(
+      "release", "Release bytes of a file from whichever sessions hold them (admin)");
+  commands.add<LocksRelease>(release, release);
 
   auto* lock = app.add_subcommand("lock", "Take a file lock by hand, as a PFS client would");
   lock->require_subcommand(1);

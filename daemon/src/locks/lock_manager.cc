@@ -3,9 +3,14 @@
 #include "locks/lock_manager.hpp"
 
 #include <fmt/format.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
 #include <spdlog/spdlog.h>
+#include <sys/random.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 
 #include "asn/state/v1/state.pb.h"
 #include "asn/text/text.hpp"
@@ -92,12 +97,44 @@ namespace {
 // Files in the placement map before it is first pruned of files that no longer have entries.
 constexpr size_t kPlacementPruneFloor = 4096;
 
+// `n` bytes from the kernel's CSPRNG (getrandom(2), which blocks only until it is seeded).
+std::string random_bytes(size_t n) {
+  std::string out(n, '\0');
+  size_t got = 0;
+  while (got < n) {
+    const ssize_t r = ::getrandom(out.data() + got, n - got, 0);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      throw Error(ErrorCode::kInternal, fmt::format("getrandom: {}: no session secret can be made",
+                                                    std::strerror(errno)));
+    }
+    got += static_cast<size_t>(r);
+  }
+  return out;
+}
+
+std::string sha256(std::string_view data) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  if (EVP_Digest(data.data(), data.size(), md, &len, EVP_sha256(), nullptr) != 1) {
+    throw Error(ErrorCode::kInternal, "SHA-256 failed (OpenSSL EVP_Digest)");
+  }
+  return std::string(reinterpret_cast<const char*>(md), len);
+}
+
+// Whether `secret` hashes to `expected`, in time that does not depend on where they differ.
+bool secret_matches(const std::string& secret, const std::string& expected) {
+  const std::string hash = sha256(secret);
+  return !expected.empty() && hash.size() == expected.size() &&
+         CRYPTO_memcmp(hash.data(), expected.data(), hash.size()) == 0;
+}
+
 }  // namespace
 
 // ---- sessions -----------------------------------------------------------------------------
 
-OpenedSession LockManager::open_session(const std::string& owner, const std::string& name,
-                                        uint32_t ttl_seconds) {
+OpenedSession LockManager::open_session(const std::string& owner, const std::string& owner_key,
+                                        const std::string& name, uint32_t ttl_seconds) {
   if (ttl_seconds == 0) ttl_seconds = config_.default_ttl_s;
   if (ttl_seconds > config_.max_ttl_s) {
     throw Error(ErrorCode::kInvalidArgument,
@@ -109,10 +146,14 @@ OpenedSession LockManager::open_session(const std::string& owner, const std::str
     throw Error(ErrorCode::kInvalidArgument,
                 fmt::format("name: {} bytes; at most 256 are accepted", name.size()));
   }
+  std::string secret = random_bytes(kSessionSecretBytes);
   std::lock_guard lock(mu_);
   if (stopping_) throw Error(ErrorCode::kUnavailable, "asnd is stopping; retry when it is back");
   state::v1::LockSessionLabel label;
   label.set_owner(owner);
+  label.set_public_id(new_public_id());
+  label.set_owner_key(owner_key);
+  label.set_secret_sha256(sha256(secret));
   label.set_name(name);
   label.set_ttl_seconds(ttl_seconds);
   if (switch_ >= 0) label.set_switch_session(domains_[switch_]->open_session(""));
@@ -125,24 +166,46 @@ OpenedSession LockManager::open_session(const std::string& owner, const std::str
   }
   auto session = std::make_unique<Session>();
   session->id = id;
+  session->public_id = label.public_id();
   session->owner = owner;
+  session->owner_key = owner_key;
+  session->secret_sha256 = label.secret_sha256();
   session->name = name;
   session->ttl = ttl_seconds;
   session->switch_session = label.switch_session();
   session->expires = LockClock::now() + std::chrono::seconds(ttl_seconds);
   if (session->switch_session != 0) by_switch_session_[session->switch_session] = id;
   leases_.emplace(session->expires, id);
+  by_public_id_.emplace(label.public_id(), id);
   sessions_.emplace(id, std::move(session));
-  spdlog::debug("locks: session {} opened by {} ({}), lease {} s", id, owner, name, ttl_seconds);
+  spdlog::debug("locks: session {} opened by {} ({}), lease {} s", label.public_id(), owner, name,
+                ttl_seconds);
   wake_.notify_all();
-  return {id, ttl_seconds};
+  return {label.public_id(), ttl_seconds, std::move(secret)};
+}
+
+LockManager::Session* LockManager::find_session(uint64_t public_id) const {
+  auto id = by_public_id_.find(public_id);
+  if (id == by_public_id_.end()) return nullptr;
+  auto it = sessions_.find(id->second);
+  return it == sessions_.end() ? nullptr : it->second.get();
+}
+
+// Random, so that no client can guess another's session; never 0, never one in use.
+uint64_t LockManager::new_public_id() const {
+  for (;;) {
+    uint64_t id = 0;
+    const std::string bytes = random_bytes(sizeof id);
+    std::memcpy(&id, bytes.data(), sizeof id);
+    if (id != 0 && !by_public_id_.contains(id)) return id;
+  }
 }
 
 LockManager::Session& LockManager::session_or_throw(uint64_t id, LockClock::time_point now,
                                                     bool lost_ok) {
   if (stopping_) throw Error(ErrorCode::kUnavailable, "asnd is stopping; retry when it is back");
-  auto it = sessions_.find(id);
-  if (it == sessions_.end()) {
+  Session* session = find_session(id);
+  if (session == nullptr) {
     throw Error(ErrorCode::kFailedPrecondition,
                 fmt::format("session {} is not open: it expired, was closed or never existed, "
                             "and its locks are released; open a new session",
@@ -153,7 +216,7 @@ LockManager::Session& LockManager::session_or_throw(uint64_t id, LockClock::time
   // says locks_lost), a reclaim and CloseSession go on; any other call fails, and renews
   // nothing. So no lease outlives the loss grace unless its holder has heard of the loss
   // (the grace ends when every lease alive at the loss ran out).
-  if (!lost_ok && in_loss_grace(now) && loss_.sessions.contains(id)) {
+  if (!lost_ok && in_loss_grace(now) && loss_.sessions.contains(session->id)) {
     throw Error(ErrorCode::kFailedPrecondition,
                 fmt::format("session {}: the switch lost its lock table (a board reset) and the "
                             "session's locks there with it; reclaim them (KeepAlive says so, "
@@ -162,8 +225,8 @@ LockManager::Session& LockManager::session_or_throw(uint64_t id, LockClock::time
                             id))
         .with_reason(kReasonLocksLost);
   }
-  touch(*it->second, now);
-  return *it->second;
+  touch(*session, now);
+  return *session;
 }
 
 void LockManager::touch(Session& session, LockClock::time_point now) {
@@ -172,14 +235,22 @@ void LockManager::touch(Session& session, LockClock::time_point now) {
   leases_.emplace(session.expires, session.id);
 }
 
-void LockManager::check_owner(uint64_t id, const std::string& principal) const {
+void LockManager::check_owner(uint64_t id, const SessionCaller& caller) const {
   std::lock_guard lock(mu_);
-  auto it = sessions_.find(id);
-  if (it == sessions_.end() || it->second->owner == principal) return;
-  throw Error(ErrorCode::kPermissionDenied,
-              fmt::format("session {} belongs to {}, not to {}: a client uses only the sessions "
-                          "it opened",
-                          id, text::quoted(it->second->owner, 128), text::quoted(principal, 128)));
+  const Session* session = find_session(id);
+  if (session == nullptr) return;
+  const bool secret_ok = caller.secret.empty()
+                             ? !caller.owner_key.empty()
+                             : secret_matches(caller.secret, session->secret_sha256);
+  const bool owner_ok = caller.owner_key.empty() || caller.owner_key == session->owner_key;
+  if (secret_ok && owner_ok) return;
+  throw Error(
+      ErrorCode::kPermissionDenied,
+      fmt::format("session {}: this caller may not use it: a client uses only the "
+                  "sessions it opened{}",
+                  id,
+                  caller.owner_key.empty() ? ", with the secret OpenSession returned for it"
+                                           : " (with the same certificate, or as the same uid)"));
 }
 
 KeptAlive LockManager::keep_alive(uint64_t id, bool reclaim_complete) {
@@ -191,9 +262,9 @@ KeptAlive LockManager::keep_alive(uint64_t id, bool reclaim_complete) {
   out.reattached = !session.reattached;
   if (out.reattached) spdlog::info("locks: session {} of {} re-attached", id, session.owner);
   session.reattached = true;
-  out.locks_lost = in_loss_grace(now) && loss_.sessions.contains(id);
+  out.locks_lost = in_loss_grace(now) && loss_.sessions.contains(session.id);
   if (out.locks_lost && reclaim_complete) {
-    left_loss_grace(id);
+    left_loss_grace(session.id);
     spdlog::info("locks: session {} of {} reclaimed its switch locks; {} sessions still may",
                  id, session.owner, loss_.sessions.size());
     out.locks_lost = false;
@@ -211,7 +282,37 @@ SessionClosed LockManager::close_session(uint64_t id) {
     out.cancelled = session.waiters.size();
     Error why(ErrorCode::kAborted,
               fmt::format("the wait was cancelled: session {} was closed", id));
-    out.released = expire_locked(id, why, finished);
+    out.released = expire_locked(session.id, why, finished);
+  }
+  run(finished);
+  return out;
+}
+
+SessionRevoked LockManager::revoke_session(uint64_t id, const std::string& who) {
+  Finished finished;
+  SessionRevoked out;
+  {
+    std::lock_guard lock(mu_);
+    const Session* session = find_session(id);
+    if (session == nullptr) {
+      throw Error(ErrorCode::kNotFound,
+                  fmt::format("session {} is not open (it expired, was closed or never existed): "
+                              "nothing revoked; `asnctl locks stats` lists the open sessions",
+                              id));
+    }
+    out.cancelled = session->waiters.size();
+    out.owner = session->owner;
+    out.name = session->name;
+    Error why = Error(ErrorCode::kAborted,
+                      fmt::format("the wait was cancelled: session {} was revoked by an "
+                                  "administrator; its locks are released",
+                                  id))
+                    .with_reason(kReasonRevoked);
+    out.released = expire_locked(session->id, why, finished);
+    spdlog::warn(
+        "locks: {} revoked session {} of {} ({}): {} lock entries released, {} waiting "
+        "requests cancelled",
+        who, id, out.owner, text::quoted(out.name, 64), out.released, out.cancelled);
   }
   run(finished);
   return out;
@@ -236,6 +337,7 @@ uint64_t LockManager::expire_locked(uint64_t id, const Error& why, Finished& fin
   leases_.erase({session.expires, id});
   if (session.switch_session != 0) by_switch_session_.erase(session.switch_session);
   left_loss_grace(id);
+  by_public_id_.erase(session.public_id);
   sessions_.erase(it);
   return released;
 }
@@ -283,7 +385,7 @@ uint64_t LockManager::lock(const LockCall& call, locks::Wait wait,
                     fmt::format("reclaim: session {} has no lost switch locks to reclaim now (a "
                                 "reclaim is for the loss grace after a board reset, before the "
                                 "session says reclaim_complete); take a new lock instead",
-                                session.id))
+                                session.public_id))
             .with_reason(kReasonNoReclaim);
       }
       if (!withheld(call.file, now)) {
@@ -321,7 +423,7 @@ uint64_t LockManager::lock(const LockCall& call, locks::Wait wait,
         placement_[call.file] = d;
         note_token(d, outcome.grant->token);
         LockGranted granted{std::move(*outcome.grant), std::string(domains_[d]->name()), false};
-        granted.grant.session = session.id;
+        granted.grant.session = session.public_id;
         finished.emplace_back(std::move(done), std::move(granted));
         break;
       }
@@ -418,11 +520,11 @@ void LockManager::give_back(uint64_t id, const std::string& file,
   Finished finished;
   {
     std::lock_guard lock(mu_);
-    auto s = sessions_.find(id);
+    Session* session = find_session(id);
     auto p = placement_.find(file);
-    if (s == sessions_.end() || p == placement_.end()) return;  // released already
+    if (session == nullptr || p == placement_.end()) return;  // released already
     const int d = p->second;
-    if (release_grant(d, domain_session(*s->second, d), file, token, finished)) {
+    if (release_grant(d, domain_session(*session, d), file, token, finished)) {
       spdlog::info("locks: session {}'s grant (token {}) on {} did not reach its call: released",
                    id, token, printable(file));
     }
@@ -458,6 +560,76 @@ UnlockDone LockManager::carve(uint64_t id, const std::string& file, const locks:
   return out;
 }
 
+// Releases the bytes named from every session holding some of them: what the file's domain
+// lists as held now, clipped to the bytes named, per session (overlapping entries of one
+// session, a shared and an exclusive lock, merged).
+LocksReleased LockManager::release_locks(const std::string& file,
+                                         const std::vector<locks::ByteRange>& ranges, bool dry_run,
+                                         const std::string& who) {
+  if (auto e = locks::validate(ranges)) throw error_of(*e);
+  Finished finished;
+  LocksReleased out;
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) throw Error(ErrorCode::kUnavailable, "asnd is stopping; retry when it is back");
+    auto placed = placement_.find(file);
+    const int d = placed == placement_.end() ? software_ : placed->second;
+    std::map<locks::SessionId, std::vector<locks::ByteRange>> pieces;
+    for (const locks::HeldLock& held : domains_[d]->list(file).held) {
+      for (const locks::ByteRange& r : ranges) {
+        const locks::uint128 start = std::max(held.range.offset, r.offset);
+        const locks::uint128 end = std::min(held.range.end(), r.end());
+        if (start >= end) continue;
+        HeldView v{file, std::string(domains_[d]->name()), 0, "", "", held};
+        v.lock.range = {static_cast<uint64_t>(start), static_cast<uint64_t>(end - start)};
+        uint64_t id = held.session;
+        if (d == switch_) {
+          auto it = by_switch_session_.find(held.session);
+          id = it == by_switch_session_.end() ? 0 : it->second;
+        }
+        if (auto s = sessions_.find(id); s != sessions_.end()) {
+          v.session = s->second->public_id;
+          v.owner = s->second->owner;
+          v.session_name = s->second->name;
+        }
+        pieces[held.session].push_back(v.lock.range);
+        out.released.push_back(std::move(v));
+      }
+    }
+    if (dry_run) return out;
+    for (auto& [sid, list] : pieces) {
+      std::sort(list.begin(), list.end(),
+                [](const auto& a, const auto& b) { return a.offset < b.offset; });
+      std::vector<locks::ByteRange> merged;
+      for (const auto& r : list) {
+        if (!merged.empty() && r.offset <= merged.back().end()) {
+          const locks::uint128 end = std::max(merged.back().end(), r.end());
+          merged.back().length = static_cast<uint64_t>(end - merged.back().offset);
+        } else {
+          merged.push_back(r);
+        }
+      }
+      for (size_t i = 0; i < merged.size(); i += locks::kDefaultMaxRanges) {
+        const size_t n = std::min(merged.size() - i, locks::kDefaultMaxRanges);
+        std::vector<locks::ByteRange> part(merged.begin() + static_cast<std::ptrdiff_t>(i),
+                                           merged.begin() + static_cast<std::ptrdiff_t>(i + n));
+        locks::Change change = domains_[d]->release(sid, file, part);
+        if (change.error) throw error_of(*change.error);
+        out.granted += change.granted.size();
+        apply(d, change, finished);
+      }
+    }
+    if (!out.released.empty()) {
+      spdlog::warn(
+          "locks: {} released {} held locks of {} from {} sessions; {} waiting requests "
+          "granted",
+          who, out.released.size(), printable(file), pieces.size(), out.granted);
+    }
+  }
+  run(finished);
+  return out;
+}
+
 // Grants of waiting requests finish their calls; a grant whose call is gone (an asnd
 // restart) stays held by its session until unlocked or the session ends.
 void LockManager::apply(int domain, const locks::Change& change, Finished& finished) {
@@ -472,7 +644,8 @@ void LockManager::apply(int domain, const locks::Change& change, Finished& finis
       continue;
     }
     LockGranted granted{grant, std::string(domains_[domain]->name()), true};
-    granted.grant.session = it->second->session;
+    auto s = sessions_.find(it->second->session);
+    granted.grant.session = s == sessions_.end() ? 0 : s->second->public_id;
     finish_waiter(key, std::move(granted), finished);
   }
   for (locks::RequestId id : change.cancelled) {
@@ -585,11 +758,13 @@ void LockManager::timer_loop() {
           leases_.erase(leases_.begin());
           continue;
         }
-        spdlog::info("locks: session {} of {} {}: its locks are released", id, s->second->owner,
+        const uint64_t public_id = s->second->public_id;
+        spdlog::info("locks: session {} of {} {}: its locks are released", public_id,
+                     s->second->owner,
                      s->second->reattached ? "expired" : "did not re-attach after the restart");
         expire_locked(id,
                       Error(ErrorCode::kAborted,
-                            fmt::format("the wait was cancelled: session {} expired", id))
+                            fmt::format("the wait was cancelled: session {} expired", public_id))
                           .with_reason(kReasonSessionGone),
                       finished);
       }

@@ -52,6 +52,18 @@ inline constexpr char kReasonNoReclaim[] = "no-reclaim";
 // A call of a session whose switch locks were lost and that has not reclaimed them yet
 // (FAILED_PRECONDITION): KeepAlive tells it, reclaim, then reclaim_complete.
 inline constexpr char kReasonLocksLost[] = "locks-lost";
+inline constexpr char kReasonRevoked[] = "revoked";  // an admin revoked the session (its waits)
+
+// The bytes of a session's secret (OpenSessionResponse.secret).
+inline constexpr size_t kSessionSecretBytes = 32;
+
+// Who makes a call naming a session (the Locks service finds out, lock_ops.cc).
+struct SessionCaller {
+  // The caller's verified principal: "cert <subject>" (mutual TLS), "uid <uid>" (the Unix
+  // socket); empty where the listener cannot tell (plain TCP): the secret is required then.
+  std::string owner_key;
+  std::string secret;  // as the call carried it; empty: none
+};
 
 struct LockCall {
   uint64_t session = 0;
@@ -85,6 +97,14 @@ using LockDone = std::function<void(LockResult)>;
 struct OpenedSession {
   uint64_t session = 0;
   uint32_t ttl_seconds = 0;
+  std::string secret;  // kSessionSecretBytes random bytes; asnd keeps only their SHA-256
+};
+
+struct SessionRevoked {
+  uint64_t released = 0;
+  uint64_t cancelled = 0;
+  std::string owner;
+  std::string name;
 };
 
 struct SessionClosed {
@@ -148,6 +168,11 @@ struct LockListView {
   std::string next_after;  // not empty: more files
 };
 
+struct LocksReleased {
+  std::vector<HeldView> released;  // lock.range: the part released
+  uint64_t granted = 0;
+};
+
 // Takes part in the reconciler for board resets: a reset empties the switch's lock table, so
 // every session (each has a switch half) may have lost locks it held there, and its holder
 // may go on using them until it learns so. Nothing conflicting may be granted meanwhile:
@@ -174,12 +199,23 @@ class LockManager final : public Reconcilable {
   // them. Sessions and held locks stay for the next start. Also done by the destructor.
   void stop();
 
-  OpenedSession open_session(const std::string& owner, const std::string& name,
-                             uint32_t ttl_seconds);
-  // Throws kPermissionDenied unless `principal` opened the session (a session that is not
-  // open passes: the call itself then says so). For callers whose principal is verified (a
-  // client certificate): a lock client must not release, or renew, another's locks.
-  void check_owner(uint64_t session, const std::string& principal) const;
+  // `owner` names the client for people (logs, lists); `owner_key` is its verified
+  // principal (SessionCaller::owner_key), empty on plain TCP. The session's id is random
+  // (never 0), and so is its secret.
+  OpenedSession open_session(const std::string& owner, const std::string& owner_key,
+                             const std::string& name, uint32_t ttl_seconds);
+  // Throws kPermissionDenied unless `caller` may use the session: a secret it gives must be
+  // the session's (compared in constant time); without one it must have a principal, and
+  // with a principal it must be the session's owner. The refusal names neither the owner nor
+  // the secret. A session that is not open passes: the call itself then says so.
+  void check_owner(uint64_t session, const SessionCaller& caller) const;
+  // Admin: ends the session as if it expired, its waits finishing with ABORTED, reason
+  // "revoked". Throws kNotFound for a session that is not open. `who` is logged.
+  SessionRevoked revoke_session(uint64_t session, const std::string& who);
+  // Admin: releases `ranges` of the file from every session that holds some of them, each
+  // what it holds; with `dry_run` only says what that would release. `who` is logged.
+  LocksReleased release_locks(const std::string& file, const std::vector<locks::ByteRange>& ranges,
+                              bool dry_run, const std::string& who);
 
   // Renews the lease; says whether this call re-attached the session after a restart and
   // whether the session's switch locks were lost. `reclaim_complete`: the session reclaimed
@@ -219,6 +255,9 @@ class LockManager final : public Reconcilable {
   using Finished = std::vector<std::pair<LockDone, LockResult>>;
 
   void recover();
+  // By the public id; null when it is not open.
+  Session* find_session(uint64_t public_id) const;
+  uint64_t new_public_id() const;
   // Renews the lease. `lost_ok`: the call may be made while the session's switch locks are
   // lost and it has not said reclaim_complete (else kFailedPrecondition, kReasonLocksLost).
   Session& session_or_throw(uint64_t session, LockClock::time_point now, bool lost_ok = false);
@@ -280,7 +319,9 @@ class LockManager final : public Reconcilable {
   mutable std::mutex mu_;
   std::condition_variable wake_;
   bool stopping_ = false;
+  // By the software domain's session id; clients know each by its random public id.
   std::map<uint64_t, std::unique_ptr<Session>> sessions_;
+  std::map<uint64_t, uint64_t> by_public_id_;  // public id -> software domain's id
   std::map<locks::SessionId, uint64_t> by_switch_session_;
   std::set<std::pair<LockClock::time_point, uint64_t>> leases_;  // expiry, session
   std::map<WaitKey, std::unique_ptr<Waiter>> waiters_;

@@ -16,8 +16,11 @@
 namespace asn {
 
 struct LockManager::Session {
-  uint64_t id = 0;
+  uint64_t id = 0;         // the software domain's
+  uint64_t public_id = 0;  // the clients'
   std::string owner;
+  std::string owner_key;      // SessionCaller::owner_key of who opened it
+  std::string secret_sha256;  // of the secret OpenSession returned
   std::string name;
   uint32_t ttl = 0;
   locks::SessionId switch_session = 0;

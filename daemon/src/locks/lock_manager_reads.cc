@@ -21,7 +21,9 @@ LockListView LockManager::list(const std::string& file, const std::string& after
       id = it == by_switch_session_.end() ? 0 : it->second;
     }
     auto it = sessions_.find(id);
-    return it == sessions_.end() ? nullptr : it->second.get();
+    if (it == sessions_.end()) return nullptr;
+    id = it->second->public_id;
+    return it->second.get();
   };
   auto add_file = [&](int d, const std::string& name) {
     locks::FileLocks locks = domains_[d]->list(name);
@@ -98,7 +100,7 @@ LockStatsView LockManager::stats() {
   }
   for (const auto& [id, session] : sessions_) {
     SessionView v;
-    v.session = id;
+    v.session = session->public_id;
     v.owner = session->owner;
     v.name = session->name;
     v.ttl_seconds = session->ttl;

@@ -132,7 +132,14 @@ void LockManager::recover() {
       session->name = label.name();
       session->ttl = label.ttl_seconds();
       session->switch_session = label.switch_session();
+      session->public_id = label.public_id();
+      session->owner_key = label.owner_key();
+      session->secret_sha256 = label.secret_sha256();
     }
+    // A session of an asnd before ownership keeps its id, and no one can use it (it has no
+    // owner key and no secret): it expires after the grace period.
+    if (session->public_id == 0) session->public_id = s.id;
+    by_public_id_[session->public_id] = s.id;
     session->reattached = false;
     // A client renews its lease every third of it or so, so one with a lease longer than
     // the grace period may not call within it: it has its lease, from now, to come back.

@@ -104,6 +104,11 @@ bool Authorizer::certified(const grpc::ServerContextBase& context) const {
   return auth && auth->IsPeerAuthenticated();
 }
 
+std::string Authorizer::owner_key(const grpc::ServerContextBase& context) const {
+  if (certified(context)) return "cert " + principal(context);
+  return policy_.peer_owner ? policy_.peer_owner(context.peer()) : std::string();
+}
+
 std::string Authorizer::describe_peer(const grpc::ServerContextBase& context) const {
   const std::string peer = context.peer();
   if (policy_.describe_peer) return policy_.describe_peer(peer);

@@ -17,6 +17,7 @@ enum class Permission : uint8_t {
   kLock,       // lock sessions, lock and unlock
   kConfigure,  // desired state: fabric, routing, schedules, stripe groups, ports
   kRegisters,  // raw register writes and board reset (bring-up)
+  kLockAdmin,  // revoke any lock session, force-release any session's locks
 };
 
 // A role is a set of permissions. A reader only reads; a lock client reads and locks (a PFS
@@ -33,6 +34,10 @@ struct ListenerPolicy {
   // Who is behind a call's peer string, as the listener that accepted it knows: "uid 1000
   // (alice) pid 42 on unix:/run/asn/asnd.sock". Unset: the peer string.
   std::function<std::string(const std::string& peer)> describe_peer;
+  // Who owns the lock sessions a call's peer opens, as the listener verified it: "uid 1000"
+  // on the Unix socket (SO_PEERCRED: any process of that user), empty where the listener
+  // cannot tell (plain TCP: a session's secret stands for its owner there). Unset: empty.
+  std::function<std::string(const std::string& peer)> peer_owner = {};
 };
 
 class Authorizer {
@@ -58,6 +63,9 @@ class Authorizer {
   // Whether principal() is a certificate subject the listener verified (mutual TLS), and so
   // names the caller whatever connection it comes on.
   bool certified(const grpc::ServerContextBase& context) const;
+  // The caller's principal as a lock session owner (SessionCaller::owner_key): "cert
+  // <subject>" with mutual TLS, else the listener's peer_owner ("uid 1000"), else empty.
+  std::string owner_key(const grpc::ServerContextBase& context) const;
 
  private:
   ListenerPolicy policy_;

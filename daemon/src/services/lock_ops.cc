@@ -57,8 +57,15 @@ void fill_range(const locks::ByteRange& range, v1::ByteRange* out) {
   out->set_length(range.length);
 }
 
-void LockOps::check_owner(const grpc::ServerContextBase& context, uint64_t session) const {
-  if (authorizer_.certified(context)) locks_.check_owner(session, authorizer_.principal(context));
+void LockOps::check_owner(const grpc::ServerContextBase& context, uint64_t session,
+                          const std::string& secret) const {
+  if (!secret.empty() && secret.size() != kSessionSecretBytes) {
+    throw Error(ErrorCode::kInvalidArgument,
+                fmt::format("secret: {} bytes; a session's secret is the {} bytes OpenSession "
+                            "returned for it",
+                            secret.size(), kSessionSecretBytes));
+  }
+  locks_.check_owner(session, SessionCaller{authorizer_.owner_key(context), secret});
 }
 
 uint64_t LockOps::lock(const grpc::ServerContextBase& context, const v1::LockRequest& request,
@@ -67,7 +74,7 @@ uint64_t LockOps::lock(const grpc::ServerContextBase& context, const v1::LockReq
   const char* rpc = wait == locks::Wait::kTry ? "Locks.TryLock" : "Locks.Lock";
   uint64_t handle = 0;
   const OpStatus refused = run_op(rpc, [&] {
-    check_owner(context, request.session());
+    check_owner(context, request.session(), request.secret());
     LockCall call;
     call.session = request.session();
     call.file = request.file();
@@ -103,7 +110,7 @@ void LockOps::give_back(const v1::LockRequest& request, const v1::LockResponse& 
 OpStatus LockOps::unlock(const grpc::ServerContextBase& context, const v1::UnlockRequest& request,
                          v1::UnlockResponse* response) const {
   return run_op("Locks.Unlock", [&] {
-    check_owner(context, request.session());
+    check_owner(context, request.session(), request.secret());
     const auto done = locks_.unlock(request.session(), request.file(), ranges_of(request));
     response->set_released(done.released);
     response->set_granted(done.granted);
@@ -113,7 +120,7 @@ OpStatus LockOps::unlock(const grpc::ServerContextBase& context, const v1::Unloc
 OpStatus LockOps::downgrade(const grpc::ServerContextBase& context,
                             const v1::UnlockRequest& request, v1::UnlockResponse* response) const {
   return run_op("Locks.Downgrade", [&] {
-    check_owner(context, request.session());
+    check_owner(context, request.session(), request.secret());
     const auto done = locks_.downgrade(request.session(), request.file(), ranges_of(request));
     response->set_released(done.released);
     response->set_granted(done.granted);
@@ -124,7 +131,7 @@ OpStatus LockOps::keep_alive(const grpc::ServerContextBase& context,
                              const v1::KeepAliveRequest& request,
                              v1::KeepAliveResponse* response) const {
   return run_op("Locks.KeepAlive", [&] {
-    check_owner(context, request.session());
+    check_owner(context, request.session(), request.secret());
     const KeptAlive kept = locks_.keep_alive(request.session(), request.reclaim_complete());
     response->set_ttl_seconds(kept.ttl_seconds);
     response->set_reattached(kept.reattached);

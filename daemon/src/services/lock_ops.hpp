@@ -72,8 +72,11 @@ class LockOps {
   OpStatus keep_alive(const grpc::ServerContextBase& context, const v1::KeepAliveRequest& request,
                       v1::KeepAliveResponse* response) const;
 
-  // A caller with a verified certificate uses only the sessions it opened.
-  void check_owner(const grpc::ServerContextBase& context, uint64_t session) const;
+  // A caller uses only the sessions it opened (LockManager::check_owner): as the same
+  // certificate subject or uid, or with the session's secret (required on plain TCP). A
+  // secret of the wrong length is INVALID_ARGUMENT.
+  void check_owner(const grpc::ServerContextBase& context, uint64_t session,
+                   const std::string& secret) const;
 
  private:
   LockManager& locks_;

@@ -122,10 +122,12 @@ grpc::ServerUnaryReactor* LockService::OpenSession(grpc::CallbackServerContext* 
                                                    v1::OpenSessionResponse* response) {
   return answer(context, "Locks.OpenSession", [&] {
     authorizer_.require(Permission::kLock, "OpenSession", *context);
-    const auto opened = locks_.open_session(authorizer_.principal(*context), request->name(),
-                                            request->ttl_seconds());
+    const auto opened =
+        locks_.open_session(authorizer_.principal(*context), authorizer_.owner_key(*context),
+                            request->name(), request->ttl_seconds());
     response->set_session(opened.session);
     response->set_ttl_seconds(opened.ttl_seconds);
+    response->set_secret(opened.secret);
   });
 }
 
@@ -142,7 +144,7 @@ grpc::ServerUnaryReactor* LockService::CloseSession(grpc::CallbackServerContext*
                                                     v1::CloseSessionResponse* response) {
   return answer(context, "Locks.CloseSession", [&] {
     authorizer_.require(Permission::kLock, "CloseSession", *context);
-    ops_.check_owner(*context, request->session());
+    ops_.check_owner(*context, request->session(), request->secret());
     const auto closed = locks_.close_session(request->session());
     response->set_released(closed.released);
     response->set_cancelled(closed.cancelled);
@@ -243,6 +245,53 @@ grpc::ServerUnaryReactor* LockService::ListLocks(grpc::CallbackServerContext* co
       out->set_domain(w.domain);
     }
     response->set_next_after(view.next_after);
+  });
+}
+
+grpc::ServerUnaryReactor* LockService::RevokeSession(grpc::CallbackServerContext* context,
+                                                     const v1::RevokeSessionRequest* request,
+                                                     v1::RevokeSessionResponse* response) {
+  return answer(context, "Locks.RevokeSession", [&] {
+    authorizer_.require(Permission::kLockAdmin, "RevokeSession", *context);
+    const auto revoked = locks_.revoke_session(request->session(), authorizer_.principal(*context));
+    response->set_released(revoked.released);
+    response->set_cancelled(revoked.cancelled);
+    response->set_owner(revoked.owner);
+    response->set_name(revoked.name);
+  });
+}
+
+grpc::ServerUnaryReactor* LockService::ReleaseLocks(grpc::CallbackServerContext* context,
+                                                    const v1::ReleaseLocksRequest* request,
+                                                    v1::ReleaseLocksResponse* response) {
+  return answer(context, "Locks.ReleaseLocks", [&] {
+    authorizer_.require(Permission::kLockAdmin, "ReleaseLocks", *context);
+    if (request->file().empty()) {
+      throw Error(ErrorCode::kInvalidArgument, "file: none given; name the file to release");
+    }
+    if (request->ranges_size() == 0) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  "ranges: none given; name the bytes to release (e.g. offset 0, length 4096)");
+    }
+    std::vector<locks::ByteRange> ranges;
+    ranges.reserve(static_cast<size_t>(std::min(request->ranges_size(), 1 << 16)));
+    for (const auto& r : request->ranges()) ranges.push_back({r.offset(), r.length()});
+    const auto done = locks_.release_locks(request->file(), ranges, request->dry_run(),
+                                           authorizer_.principal(*context));
+    for (const auto& h : done.released) {
+      auto* out = response->add_released();
+      out->set_file(h.file);
+      out->set_session(h.session);
+      out->set_owner(h.owner);
+      out->set_session_name(h.session_name);
+      out->set_mode(mode_of(h.lock.mode));
+      out->set_token(h.lock.token);
+      fill_range(h.lock.range, out->mutable_range());
+      out->set_domain(h.domain);
+      out->set_request(h.lock.request);
+    }
+    response->set_granted(done.granted);
+    response->set_dry_run(request->dry_run());
   });
 }
 

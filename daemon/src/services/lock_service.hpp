@@ -47,6 +47,13 @@ class LockService final : public v1::Locks::CallbackService {
   grpc::ServerUnaryReactor* GetLockStats(grpc::CallbackServerContext* context,
                                          const v1::GetLockStatsRequest* request,
                                          v1::GetLockStatsResponse* response) override;
+  // Admin (Permission::kLockAdmin): end any session; force-release bytes of a file.
+  grpc::ServerUnaryReactor* RevokeSession(grpc::CallbackServerContext* context,
+                                          const v1::RevokeSessionRequest* request,
+                                          v1::RevokeSessionResponse* response) override;
+  grpc::ServerUnaryReactor* ReleaseLocks(grpc::CallbackServerContext* context,
+                                         const v1::ReleaseLocksRequest* request,
+                                         v1::ReleaseLocksResponse* response) override;
 
  private:
   grpc::ServerUnaryReactor* lock(grpc::CallbackServerContext* context,
