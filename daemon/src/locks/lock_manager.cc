@@ -299,6 +299,7 @@ uint64_t LockManager::enqueue(Session& session, int domain, locks::RequestId req
   waiter->call = next_call_++;
   waiter->file = file;
   waiter->deadline = deadline;
+  waiter->since = LockClock::now();
   waiter->done = std::move(done);
   if (deadline) wait_deadlines_.emplace(*deadline, key);
   calls_.emplace(waiter->call, key);
@@ -320,6 +321,37 @@ void LockManager::cancel_call(uint64_t handle, const Error& why) {
     apply(key.domain, domains_[key.domain]->cancel(key.request), finished);
   }
   run(finished);
+}
+
+void LockManager::cancel_calls(std::span<const uint64_t> handles, const Error& why) {
+  Finished finished;
+  {
+    std::lock_guard lock(mu_);
+    std::vector<std::vector<locks::RequestId>> by_domain(domains_.size());
+    for (const uint64_t handle : handles) {
+      auto it = calls_.find(handle);
+      if (it == calls_.end()) continue;
+      const WaitKey key = it->second;
+      finish_waiter(key, why, finished);
+      by_domain[key.domain].push_back(key.request);
+    }
+    withdraw_locked(by_domain, finished);
+  }
+  run(finished);
+}
+
+void LockManager::withdraw_locked(const std::vector<std::vector<locks::RequestId>>& by_domain,
+                                  Finished& finished) {
+  for (int d = 0; d < static_cast<int>(by_domain.size()); ++d) {
+    if (by_domain[d].empty()) continue;
+    locks::Change change = domains_[d]->withdraw(by_domain[d]);
+    if (change.error) {
+      // Cannot be: the manager's waiters are the domains' (the domain failed otherwise).
+      spdlog::error("locks: withdrawing {} waiting requests of the {} domain: {}",
+                    by_domain[d].size(), domains_[d]->name(), change.error->what());
+    }
+    apply(d, change, finished);
+  }
 }
 
 UnlockDone LockManager::unlock(uint64_t id, const std::string& file,
@@ -432,18 +464,23 @@ void LockManager::timer_loop() {
     const auto now = LockClock::now();
     Finished finished;
     try {
+      // The waits whose deadlines passed end together: one withdrawal per domain.
+      std::vector<std::vector<locks::RequestId>> expired(domains_.size());
       while (!wait_deadlines_.empty() && wait_deadlines_.begin()->first <= now) {
         const WaitKey key = wait_deadlines_.begin()->second;
         auto it = waiters_.find(key);
         const std::string file = it == waiters_.end() ? "" : it->second->file;
+        const double waited = it == waiters_.end() ? 0.0 : -seconds_until(it->second->since, now);
         finish_waiter(key,
                       Error(ErrorCode::kDeadlineExceeded,
-                            fmt::format("the lock on {} was not granted before the deadline: "
-                                        "it is held or waited for by another session",
-                                        printable(file))),
+                            fmt::format("the lock on {} was not granted: it waited {:.1f} s, "
+                                        "until its deadline, and it is held or waited for by "
+                                        "another session",
+                                        printable(file), waited)),
                       finished);
-        apply(key.domain, domains_[key.domain]->cancel(key.request), finished);
+        expired[key.domain].push_back(key.request);
       }
+      withdraw_locked(expired, finished);
       while (!leases_.empty() && leases_.begin()->first <= now) {
         const uint64_t id = leases_.begin()->second;
         auto s = sessions_.find(id);

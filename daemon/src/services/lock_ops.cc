@@ -92,6 +92,11 @@ void LockOps::cancel(uint64_t handle, std::string_view why) const {
                      Error(ErrorCode::kAborted, fmt::format("the wait was cancelled: {}", why)));
 }
 
+void LockOps::cancel(std::span<const uint64_t> handles, std::string_view why) const {
+  locks_.cancel_calls(handles,
+                      Error(ErrorCode::kAborted, fmt::format("the wait was cancelled: {}", why)));
+}
+
 OpStatus LockOps::unlock(const grpc::ServerContextBase& context, const v1::UnlockRequest& request,
                          v1::UnlockResponse* response) const {
   return run_op("Locks.Unlock", [&] {

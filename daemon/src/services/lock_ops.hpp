@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -60,6 +61,8 @@ class LockOps {
                 const LockOpDone& done) const;
   // The client gave up the wait: it ends with ABORTED ("the wait was cancelled: <why>").
   void cancel(uint64_t handle, std::string_view why) const;
+  // cancel() of many waits at once (a Batch stream ended): one withdrawal per lock domain.
+  void cancel(std::span<const uint64_t> handles, std::string_view why) const;
 
   OpStatus unlock(const grpc::ServerContextBase& context, const v1::UnlockRequest& request,
                   v1::UnlockResponse* response) const;
