@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <memory>
 #include <mutex>
 
 #include "asn/version.hpp"
@@ -192,7 +193,11 @@ int run_daemon(const Config& config, const std::string& config_path, bool config
   for (const auto& note : config.deprecations) spdlog::warn("{}", note);
   prepare_state_dir(config.state_dir);
 
+  // The start may replay a long lock journal and withdraw the waits of the asnd before:
+  // systemd is told to wait while it goes on (EXTEND_TIMEOUT_USEC), not to kill it.
+  auto extender = std::make_unique<SystemdTimeoutExtender>();
   Daemon daemon(config);
+  extender.reset();
   Listeners listeners(config.listen,
                       [&daemon](grpc::ServerBuilder& builder, const ListenerPolicy& policy,
                                 std::vector<std::unique_ptr<grpc::Service>>& out) {
@@ -234,7 +239,7 @@ int run_daemon(const Config& config, const std::string& config_path, bool config
   }
   notifier.stopping();
   listeners.set_serving(false);
-  daemon.stop_locks();
+  daemon.stop_locks();  // withdraws every waiting Lock at once (bounded by their number)
   listeners.shutdown(std::chrono::seconds(5));
   spdlog::info("stopped");
   return 0;
