@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <memory>
@@ -237,10 +238,16 @@ int run_daemon(const Config& config, const std::string& config_path, bool config
     spdlog::info("{}: stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
     break;
   }
+  const auto stop_started = std::chrono::steady_clock::now();
   notifier.stopping();
   listeners.set_serving(false);
-  daemon.stop_locks();  // withdraws every waiting Lock at once (bounded by their number)
-  listeners.shutdown(std::chrono::seconds(5));
+  daemon.stop_locks();  // withdraws every waiting Lock at once
+  // Calls in flight (a Batch stream stays open until its client closes it) get what is left
+  // of the 5 s a stop takes, and 1 s at least, then are cancelled.
+  const auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - stop_started);
+  listeners.shutdown(
+      std::max(std::chrono::milliseconds(1000), std::chrono::milliseconds(5000) - spent));
   spdlog::info("stopped");
   return 0;
 }

@@ -89,6 +89,7 @@ LockManager::LockManager(std::unique_ptr<LockDomain> switch_domain, const std::s
 LockManager::~LockManager() { stop(); }
 
 void LockManager::stop() {
+  const auto start = LockClock::now();
   Finished finished;
   {
     std::lock_guard lock(mu_);
@@ -111,7 +112,12 @@ void LockManager::stop() {
   }
   wake_.notify_all();
   if (timer_.joinable()) timer_.join();
+  const size_t ended = finished.size();
   run(finished);
+  if (ended > 0) {
+    spdlog::info("locks: {} waiting Lock calls ended and their requests withdrawn in {:.2f} s",
+                 ended, -seconds_until(start, LockClock::now()));
+  }
 }
 
 // ---- start --------------------------------------------------------------------------------
