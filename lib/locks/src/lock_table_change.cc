@@ -324,14 +324,32 @@ std::vector<Grant> LockTable::Impl::pump(FileState& file, const std::vector<Span
     Waiter waiter;
     std::vector<uint64_t> entries;
   };
-  std::vector<Granted> granted;
+  // A waiter granted here holds its bytes at once, so that the later candidates see it as a
+  // holder; it leaves the waiting index only after the loop, with the others granted, in one
+  // pass (one by one, each would rewrite the id set of a segment that many waiters share).
+  // Meanwhile a later candidate that conflicts with it finds its held entry first.
+  std::vector<RequestId> granted_ids;
+  std::vector<std::vector<uint64_t>> granted_entries;
   for (RequestId id : candidates) {  // FIFO: an earlier waiter is decided first
     const Waiter& w = waiters_.at(id);
     if (first_conflict(file, w.session, w.mode, w.ranges, id)) continue;
-    Waiter taken = dequeue(id);
-    std::vector<uint64_t> entries = hold(file, taken, 0);
-    granted.push_back({std::move(taken), std::move(entries)});
+    granted_entries.push_back(hold(file, w, 0));
+    granted_ids.push_back(id);
   }
+  std::vector<Granted> granted;
+  granted.reserve(granted_ids.size());
+  std::vector<detail::SegmentIndex::Cover> covers;
+  for (size_t i = 0; i < granted_ids.size(); ++i) {
+    auto it = waiters_.find(granted_ids[i]);
+    Waiter& w = it->second;
+    for (const ByteRange& r : w.ranges) covers.push_back({r.offset, r.last(), w.id});
+    file.waiters.erase(w.id);
+    if (auto s = sessions_.find(w.session); s != sessions_.end()) s->second.waiters.erase(w.id);
+    waiting_entries_ -= w.ranges.size();
+    granted.push_back({std::move(w), std::move(granted_entries[i])});
+    waiters_.erase(it);
+  }
+  file.waiting.remove_all(std::move(covers));
   // Issued in file-offset order: the tokens follow it.
   std::sort(granted.begin(), granted.end(), [](const Granted& a, const Granted& b) {
     uint64_t ao = a.waiter.ranges.front().offset;
