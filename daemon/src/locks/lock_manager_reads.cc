@@ -45,8 +45,9 @@ LockListView LockManager::list(const std::string& file, const std::string& after
         v.owner = s->owner;
         v.session_name = s->name;
       }
-      // About what the entry takes in a ListLocksResponse, rounded up.
-      bytes += 64 + name.size() + domain.size() + v.owner.size() + v.session_name.size();
+      // At least what the entry takes in a ListLocksResponse (its fixed fields: 70 bytes at
+      // most with 64-bit numbers at their widest).
+      bytes += 80 + name.size() + domain.size() + v.owner.size() + v.session_name.size();
       out.held.push_back(std::move(v));
     }
     for (const auto& w : locks.waiting) {
@@ -57,7 +58,7 @@ LockListView LockManager::list(const std::string& file, const std::string& after
       }
       WaitingView v{name, domain, 0, "", w};
       if (const Session* s = owner_of(d, w.session, v.session)) v.owner = s->owner;
-      bytes += 64 + name.size() + domain.size() + v.owner.size() + 24 * w.ranges.size();
+      bytes += 80 + name.size() + domain.size() + v.owner.size() + 24 * w.ranges.size();
       out.waiting.push_back(std::move(v));
     }
     return true;
