@@ -243,11 +243,12 @@ int run_daemon(const Config& config, const std::string& config_path, bool config
   listeners.set_serving(false);
   daemon.stop_locks();  // withdraws every waiting Lock at once
   // Calls in flight (a Batch stream stays open until its client closes it) get what is left
-  // of the 5 s a stop takes, and 1 s at least, then are cancelled.
+  // of 4.5 s from SIGTERM, and 1 s at least, then are cancelled: asnd is gone within the 5 s
+  // the operator guide promises.
   const auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - stop_started);
   listeners.shutdown(
-      std::max(std::chrono::milliseconds(1000), std::chrono::milliseconds(5000) - spent));
+      std::max(std::chrono::milliseconds(1000), std::chrono::milliseconds(4500) - spent));
   spdlog::info("stopped");
   return 0;
 }
