@@ -6,7 +6,8 @@
 # bench/tdm_fabric_bench.sh): it prints its own table, with its reference and ratios; so is
 # stripe_io (a 1 GiB file through asnctl stripe write/read, bench/stripe_io_bench.sh); so is
 # locks_asnd (locks_bench against a real asnd process, per lock domain,
-# bench/locks_asnd_bench.sh).
+# bench/locks_asnd_bench.sh); and locks_recover (bench/locks_recover_bench.cc: withdrawing
+# 100,000 waits, the lock start after kill -9) prints its figures next to their targets.
 # Two scripts are not in the list: bench/booksim_bench.sh (asnsim against BookSim2, issue 23;
 # it needs a BookSim2 binary built outside the repository, BOOKSIM=/path/to/booksim) and
 # bench/seed_fig.sh (asnsim's runs of the seed's figure, 004 L1000-1025: a reproduction, not a
@@ -14,24 +15,25 @@
 # Builds first if needed, in $BENCH_BUILD_DIR (default build/) as $BENCH_BUILD_TYPE (default
 # RelWithDebInfo).
 #   bench/run.sh [PROGRAM...] [-- extra Google Benchmark flags, e.g. --benchmark_repetitions=5]
-#   PROGRAM: regs, topology, schedule, fabric, tdm, tdm_fabric, locks, locks_asnd, stripe,
-#   stripe_io, fabric_schedule, sim (default: all)
+#   PROGRAM: regs, topology, schedule, fabric, tdm, tdm_fabric, locks, locks_asnd,
+#   locks_recover, stripe, stripe_io, fabric_schedule, sim (default: all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # program -> its reference benchmark
 declare -A reference=([regs]=BM_ModelRead32 [topology]=BM_RouterDigits [schedule]=""
                       [fabric]=BM_GetTopology [tdm]=BM_GetSchedule [tdm_fabric]=""
-                      [locks]=BM_GetLockStats [locks_asnd]="" [stripe]=BM_Memcpy [stripe_io]=""
+                      [locks]=BM_GetLockStats [locks_asnd]="" [locks_recover]=""
+                      [stripe]=BM_Memcpy [stripe_io]=""
                       [fabric_schedule]=BM_GreedyTorus1600 [sim]=BM_RouterDigits)
 programs=()
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do
-  [ -n "${reference[$1]+set}" ] || { echo "bench/run.sh: unknown program '$1' (regs, topology, schedule, fabric, tdm, tdm_fabric, locks, locks_asnd, stripe, stripe_io, fabric_schedule, sim)" >&2; exit 2; }
+  [ -n "${reference[$1]+set}" ] || { echo "bench/run.sh: unknown program '$1' (regs, topology, schedule, fabric, tdm, tdm_fabric, locks, locks_asnd, locks_recover, stripe, stripe_io, fabric_schedule, sim)" >&2; exit 2; }
   programs+=("$1")
   shift
 done
 [ "${1:-}" = "--" ] && shift
-[ ${#programs[@]} -gt 0 ] || programs=(regs topology schedule fabric tdm tdm_fabric locks locks_asnd stripe stripe_io fabric_schedule sim)
+[ ${#programs[@]} -gt 0 ] || programs=(regs topology schedule fabric tdm tdm_fabric locks locks_asnd locks_recover stripe stripe_io fabric_schedule sim)
 
 export BENCH_BUILD_DIR=${BENCH_BUILD_DIR:-build}
 build=$BENCH_BUILD_DIR
@@ -57,6 +59,8 @@ for p in "${programs[@]}"; do
     bench/stripe_io_bench.sh || failed+=("$p")
   elif [ "$p" = locks_asnd ]; then
     bench/locks_asnd_bench.sh || failed+=("$p")
+  elif [ "$p" = locks_recover ]; then
+    "$build/bench/locks_recover_bench" || failed+=("$p")
   else
     "$build/bench/${p}_bench" --benchmark_format=json --benchmark_out="$out" \
       --benchmark_out_format=json "$@" >/dev/null

@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <memory>
 #include <mutex>
 
 #include "asn/version.hpp"
@@ -192,7 +194,11 @@ int run_daemon(const Config& config, const std::string& config_path, bool config
   for (const auto& note : config.deprecations) spdlog::warn("{}", note);
   prepare_state_dir(config.state_dir);
 
+  // The start may replay a long lock journal and withdraw the waits of the asnd before:
+  // systemd is told to wait while it goes on (EXTEND_TIMEOUT_USEC), not to kill it.
+  auto extender = std::make_unique<SystemdTimeoutExtender>();
   Daemon daemon(config);
+  extender.reset();
   Listeners listeners(config.listen,
                       [&daemon](grpc::ServerBuilder& builder, const ListenerPolicy& policy,
                                 std::vector<std::unique_ptr<grpc::Service>>& out) {
@@ -232,10 +238,17 @@ int run_daemon(const Config& config, const std::string& config_path, bool config
     spdlog::info("{}: stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
     break;
   }
+  const auto stop_started = std::chrono::steady_clock::now();
   notifier.stopping();
   listeners.set_serving(false);
-  daemon.stop_locks();
-  listeners.shutdown(std::chrono::seconds(5));
+  daemon.stop_locks();  // withdraws every waiting Lock at once
+  // Calls in flight (a Batch stream stays open until its client closes it) get what is left
+  // of 4.5 s from SIGTERM, and 1 s at least, then are cancelled: asnd is gone within the 5 s
+  // the operator guide promises.
+  const auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - stop_started);
+  listeners.shutdown(
+      std::max(std::chrono::milliseconds(1000), std::chrono::milliseconds(4500) - spent));
   spdlog::info("stopped");
   return 0;
 }

@@ -4,6 +4,7 @@
 #include <systemd/sd-daemon.h>
 
 #include <chrono>
+#include <cstdlib>
 
 namespace asn {
 
@@ -43,6 +44,36 @@ void SystemdNotifier::watchdog_loop(uint64_t interval_us) {
       sd_notifyf(0, "STATUS=unhealthy: %s", problem.c_str());
     }
   }
+}
+
+SystemdTimeoutExtender::SystemdTimeoutExtender(std::chrono::milliseconds extend,
+                                               std::chrono::milliseconds period,
+                                               std::chrono::milliseconds at_most) {
+  const char* socket = std::getenv("NOTIFY_SOCKET");
+  if (socket == nullptr || *socket == '\0') return;
+  const auto usec = static_cast<unsigned long long>(
+      std::chrono::duration_cast<std::chrono::microseconds>(extend).count());
+  thread_ = std::thread([this, usec, period, at_most] {
+    const auto until = std::chrono::steady_clock::now() + at_most;
+    std::unique_lock lock(mutex_);
+    do {
+      if (std::chrono::steady_clock::now() >= until) {
+        spdlog::warn("the start has taken {} s: no longer asking systemd to wait for it",
+                     std::chrono::duration_cast<std::chrono::seconds>(at_most).count());
+        return;
+      }
+      sd_notifyf(0, "EXTEND_TIMEOUT_USEC=%llu", usec);
+    } while (!cv_.wait_for(lock, period, [this] { return stop_; }));
+  });
+}
+
+SystemdTimeoutExtender::~SystemdTimeoutExtender() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
 }
 
 }  // namespace asn

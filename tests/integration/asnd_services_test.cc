@@ -145,5 +145,21 @@ TEST_F(AsndServicesTest, NotifiesSystemdAndPingsTheWatchdog) {
   EXPECT_TRUE(notify.wait_for("STOPPING=1")) << notify.received();
 }
 
+// Issue 24: a start that replays a long lock journal asks systemd to wait for it
+// (EXTEND_TIMEOUT_USEC), before READY, so that TimeoutStartSec does not kill it.
+TEST_F(AsndServicesTest, AsksSystemdToExtendTheStartTimeoutBeforeItIsReady) {
+  NotifySocket notify(dir_.file("notify"));
+  ASSERT_TRUE(notify.ok());
+  asnd_.set_env("NOTIFY_SOCKET", dir_.file("notify"));
+  ASSERT_TRUE(asnd_.start()) << asnd_.log();
+  EXPECT_TRUE(notify.wait_for("READY=1")) << notify.received();
+  const std::string& got = notify.received();
+  const size_t extend = got.find("EXTEND_TIMEOUT_USEC=");
+  ASSERT_NE(extend, std::string::npos) << got;
+  EXPECT_LT(extend, got.find("READY=1")) << got;
+  EXPECT_THAT(got, HasSubstr("EXTEND_TIMEOUT_USEC=30000000")) << got;
+  EXPECT_EQ(asnd_.stop(), 0);
+}
+
 }  // namespace
 }  // namespace asn::test

@@ -18,6 +18,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <variant>
 #include <vector>
 
 #include "asn/regmap/regs.hpp"
@@ -817,6 +818,157 @@ TEST_P(LockServiceTest, StatsNameTheDomainsAndTheSessions) {
   EXPECT_EQ(held, 1u);
   EXPECT_EQ(st.placement(), "first-fit");
 }
+
+// Issue 24: a wait that reaches its deadline says how long it waited, not only that time ran
+// out (asnctl tells it from asnd not answering).
+TEST_P(LockServiceTest, AWaitPastItsDeadlineSaysHowLongItWaited) {
+  const uint64_t a = open(), b = open();
+  ASSERT_OK(try_lock(request(a, "f", 0, 10)));
+  std::promise<LockResult> result;
+  LockCall call{b, "f", locks::Mode::kExclusive, std::vector<locks::ByteRange>{{0, 10}}};
+  stack_->manager().lock(call, locks::Wait::kBlock,
+                         LockClock::now() + std::chrono::milliseconds(300),
+                         [&](LockResult r) { result.set_value(std::move(r)); });
+  auto done = result.get_future();
+  ASSERT_EQ(done.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+  const LockResult r = done.get();
+  ASSERT_TRUE(std::holds_alternative<Error>(r));
+  const Error& e = std::get<Error>(r);
+  EXPECT_EQ(e.code(), ErrorCode::kDeadlineExceeded);
+  EXPECT_THAT(std::string(e.what()),
+              HasSubstr("was not granted: it waited 0.3 s, until its deadline"));
+}
+
+// Issue 24: many waits withdrawn at once (a Batch stream's end) finish every call and leave
+// the line as it was without them: the holder's unlock grants the earliest waiter left.
+TEST_P(LockServiceTest, ManyWaitsCancelledTogetherAreAllWithdrawn) {
+  const uint64_t a = open(), b = open(), c = open();
+  ASSERT_OK(try_lock(request(a, "f", 0, 10)));
+  LockCall call{b, "f", locks::Mode::kExclusive, std::vector<locks::ByteRange>{{0, 10}}};
+  std::atomic<int> aborted{0};
+  std::vector<uint64_t> handles;
+  for (int i = 0; i < 2000; ++i) {
+    handles.push_back(
+        stack_->manager().lock(call, locks::Wait::kBlock, std::nullopt, [&](LockResult r) {
+          if (std::holds_alternative<Error>(r) &&
+              std::get<Error>(r).code() == ErrorCode::kAborted) {
+            aborted.fetch_add(1);
+          }
+        }));
+  }
+  auto last = lock_async(request(c, "f", 0, 10));
+  wait_for_waiting(2001);
+  stack_->manager().cancel_calls(handles, Error(ErrorCode::kAborted, "the Batch stream ended"));
+  EXPECT_EQ(aborted.load(), 2000);
+  EXPECT_EQ(stats().waiting_calls(), 1u);
+  ASSERT_EQ(list("f").waiting_size(), 1);
+  ASSERT_OK(unlock(a, "f", 0, 10));
+  ASSERT_TRUE(finishes(*last, std::chrono::seconds(5)));
+  EXPECT_TRUE(last->done.get().ok());
+}
+
+// Issue 24: listings that scale. Many sessions: GetLockStats stays small (the top sessions and
+// the totals) and ListSessions pages through every session exactly once, each page under the
+// 4 MiB a default gRPC client (asnctl) receives. Software domain only: the emulated switch
+// keeps a session per manager session in its table too.
+class LockScaleTest : public LockServiceTest {
+ protected:
+  // A channel with gRPC's default limits, as asnctl's.
+  std::unique_ptr<v1::Locks::Stub> default_stub() {
+    return v1::Locks::NewStub(grpc::CreateChannel("unix:" + dir_.path() + "/locks.sock",
+                                                  grpc::InsecureChannelCredentials()));
+  }
+};
+
+TEST_P(LockScaleTest, FortyThousandSessionsFitStatsAndArePagedExactlyOnce) {
+  constexpr int kSessions = 40000;
+  const std::string name(256, 'n');  // the longest name: the largest listing
+  std::vector<uint64_t> ids;
+  for (int i = 0; i < kSessions; ++i) {
+    const std::string owner = "owner-" + std::to_string(i);
+    ids.push_back(stack_->manager().open_session(owner, "uid " + owner, name, 3600).session);
+  }
+  // One session holds more than the others: it is listed first.
+  LockCall call{ids[777], "big", locks::Mode::kExclusive, std::vector<locks::ByteRange>{{0, 1}}};
+  for (uint64_t k = 0; k < 5; ++k) {
+    call.ranges = std::vector<locks::ByteRange>{{k * 10, 1}};
+    stack_->manager().lock(call, locks::Wait::kTry, std::nullopt, [](LockResult) {});
+  }
+  auto stub = default_stub();
+  {
+    grpc::ClientContext context;
+    v1::GetLockStatsResponse st;
+    ASSERT_OK(stub->GetLockStats(&context, {}, &st));
+    EXPECT_EQ(st.sessions(), static_cast<uint64_t>(kSessions));
+    EXPECT_EQ(st.held_entries(), 5u);
+    ASSERT_EQ(st.session_list_size(), 20);
+    EXPECT_EQ(st.session_list(0).session(), ids[777]);
+    EXPECT_EQ(st.session_list(0).held_entries(), 5u);
+    EXPECT_LT(st.ByteSizeLong(), size_t{64} << 10);
+  }
+  {
+    grpc::ClientContext context;
+    v1::GetLockStatsRequest request;
+    request.set_top(1001);
+    v1::GetLockStatsResponse st;
+    EXPECT_EQ(stub->GetLockStats(&context, request, &st).error_code(),
+              grpc::StatusCode::INVALID_ARGUMENT);
+  }
+  for (uint32_t limit : {0u, 10000u}) {
+    std::vector<uint64_t> seen;
+    v1::ListSessionsRequest request;
+    request.set_limit(limit);
+    int pages = 0;
+    for (;;) {
+      grpc::ClientContext context;
+      v1::ListSessionsResponse page;
+      ASSERT_OK(stub->ListSessions(&context, request, &page));
+      EXPECT_LT(page.ByteSizeLong(), size_t{3} << 20);
+      ++pages;
+      for (const auto& x : page.sessions()) seen.push_back(x.session());
+      if (page.next_after() == 0) break;
+      request.set_after(page.next_after());
+    }
+    EXPECT_EQ(seen, ids) << "limit " << limit;  // each once, by id
+    EXPECT_GE(pages, limit == 0 ? 40 : 6) << "limit " << limit;
+  }
+}
+
+TEST_P(LockScaleTest, AFileWithMoreEntriesThanAPageIsListedWholeAcrossPages) {
+  const uint64_t s = open();
+  constexpr uint64_t kRanges = 2500;
+  LockCall call{s, "wide", locks::Mode::kShared, std::vector<locks::ByteRange>{}};
+  for (uint64_t k = 0; k < kRanges; ++k) {
+    call.ranges = std::vector<locks::ByteRange>{{k * 10, 5}};
+    stack_->manager().lock(call, locks::Wait::kTry, std::nullopt, [](LockResult) {});
+  }
+  ASSERT_OK(try_lock(request(s, "z-after", 0, 1)));
+  for (const std::string file : {"wide", ""}) {
+    std::vector<uint64_t> offsets;
+    int z = 0;
+    v1::ListLocksRequest request;
+    request.set_file(file);
+    request.set_limit(1000);
+    for (int pages = 0; pages < 10; ++pages) {
+      grpc::ClientContext context;
+      v1::ListLocksResponse page;
+      ASSERT_OK(stub_->ListLocks(&context, request, &page));
+      EXPECT_LE(page.held_size(), 1000);
+      for (const auto& h : page.held()) {
+        if (h.file() == "wide") offsets.push_back(h.range().offset());
+        if (h.file() == "z-after") ++z;
+      }
+      if (page.next_page_token().empty()) break;
+      request.set_page_token(page.next_page_token());
+    }
+    ASSERT_EQ(offsets.size(), kRanges) << "file '" << file << "'";
+    for (uint64_t k = 0; k < kRanges; ++k) EXPECT_EQ(offsets[k], k * 10);
+    EXPECT_EQ(z, file.empty() ? 1 : 0);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Software, LockScaleTest, ::testing::Values(LockStack::Kind::kSoftware),
+                         [](const auto& info) { return std::string(LockStack::name(info.param)); });
 
 // Placement when a table fills: the switch's table of a netfpga-1g (4096 entries) and a
 // software domain of 16.

@@ -200,8 +200,8 @@ class LocksList final : public Command {
       }
       waiting.print(stdout);
     }
-    if (!response.next_after().empty()) {
-      std::printf("\n(more files follow; raise --limit to see them)\n");
+    if (!response.next_after().empty() || !response.next_page_token().empty()) {
+      std::printf("\n(more entries follow; raise --limit to see them)\n");
     }
     return kExitOk;
   }
@@ -211,21 +211,47 @@ class LocksList final : public Command {
   uint32_t limit_ = 0;
 };
 
+// The columns of a session, in `locks stats` and `locks sessions`.
+Table session_table() {
+  return Table({"SESSION", "OWNER", "NAME", "LEASE", "EXPIRES IN", "HELD", "WAITING"});
+}
+
+void add_session(Table& table, const asn::v1::LockSessionInfo& x) {
+  table.add_row({std::to_string(x.session()), x.owner(), x.name(),
+                 std::to_string(x.ttl_seconds()) + "s",
+                 x.reattached() ? strprintf("%.1fs", x.expires_in_seconds())
+                                : strprintf("%.1fs (not re-attached)", x.expires_in_seconds()),
+                 std::to_string(x.held_entries()), std::to_string(x.waiting_requests())});
+}
+
 class LocksStats final : public Command {
  public:
+  explicit LocksStats(CLI::App* sub) {
+    sub->add_option("--top", top_, "Sessions listed: those holding the most (default 20)");
+  }
   int run(Session& s) override {
     auto stub = Locks::NewStub(s.connection.channel());
     grpc::ClientContext context;
     s.connection.prepare(context);
+    asn::v1::GetLockStatsRequest request;
+    request.set_top(top_);
     asn::v1::GetLockStatsResponse response;
-    s.connection.check(stub->GetLockStats(&context, {}, &response));
+    s.connection.check(stub->GetLockStats(&context, request, &response));
     if (s.format == OutputFormat::kJson) {
       print_json(response);
       return kExitOk;
     }
     KeyValues summary;
     summary.add("placement", response.placement());
-    summary.add("sessions", std::to_string(response.sessions()));
+    summary.add(
+        "sessions",
+        std::to_string(response.sessions()) +
+            (response.sessions_not_reattached() > 0
+                 ? strprintf(" (%llu not re-attached)",
+                             static_cast<unsigned long long>(response.sessions_not_reattached()))
+                 : std::string()));
+    summary.add("held entries", std::to_string(response.held_entries()));
+    summary.add("waiting requests", std::to_string(response.waiting_requests()));
     summary.add("waiting calls", std::to_string(response.waiting_calls()));
     if (response.grace_remaining_seconds() > 0) {
       summary.add("grace period", strprintf("%.1f s left for sessions to re-attach",
@@ -246,19 +272,59 @@ class LocksStats final : public Command {
     domains.print(stdout);
     if (response.session_list_size() > 0) {
       std::printf("\n");
-      Table sessions({"SESSION", "OWNER", "NAME", "LEASE", "EXPIRES IN", "HELD", "WAITING"});
-      for (const auto& x : response.session_list()) {
-        sessions.add_row({std::to_string(x.session()), x.owner(), x.name(),
-                          std::to_string(x.ttl_seconds()) + "s",
-                          x.reattached()
-                              ? strprintf("%.1fs", x.expires_in_seconds())
-                              : strprintf("%.1fs (not re-attached)", x.expires_in_seconds()),
-                          std::to_string(x.held_entries()), std::to_string(x.waiting_requests())});
-      }
+      Table sessions = session_table();
+      for (const auto& x : response.session_list()) add_session(sessions, x);
       sessions.print(stdout);
+      if (static_cast<uint64_t>(response.session_list_size()) < response.sessions()) {
+        std::printf(
+            "\n(the %d sessions holding the most of %llu; asnctl locks sessions lists "
+            "them all)\n",
+            response.session_list_size(), static_cast<unsigned long long>(response.sessions()));
+      }
     }
     return kExitOk;
   }
+
+ private:
+  uint32_t top_ = 0;
+};
+
+// Every session, page after page of ListSessions.
+class LocksSessions final : public Command {
+ public:
+  explicit LocksSessions(CLI::App* sub) {
+    sub->add_option("--page", page_, "Sessions asked for a call (default 1000)");
+  }
+  int run(Session& s) override {
+    auto stub = Locks::NewStub(s.connection.channel());
+    std::vector<asn::v1::LockSessionInfo> all;
+    asn::v1::ListSessionsRequest request;
+    request.set_limit(page_);
+    for (;;) {
+      grpc::ClientContext context;
+      s.connection.prepare(context);
+      asn::v1::ListSessionsResponse response;
+      s.connection.check(stub->ListSessions(&context, request, &response));
+      for (auto& x : *response.mutable_sessions()) all.push_back(std::move(x));
+      if (response.next_after() == 0) break;
+      request.set_after(response.next_after());
+    }
+    if (s.format == OutputFormat::kJson) {
+      print_json_array(all);
+      return kExitOk;
+    }
+    if (all.empty()) {
+      std::printf("no sessions are open\n");
+      return kExitOk;
+    }
+    Table sessions = session_table();
+    for (const auto& x : all) add_session(sessions, x);
+    sessions.print(stdout);
+    return kExitOk;
+  }
+
+ private:
+  uint32_t page_ = 0;
 };
 
 class LockAcquire final : public Command {
@@ -302,6 +368,21 @@ class LockAcquire final : public Command {
       close(*stub, s, opened);
       if (g_interrupted) {
         std::fprintf(stderr, "asnctl: interrupted while waiting; nothing is held\n");
+        return kExitFailed;
+      }
+      // With --wait the call's deadline is the wait: its passing is the lock not granted in
+      // time (whether asnd's timer or the call's deadline said so first), not asnd silent.
+      if (wait_ && !try_ && status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+        std::string ranges;
+        for (const auto& r : request_.ranges()) {
+          ranges += (ranges.empty() ? "" : " ") + range_text(r);
+        }
+        std::fprintf(stderr,
+                     "asnctl: DEADLINE_EXCEEDED: waited %g s (--wait) for the %s lock on %s %s "
+                     "and it was not granted: it is held or waited for by another session "
+                     "(asnctl locks list --file shows who); nothing is held\n",
+                     *wait_, shared_ ? "shared" : "exclusive", asn::text::quoted(file_, 64).c_str(),
+                     ranges.c_str());
         return kExitFailed;
       }
       s.connection.check(status);
@@ -422,7 +503,9 @@ const Registrar kLocks(60, [](CLI::App& app, CommandSet& commands) {
   commands.add<LocksList>(list, list);
   auto* stats =
       locks->add_subcommand("stats", "Lock domains, their capacity and counters, sessions");
-  commands.add<LocksStats>(stats);
+  commands.add<LocksStats>(stats, stats);
+  auto* sessions = locks->add_subcommand("sessions", "Every open session, its lease and locks");
+  commands.add<LocksSessions>(sessions, sessions);
   auto* revoke = locks->add_subcommand(
       "revoke", "End a session (admin): its locks are released, its waiting calls aborted");
   commands.add<LocksRevoke>(revoke, revoke);

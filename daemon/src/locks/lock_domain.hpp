@@ -12,8 +12,11 @@
 // Change with an error, as LockTable's.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
+#include <iterator>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,6 +51,23 @@ class LockDomain {
   virtual locks::Change downgrade(locks::SessionId session, std::string_view file,
                                   const locks::RangeSpec& ranges) = 0;
   virtual locks::Change cancel(locks::RequestId request) = 0;
+  // Withdraws many waiting requests at once, as LockTable::withdraw(). This default cancels
+  // them one by one, latest first (so that no cancel grants another of them), for a domain
+  // with no bulk operation (the switch's engine, whose table holds 16,384 entries at most):
+  // one that fails does not stop the others, and the first error is the change's.
+  virtual locks::Change withdraw(std::span<const locks::RequestId> requests) {
+    std::vector<locks::RequestId> ids(requests.begin(), requests.end());
+    std::sort(ids.rbegin(), ids.rend());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    locks::Change out;
+    for (locks::RequestId id : ids) {
+      locks::Change one = cancel(id);
+      if (one.error && !out.error) out.error = std::move(one.error);
+      std::move(one.granted.begin(), one.granted.end(), std::back_inserter(out.granted));
+      out.cancelled.insert(out.cancelled.end(), one.cancelled.begin(), one.cancelled.end());
+    }
+    return out;
+  }
   virtual locks::Change expire(locks::SessionId session) = 0;
   // Makes every later grant's fencing token at least `floor` (kept with the table, so it
   // survives as the table does); returns the token the next grant gets.

@@ -473,6 +473,7 @@ uint64_t LockManager::enqueue(Session& session, int domain, locks::RequestId req
   waiter->call = next_call_++;
   waiter->file = file;
   waiter->deadline = deadline;
+  waiter->since = LockClock::now();
   waiter->done = std::move(done);
   if (deadline) wait_deadlines_.emplace(*deadline, key);
   calls_.emplace(waiter->call, key);
@@ -484,29 +485,48 @@ uint64_t LockManager::enqueue(Session& session, int domain, locks::RequestId req
 }
 
 void LockManager::cancel_call(uint64_t handle, const Error& why) {
+  cancel_calls(std::span<const uint64_t>(&handle, 1), why);
+}
+
+void LockManager::cancel_calls(std::span<const uint64_t> handles, const Error& why) {
   Finished finished;
   {
     std::lock_guard lock(mu_);
-    auto it = calls_.find(handle);
-    if (it == calls_.end()) return;
-    const WaitKey key = it->second;
-    finish_waiter(key, why, finished);
-    withdraw(key, finished);
+    std::vector<std::vector<locks::RequestId>> by_domain(domains_.size());
+    for (const uint64_t handle : handles) {
+      auto it = calls_.find(handle);
+      if (it == calls_.end()) continue;
+      const WaitKey key = it->second;
+      finish_waiter(key, why, finished);
+      by_domain[key.domain].push_back(key.request);
+    }
+    withdraw_locked(by_domain, finished);
   }
   run(finished);
 }
 
-// The call of a waiting request is finished (or about to be): takes the request out of its
-// domain. A domain that cannot be reached now (the board is being reset) leaves it there;
-// should it be granted later, apply() releases the grant, which no call can receive. Never
-// throws: it runs in gRPC's cancellation callbacks and in the timer thread.
-void LockManager::withdraw(const WaitKey& key, Finished& finished) {
-  try {
-    apply(key.domain, domains_[key.domain]->cancel(key.request), finished);
-  } catch (const std::exception& e) {
-    spdlog::warn("locks: withdrawing request {} from the {} domain: {} (a later grant of it is "
-                 "released)",
-                 key.request, domains_[key.domain]->name(), e.what());
+// The calls of these waiting requests are finished (or about to be): takes the requests out
+// of their domains, one withdrawal a domain. A domain that cannot be reached now (the board
+// is being reset) leaves them there; should one be granted later, apply() releases the
+// grant, which no call can receive. Never throws: it runs in gRPC's cancellation callbacks
+// and in the timer thread.
+void LockManager::withdraw_locked(const std::vector<std::vector<locks::RequestId>>& by_domain,
+                                  Finished& finished) {
+  for (int d = 0; d < static_cast<int>(by_domain.size()); ++d) {
+    if (by_domain[d].empty()) continue;
+    try {
+      locks::Change change = domains_[d]->withdraw(by_domain[d]);
+      if (change.error) {
+        // Cannot be: the manager's waiters are the domains' (the domain failed otherwise).
+        spdlog::error("locks: withdrawing {} waiting requests of the {} domain: {}",
+                      by_domain[d].size(), domains_[d]->name(), change.error->what());
+      }
+      apply(d, change, finished);
+    } catch (const std::exception& e) {
+      spdlog::warn("locks: withdrawing {} waiting requests of the {} domain: {} (a later grant "
+                   "of one is released)",
+                   by_domain[d].size(), domains_[d]->name(), e.what());
+    }
   }
 }
 
@@ -739,18 +759,23 @@ void LockManager::timer_loop() {
     const auto now = LockClock::now();
     Finished finished;
     try {
+      // The waits whose deadlines passed end together: one withdrawal per domain.
+      std::vector<std::vector<locks::RequestId>> expired(domains_.size());
       while (!wait_deadlines_.empty() && wait_deadlines_.begin()->first <= now) {
         const WaitKey key = wait_deadlines_.begin()->second;
         auto it = waiters_.find(key);
         const std::string file = it == waiters_.end() ? "" : it->second->file;
+        const double waited = it == waiters_.end() ? 0.0 : -seconds_until(it->second->since, now);
         finish_waiter(key,
                       Error(ErrorCode::kDeadlineExceeded,
-                            fmt::format("the lock on {} was not granted before the deadline: "
-                                        "it is held or waited for by another session",
-                                        printable(file))),
+                            fmt::format("the lock on {} was not granted: it waited {:.1f} s, "
+                                        "until its deadline, and it is held or waited for by "
+                                        "another session",
+                                        printable(file), waited)),
                       finished);
-        withdraw(key, finished);
+        expired[key.domain].push_back(key.request);
       }
+      withdraw_locked(expired, finished);
       while (!leases_.empty() && leases_.begin()->first <= now) {
         const uint64_t id = leases_.begin()->second;
         auto s = sessions_.find(id);

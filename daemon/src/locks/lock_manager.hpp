@@ -12,11 +12,14 @@
 //   deadline, its cancellation or the end of its session, from whichever thread sees it.
 //   Every waiter's callback is called exactly once, never under the manager's mutex.
 // - Lock calls of an earlier asnd died with it, so the waiting requests found in the domains
-//   at start are withdrawn, latest first (so that no withdrawal grants another of them).
+//   at start are withdrawn, all at once (LockDomain::withdraw(): no withdrawal grants another
+//   of them). Many waits that end together (a Batch stream ended, deadlines that passed
+//   together, asnd stopping) are withdrawn the same way, one call per domain.
 #pragma once
 
 #include <chrono>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -24,6 +27,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <thread>
 #include <variant>
@@ -136,13 +140,22 @@ struct DomainView {
 struct LockStatsView {
   std::vector<DomainView> domains;
   std::string placement;
-  std::vector<SessionView> sessions;
+  std::vector<SessionView> sessions;  // the `top` holding the most entries (stats())
+  uint64_t session_count = 0;         // all open sessions
+  uint64_t not_reattached = 0;
+  uint64_t held_entries = 0;  // of all sessions
+  uint64_t waiting_requests = 0;
   uint64_t waiting_calls = 0;
   double grace_remaining_seconds = 0;
   // > 0: the switch lost its lock table; its files are granted only to reclaims for so long
   // at most, or until `reclaiming_sessions` reach 0.
   double loss_grace_remaining_seconds = 0;
   uint64_t reclaiming_sessions = 0;
+};
+
+struct SessionPage {
+  std::vector<SessionView> sessions;  // by id
+  bool more = false;                  // sessions with greater ids follow
 };
 
 struct HeldView {
@@ -162,10 +175,19 @@ struct WaitingView {
   locks::WaitingRequest request;
 };
 
+// Where a listing goes on: entry `skip` (held first, then waiting) of `file`.
+struct ListCursor {
+  std::string file;
+  uint64_t skip = 0;
+};
+
 struct LockListView {
   std::vector<HeldView> held;
   std::vector<WaitingView> waiting;
-  std::string next_after;  // not empty: more files
+  // Not empty: more files, after this one (all files; a file cut by the page is this one, and
+  // the rest of it is skipped: `next` goes on within it).
+  std::string next_after;
+  std::optional<ListCursor> next;  // more entries: where the next page starts
 };
 
 struct LocksReleased {
@@ -231,6 +253,9 @@ class LockManager final : public Reconcilable {
   // The client gave up (the RPC was cancelled): withdraws the waiting request and finishes
   // it with `why`. Nothing happens for a call that already finished.
   void cancel_call(uint64_t handle, const Error& why);
+  // cancel_call() of many calls (a Batch stream ended): their requests are withdrawn at once,
+  // one LockDomain::withdraw() per domain, in O(calls) rather than a cancel each.
+  void cancel_calls(std::span<const uint64_t> handles, const Error& why);
 
   UnlockDone unlock(uint64_t session, const std::string& file, const locks::RangeSpec& ranges);
   // Releases a grant (`token`) that never reached its caller, if the session still holds
@@ -239,10 +264,18 @@ class LockManager final : public Reconcilable {
                  const std::vector<locks::ByteRange>& ranges, locks::Token token);
   UnlockDone downgrade(uint64_t session, const std::string& file, const locks::RangeSpec& ranges);
 
-  // Held and waiting locks of one file, or of all files (after `after`, at most `limit`
-  // entries, whole files).
-  LockListView list(const std::string& file, const std::string& after, size_t limit);
-  LockStatsView stats();
+  // Held and waiting locks of one file, or of all files (after `after`, or from `from` on),
+  // at most `limit` entries and about `max_bytes` of them as the Locks service sends them (at
+  // least one entry a page): a page ends within a file if it must, and `next` says where
+  // the next one starts.
+  LockListView list(const std::string& file, const std::string& after, size_t limit,
+                    const std::optional<ListCursor>& from = std::nullopt,
+                    size_t max_bytes = SIZE_MAX);
+  // The domains, the session totals and the `top` sessions holding the most entries (then
+  // with the most waiting requests, then by id).
+  LockStatsView stats(size_t top = 20);
+  // The sessions with ids above `after`, at most `limit`, by id: a page of all of them.
+  SessionPage sessions(uint64_t after, size_t limit);
 
  private:
   struct Session;
@@ -270,10 +303,12 @@ class LockManager final : public Reconcilable {
                    std::optional<LockClock::time_point> deadline, LockDone done,
                    Finished& finished);
   void apply(int domain, const locks::Change& change, Finished& finished);
-  void withdraw(const WaitKey& key, Finished& finished);
   void release_orphan(int domain, const locks::Grant& grant, Finished& finished);
   bool release_grant(int domain, locks::SessionId sid, const std::string& file,
                      locks::Token token, Finished& finished);
+  // Withdraws the requests of each domain (indexed as domains_) whose calls are finished.
+  void withdraw_locked(const std::vector<std::vector<locks::RequestId>>& by_domain,
+                       Finished& finished);
   void finish_waiter(const WaitKey& key, LockResult result, Finished& finished);
   uint64_t expire_locked(uint64_t session, const Error& why, Finished& finished);
   locks::SessionId domain_session(const Session& session, int domain) const;
@@ -303,6 +338,9 @@ class LockManager final : public Reconcilable {
   // The manager session a switch session's label names ("session N"), if any.
   static std::optional<uint64_t> switch_half_owner(std::string_view label);
   void timer_loop();
+  // Held entries per manager session, over the domains.
+  std::map<uint64_t, uint64_t> held_by_session();
+  SessionView view_of(const Session& session, uint64_t held, LockClock::time_point now) const;
   static void run(Finished& finished);
 
   LocksConfig config_;

@@ -34,6 +34,7 @@ struct LockManager::Waiter {
   uint64_t call = 0;
   std::string file;
   std::optional<LockClock::time_point> deadline;
+  LockClock::time_point since{};  // queued
   LockDone done;
 };
 

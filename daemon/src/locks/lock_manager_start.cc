@@ -93,26 +93,35 @@ LockManager::LockManager(std::unique_ptr<LockDomain> switch_domain, const std::s
 LockManager::~LockManager() { stop(); }
 
 void LockManager::stop() {
+  const auto start = LockClock::now();
   Finished finished;
   {
     std::lock_guard lock(mu_);
     if (stopping_) return;
     stopping_ = true;
     const Error why(ErrorCode::kUnavailable, "asnd is stopping; retry the lock when it is back");
-    while (!waiters_.empty()) {
-      const WaitKey key = waiters_.begin()->first;
-      finish_waiter(key, why, finished);
+    // All at once, one withdrawal per domain: a stop does not wait on the number of waits.
+    std::vector<std::vector<locks::RequestId>> by_domain(domains_.size());
+    for (const auto& [key, waiter] : waiters_) by_domain[key.domain].push_back(key.request);
+    while (!waiters_.empty()) finish_waiter(waiters_.begin()->first, why, finished);
+    for (int d = 0; d < static_cast<int>(domains_.size()); ++d) {
+      if (by_domain[d].empty()) continue;
       try {
-        domains_[key.domain]->cancel(key.request);
+        domains_[d]->withdraw(by_domain[d]);
       } catch (const std::exception& e) {
-        // The next start withdraws it.
-        spdlog::warn("locks: withdrawing request {}: {}", key.request, e.what());
+        // The next start withdraws them.
+        spdlog::warn("locks: withdrawing {} waiting requests: {}", by_domain[d].size(), e.what());
       }
     }
   }
   wake_.notify_all();
   if (timer_.joinable()) timer_.join();
+  const size_t ended = finished.size();
   run(finished);
+  if (ended > 0) {
+    spdlog::info("locks: {} waiting Lock calls ended and their requests withdrawn in {:.2f} s",
+                 ended, -seconds_until(start, LockClock::now()));
+  }
 }
 
 // ---- start --------------------------------------------------------------------------------
@@ -201,8 +210,8 @@ void LockManager::recover() {
       if (files.size() < 1024) break;
       after = files.back();
     }
-    std::sort(waiting.rbegin(), waiting.rend());
-    for (locks::RequestId id : waiting) domains_[d]->cancel(id);
+    // All in one withdrawal (one journal record), none of them granted by another's.
+    if (!waiting.empty()) domains_[d]->withdraw(waiting);
     withdrawn += waiting.size();
   }
   placement_pruned_at_ = placement_.size();

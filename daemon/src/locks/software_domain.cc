@@ -66,6 +66,10 @@ locks::Change SoftwareDomain::cancel(locks::RequestId request) {
   return logged([&] { return table_->cancel(request); });
 }
 
+locks::Change SoftwareDomain::withdraw(std::span<const locks::RequestId> requests) {
+  return logged([&] { return table_->withdraw(requests); });
+}
+
 locks::Change SoftwareDomain::expire(locks::SessionId session) {
   return logged([&] { return table_->expire(session); });
 }

@@ -30,6 +30,7 @@ class SoftwareDomain final : public LockDomain {
   locks::Change downgrade(locks::SessionId session, std::string_view file,
                           const locks::RangeSpec& ranges) override;
   locks::Change cancel(locks::RequestId request) override;
+  locks::Change withdraw(std::span<const locks::RequestId> requests) override;
   locks::Change expire(locks::SessionId session) override;
   locks::Token raise_token_floor(locks::Token floor) override;
   std::vector<DomainSession> sessions() override;

@@ -107,6 +107,11 @@ void LockOps::give_back(const v1::LockRequest& request, const v1::LockResponse& 
   locks_.give_back(request.session(), request.file(), ranges, granted.token());
 }
 
+void LockOps::cancel(std::span<const uint64_t> handles, std::string_view why) const {
+  locks_.cancel_calls(handles,
+                      Error(ErrorCode::kAborted, fmt::format("the wait was cancelled: {}", why)));
+}
+
 OpStatus LockOps::unlock(const grpc::ServerContextBase& context, const v1::UnlockRequest& request,
                          v1::UnlockResponse* response) const {
   return run_op("Locks.Unlock", [&] {

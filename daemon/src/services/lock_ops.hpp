@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -64,6 +65,8 @@ class LockOps {
   // its deadline passed first, the stream broke): released, so that a failed call grants
   // nothing. Never throws.
   void give_back(const v1::LockRequest& request, const v1::LockResponse& granted) const;
+  // cancel() of many waits at once (a Batch stream ended): one withdrawal per lock domain.
+  void cancel(std::span<const uint64_t> handles, std::string_view why) const;
 
   OpStatus unlock(const grpc::ServerContextBase& context, const v1::UnlockRequest& request,
                   v1::UnlockResponse* response) const;

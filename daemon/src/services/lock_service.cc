@@ -18,6 +18,44 @@ namespace {
 // Entries ListLocks returns unless asked for fewer, and the most it returns.
 constexpr uint32_t kDefaultListLimit = 1000;
 constexpr uint32_t kMaxListLimit = 100000;
+// What a listing response carries at most (about: one entry more may go past it), well under
+// the 4 MiB a gRPC client receives by default. A page of ListLocks or ListSessions ends there.
+constexpr size_t kPageBytes = size_t{2} << 20;
+// GetLockStats' sessions unless asked for another number, and the most it lists.
+constexpr uint32_t kDefaultTopSessions = 20;
+constexpr uint32_t kMaxTopSessions = 1000;
+// Sessions a ListSessions page holds unless asked for fewer, and the most.
+constexpr uint32_t kDefaultSessionPage = 1000;
+constexpr uint32_t kMaxSessionPage = 10000;
+
+// A ListLocks page token: the entry to go on from (8 bytes, little-endian), then the file id.
+std::string page_token(const ListCursor& cursor) {
+  std::string out(8, '\0');
+  for (int i = 0; i < 8; ++i) out[i] = static_cast<char>((cursor.skip >> (8 * i)) & 0xff);
+  return out + cursor.file;
+}
+
+ListCursor from_page_token(const std::string& token) {
+  if (token.size() < 9) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "page_token: not one a ListLocks response gave (pass next_page_token as it is)");
+  }
+  ListCursor out;
+  for (int i = 0; i < 8; ++i) out.skip |= uint64_t{static_cast<uint8_t>(token[i])} << (8 * i);
+  out.file = token.substr(8);
+  return out;
+}
+
+void fill_session(const SessionView& s, v1::LockSessionInfo* out) {
+  out->set_session(s.session);
+  out->set_owner(s.owner);
+  out->set_name(s.name);
+  out->set_ttl_seconds(s.ttl_seconds);
+  out->set_expires_in_seconds(s.expires_in_seconds);
+  out->set_held_entries(s.held_entries);
+  out->set_waiting_requests(s.waiting_requests);
+  out->set_reattached(s.reattached);
+}
 
 v1::LockMode mode_of(locks::Mode mode) {
   return mode == locks::Mode::kShared ? v1::LOCK_MODE_SHARED : v1::LOCK_MODE_EXCLUSIVE;
@@ -221,7 +259,9 @@ grpc::ServerUnaryReactor* LockService::ListLocks(grpc::CallbackServerContext* co
           ErrorCode::kInvalidArgument,
           fmt::format("limit: {} is more than {}; page with `after`", limit, kMaxListLimit));
     }
-    const auto view = locks_.list(request->file(), request->after(), limit);
+    std::optional<ListCursor> from;
+    if (!request->page_token().empty()) from = from_page_token(request->page_token());
+    const auto view = locks_.list(request->file(), request->after(), limit, from, kPageBytes);
     for (const auto& h : view.held) {
       auto* out = response->add_held();
       out->set_file(h.file);
@@ -245,6 +285,7 @@ grpc::ServerUnaryReactor* LockService::ListLocks(grpc::CallbackServerContext* co
       out->set_domain(w.domain);
     }
     response->set_next_after(view.next_after);
+    if (view.next) response->set_next_page_token(page_token(*view.next));
   });
 }
 
@@ -296,11 +337,17 @@ grpc::ServerUnaryReactor* LockService::ReleaseLocks(grpc::CallbackServerContext*
 }
 
 grpc::ServerUnaryReactor* LockService::GetLockStats(grpc::CallbackServerContext* context,
-                                                    const v1::GetLockStatsRequest*,
+                                                    const v1::GetLockStatsRequest* request,
                                                     v1::GetLockStatsResponse* response) {
   return answer(context, "Locks.GetLockStats", [&] {
     authorizer_.require(Permission::kRead, "GetLockStats", *context);
-    const auto view = locks_.stats();
+    const uint32_t top = request->top() == 0 ? kDefaultTopSessions : request->top();
+    if (top > kMaxTopSessions) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  fmt::format("top: {} is more than {}; ListSessions lists every session", top,
+                              kMaxTopSessions));
+    }
+    const auto view = locks_.stats(top);
     for (const auto& d : view.domains) {
       auto* out = response->add_domains();
       out->set_name(d.name);
@@ -319,21 +366,42 @@ grpc::ServerUnaryReactor* LockService::GetLockStats(grpc::CallbackServerContext*
       out->set_expired(d.stats.expired);
     }
     response->set_placement(view.placement);
-    response->set_sessions(view.sessions.size());
+    response->set_sessions(view.session_count);
+    response->set_sessions_not_reattached(view.not_reattached);
+    response->set_held_entries(view.held_entries);
+    response->set_waiting_requests(view.waiting_requests);
     response->set_waiting_calls(view.waiting_calls);
     response->set_grace_remaining_seconds(view.grace_remaining_seconds);
     response->set_loss_grace_remaining_seconds(view.loss_grace_remaining_seconds);
     response->set_reclaiming_sessions(view.reclaiming_sessions);
-    for (const auto& s : view.sessions) {
-      auto* out = response->add_session_list();
-      out->set_session(s.session);
-      out->set_owner(s.owner);
-      out->set_name(s.name);
-      out->set_ttl_seconds(s.ttl_seconds);
-      out->set_expires_in_seconds(s.expires_in_seconds);
-      out->set_held_entries(s.held_entries);
-      out->set_waiting_requests(s.waiting_requests);
-      out->set_reattached(s.reattached);
+    for (const auto& s : view.sessions) fill_session(s, response->add_session_list());
+  });
+}
+
+grpc::ServerUnaryReactor* LockService::ListSessions(grpc::CallbackServerContext* context,
+                                                    const v1::ListSessionsRequest* request,
+                                                    v1::ListSessionsResponse* response) {
+  return answer(context, "Locks.ListSessions", [&] {
+    authorizer_.require(Permission::kRead, "ListSessions", *context);
+    const uint32_t limit = request->limit() == 0 ? kDefaultSessionPage : request->limit();
+    if (limit > kMaxSessionPage) {
+      throw Error(
+          ErrorCode::kInvalidArgument,
+          fmt::format("limit: {} is more than {}; page with `after`", limit, kMaxSessionPage));
+    }
+    const SessionPage page = locks_.sessions(request->after(), limit);
+    size_t bytes = 0;
+    for (const auto& s : page.sessions) {
+      if (bytes >= kPageBytes) {  // the rest in the next page
+        response->set_next_after(response->sessions().rbegin()->session());
+        return;
+      }
+      auto* out = response->add_sessions();
+      fill_session(s, out);
+      bytes += out->ByteSizeLong() + 4;
+    }
+    if (page.more && !page.sessions.empty()) {
+      response->set_next_after(page.sessions.back().session);
     }
   });
 }

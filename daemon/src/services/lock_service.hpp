@@ -3,7 +3,7 @@
 // is a reactor the LockManager finishes when the lock is granted, the deadline passes, the
 // client cancels or the session ends. Batch carries many of these operations in one stream
 // (services/lock_batch.hpp); both run them through LockOps (services/lock_ops.hpp). Sessions
-// and locks need the lock permission; ListLocks and GetLockStats the read permission.
+// and locks need the lock permission; ListLocks, GetLockStats and ListSessions the read permission.
 #pragma once
 
 #include "asn/v1/locks.grpc.pb.h"
@@ -54,6 +54,9 @@ class LockService final : public v1::Locks::CallbackService {
   grpc::ServerUnaryReactor* ReleaseLocks(grpc::CallbackServerContext* context,
                                          const v1::ReleaseLocksRequest* request,
                                          v1::ReleaseLocksResponse* response) override;
+  grpc::ServerUnaryReactor* ListSessions(grpc::CallbackServerContext* context,
+                                         const v1::ListSessionsRequest* request,
+                                         v1::ListSessionsResponse* response) override;
 
  private:
   grpc::ServerUnaryReactor* lock(grpc::CallbackServerContext* context,

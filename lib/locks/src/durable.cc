@@ -2,6 +2,8 @@
 // applied (see durable.hpp for the record encoding).
 #include "asn/locks/durable.hpp"
 
+#include <algorithm>
+
 #include "codec.hpp"
 #include "format.hpp"
 #include "table_impl.hpp"
@@ -19,6 +21,7 @@ enum class Op : uint8_t {
   kCancel = 5,
   kExpire = 6,
   kRaiseTokenFloor = 7,
+  kWithdraw = 8,
 };
 
 void put_ranges(detail::Writer& w, const RangeSpec& spec) {
@@ -117,6 +120,17 @@ void apply(LockTable& table, std::span<const uint8_t> record, size_t number) {
       RequestId request = r.varint("request");
       if (!r.done()) break;
       table.cancel(request);
+      return;
+    }
+    case Op::kWithdraw: {
+      std::vector<RequestId> ids(r.count("withdrawn request count", 1));
+      RequestId id = 0;
+      for (RequestId& out : ids) {
+        id += r.varint("withdrawn request");
+        out = id;
+      }
+      if (!r.done()) break;
+      table.withdraw(ids);
       return;
     }
     case Op::kExpire: {
@@ -277,6 +291,25 @@ Change DurableTable::cancel(RequestId request) {
   w.varint(request);
   if (auto error = impl_->log()) return failed(*error);
   Change out = impl_->table.cancel(request);
+  impl_->applied();
+  return out;
+}
+
+Change DurableTable::withdraw(std::span<const RequestId> requests) {
+  std::vector<RequestId> ids(requests.begin(), requests.end());
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  if (auto error = impl_->table.impl_->precheck_withdraw(ids)) return failed(*error);
+  if (ids.empty()) return {};
+  detail::Writer w = impl_->start(Op::kWithdraw);
+  w.varint(ids.size());
+  RequestId last = 0;
+  for (RequestId id : ids) {  // increasing: each as its distance from the one before
+    w.varint(id - last);
+    last = id;
+  }
+  if (auto error = impl_->log()) return failed(*error);
+  Change out = impl_->table.withdraw(ids);
   impl_->applied();
   return out;
 }

@@ -190,15 +190,16 @@ uint64_t LockTable::Impl::held_conflict(const FileState& file, SessionId session
 
 RequestId LockTable::Impl::waiting_conflict(const FileState& file, SessionId session, Mode mode,
                                             uint64_t first, uint64_t last, RequestId before) const {
-  // Of the first segment's conflicting waiters, the earliest (as for held_conflict()).
+  // Of the first segment's conflicting waiters, the earliest (as for held_conflict()): the
+  // ids come in increasing order, so the first that conflicts, and none from `before` on.
   RequestId found = 0;
   file.waiting.any(first, last, [&](uint64_t, uint64_t, const detail::IdSet& ids) {
     ids.any([&](uint64_t id) {
-      if (id >= before || (found != 0 && id > found)) return false;
+      if (id >= before) return true;
       const Waiter& w = waiters_.at(id);
       if (w.session == session || compatible(mode, w.mode)) return false;
       found = id;
-      return false;
+      return true;
     });
     return found != 0;
   });
@@ -380,6 +381,9 @@ Change LockTable::downgrade(SessionId session, std::string_view file, const Rang
   return impl_->downgrade(session, file, ranges);
 }
 Change LockTable::cancel(RequestId request) { return impl_->cancel(request); }
+Change LockTable::withdraw(std::span<const RequestId> requests) {
+  return impl_->withdraw(requests);
+}
 Change LockTable::expire(SessionId session) { return impl_->expire(session); }
 FileLocks LockTable::list(std::string_view file) const { return impl_->list(file); }
 Token LockTable::raise_token_floor(Token floor) { return impl_->raise_token_floor(floor); }

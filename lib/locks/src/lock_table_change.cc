@@ -216,8 +216,61 @@ Change LockTable::Impl::cancel(RequestId id) {
   out.cancelled.push_back(id);
   std::vector<Span> changed;
   add_spans(changed, waiter.ranges);
-  out.granted = pump(*waiter.file, changed);
+  out.granted = pump(*waiter.file, changed, id);
   drop_if_empty(waiter.file);
+  return out;
+}
+
+std::optional<LockError> LockTable::Impl::precheck_withdraw(
+    std::span<const RequestId> requests) const {
+  for (RequestId id : requests) {
+    if (auto error = precheck_cancel(id)) return error;
+  }
+  return std::nullopt;
+}
+
+void LockTable::Impl::dequeue_all(std::span<const RequestId> ids, FreedFiles& freed) {
+  std::map<FileState*, std::vector<detail::SegmentIndex::Cover>> covers;
+  for (RequestId id : ids) {
+    auto it = waiters_.find(id);
+    Waiter& waiter = it->second;
+    FileState* file = waiter.file;
+    Freed& f = freed[file->name];
+    if (f.file == nullptr) f = Freed{file, {}, id};
+    f.above = std::min(f.above, id);
+    auto& mine = covers[file];
+    for (const ByteRange& r : waiter.ranges) {
+      mine.push_back({r.offset, r.last(), id});
+      f.spans.push_back({r.offset, r.last()});
+    }
+    file->waiters.erase(id);
+    if (auto s = sessions_.find(waiter.session); s != sessions_.end()) s->second.waiters.erase(id);
+    waiting_entries_ -= waiter.ranges.size();
+    waiters_.erase(it);
+  }
+  for (auto& [file, list] : covers) file->waiting.remove_all(std::move(list));
+}
+
+void LockTable::Impl::pump_all(FreedFiles& freed, Change& out) {
+  for (auto& [name, f] : freed) {
+    std::vector<Grant> granted = pump(*f.file, f.spans, f.above);
+    std::move(granted.begin(), granted.end(), std::back_inserter(out.granted));
+  }
+  for (auto& [name, f] : freed) drop_if_empty(f.file);
+}
+
+Change LockTable::Impl::withdraw(std::span<const RequestId> requests) {
+  Change out;
+  std::vector<RequestId> ids(requests.begin(), requests.end());
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  out.error = precheck_withdraw(ids);
+  if (out.error || ids.empty()) return out;
+  FreedFiles freed;
+  dequeue_all(ids, freed);
+  counters_.cancelled += ids.size();
+  out.cancelled = std::move(ids);
+  pump_all(freed, out);
   return out;
 }
 
@@ -231,26 +284,18 @@ Change LockTable::Impl::expire(SessionId session) {
   // The session goes first, so none of its waiters can be granted by what follows.
   SessionState state = std::move(it->second);
   sessions_.erase(it);
-  std::map<std::string_view, std::pair<FileState*, std::vector<Span>>> changed;  // by file id
-  for (RequestId id : state.waiters) {
-    Waiter waiter = dequeue(id);
-    auto& file = changed[waiter.file->name];
-    file.first = waiter.file;
-    add_spans(file.second, waiter.ranges);
-    out.cancelled.push_back(id);
-  }
+  out.cancelled.assign(state.waiters.begin(), state.waiters.end());  // increasing
+  FreedFiles freed;
+  dequeue_all(out.cancelled, freed);
   for (uint64_t id : state.entries) {
     Entry entry = remove_entry(id);
-    auto& file = changed[entry.file->name];
-    file.first = entry.file;
-    file.second.push_back({entry.first, entry.last});
+    Freed& f = freed[entry.file->name];
+    f.file = entry.file;
+    f.spans.push_back({entry.first, entry.last});
+    f.above = 0;
     ++out.released;
   }
-  for (auto& [name, file] : changed) {
-    std::vector<Grant> granted = pump(*file.first, file.second);
-    std::move(granted.begin(), granted.end(), std::back_inserter(out.granted));
-  }
-  for (auto& [name, file] : changed) drop_if_empty(file.first);
+  pump_all(freed, out);
   counters_.cancelled += out.cancelled.size();
   ++counters_.expired;
   return out;
@@ -258,13 +303,14 @@ Change LockTable::Impl::expire(SessionId session) {
 
 // ---- grants after a change ---------------------------------------------------------------
 
-std::vector<Grant> LockTable::Impl::pump(FileState& file, const std::vector<Span>& changed) {
+std::vector<Grant> LockTable::Impl::pump(FileState& file, const std::vector<Span>& changed,
+                                         RequestId above) {
   // Only a waiter overlapping the changed bytes can have lost its conflicts: a waiter granted
   // here conflicts as a holder with whatever it conflicted with as a waiter.
   std::vector<RequestId> candidates;
   for (const Span& span : coalesced(changed)) {
     file.waiting.any(span.first, span.last, [&](uint64_t, uint64_t, const detail::IdSet& ids) {
-      ids.any([&](uint64_t id) {
+      ids.any_above(above, [&](uint64_t id) {
         candidates.push_back(id);
         return false;
       });
@@ -278,14 +324,32 @@ std::vector<Grant> LockTable::Impl::pump(FileState& file, const std::vector<Span
     Waiter waiter;
     std::vector<uint64_t> entries;
   };
-  std::vector<Granted> granted;
+  // A waiter granted here holds its bytes at once, so that the later candidates see it as a
+  // holder; it leaves the waiting index only after the loop, with the others granted, in one
+  // pass (one by one, each would rewrite the id set of a segment that many waiters share).
+  // Meanwhile a later candidate that conflicts with it finds its held entry first.
+  std::vector<RequestId> granted_ids;
+  std::vector<std::vector<uint64_t>> granted_entries;
   for (RequestId id : candidates) {  // FIFO: an earlier waiter is decided first
     const Waiter& w = waiters_.at(id);
     if (first_conflict(file, w.session, w.mode, w.ranges, id)) continue;
-    Waiter taken = dequeue(id);
-    std::vector<uint64_t> entries = hold(file, taken, 0);
-    granted.push_back({std::move(taken), std::move(entries)});
+    granted_entries.push_back(hold(file, w, 0));
+    granted_ids.push_back(id);
   }
+  std::vector<Granted> granted;
+  granted.reserve(granted_ids.size());
+  std::vector<detail::SegmentIndex::Cover> covers;
+  for (size_t i = 0; i < granted_ids.size(); ++i) {
+    auto it = waiters_.find(granted_ids[i]);
+    Waiter& w = it->second;
+    for (const ByteRange& r : w.ranges) covers.push_back({r.offset, r.last(), w.id});
+    file.waiters.erase(w.id);
+    if (auto s = sessions_.find(w.session); s != sessions_.end()) s->second.waiters.erase(w.id);
+    waiting_entries_ -= w.ranges.size();
+    granted.push_back({std::move(w), std::move(granted_entries[i])});
+    waiters_.erase(it);
+  }
+  file.waiting.remove_all(std::move(covers));
   // Issued in file-offset order: the tokens follow it.
   std::sort(granted.begin(), granted.end(), [](const Granted& a, const Granted& b) {
     uint64_t ao = a.waiter.ranges.front().offset;

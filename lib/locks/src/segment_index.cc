@@ -14,8 +14,13 @@ constexpr uint64_t kLastByte = std::numeric_limits<uint64_t>::max();
 void IdSet::insert(uint64_t id) {
   if (one_ == 0) {
     one_ = id;
-  } else {
+  } else if (id < one_) {
+    more_.insert(more_.begin(), one_);
+    one_ = id;
+  } else if (more_.empty() || more_.back() < id) {
     more_.push_back(id);
+  } else {
+    more_.insert(std::lower_bound(more_.begin(), more_.end(), id), id);
   }
 }
 
@@ -24,27 +29,33 @@ void IdSet::erase(uint64_t id) {
     if (more_.empty()) {
       one_ = 0;
     } else {
-      one_ = more_.back();
-      more_.pop_back();
+      one_ = more_.front();
+      more_.erase(more_.begin());
     }
     return;
   }
-  auto it = std::find(more_.begin(), more_.end(), id);
-  if (it == more_.end()) return;
-  *it = more_.back();
-  more_.pop_back();
+  auto it = std::lower_bound(more_.begin(), more_.end(), id);
+  if (it != more_.end() && *it == id) more_.erase(it);
+}
+
+size_t IdSet::erase_all(const std::vector<uint64_t>& sorted) {
+  auto gone = [&](uint64_t id) { return std::binary_search(sorted.begin(), sorted.end(), id); };
+  if (empty()) return 0;
+  const size_t before = size();
+  std::erase_if(more_, gone);
+  if (gone(one_)) {
+    if (more_.empty()) {
+      one_ = 0;
+    } else {
+      one_ = more_.front();
+      more_.erase(more_.begin());
+    }
+  }
+  return before - size();
 }
 
 bool IdSet::operator==(const IdSet& other) const {
-  if (size() != other.size()) return false;
-  if (size() <= 1) return one_ == other.one_;
-  std::vector<uint64_t> a = more_;
-  std::vector<uint64_t> b = other.more_;
-  a.push_back(one_);
-  b.push_back(other.one_);
-  std::sort(a.begin(), a.end());
-  std::sort(b.begin(), b.end());
-  return a == b;
+  return one_ == other.one_ && more_ == other.more_;  // both in increasing order
 }
 
 void SegmentIndex::split(uint64_t at) {
@@ -96,6 +107,41 @@ void SegmentIndex::remove(uint64_t first, uint64_t last, uint64_t id) {
   }
   merge_at(first);
   if (last != kLastByte) merge_at(last + 1);
+}
+
+void SegmentIndex::remove_all(std::vector<Cover> covers) {
+  if (covers.empty()) return;
+  std::vector<uint64_t> ids;
+  std::vector<uint64_t> cuts;  // segment starts the removal may leave mergeable
+  ids.reserve(covers.size());
+  for (const Cover& c : covers) {
+    ids.push_back(c.id);
+    cuts.push_back(c.first);
+    if (c.last != kLastByte) cuts.push_back(c.last + 1);
+  }
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  std::sort(cuts.begin(), cuts.end());
+  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+  for (uint64_t at : cuts) split(at);
+  // The covers' bytes, joined where they overlap or touch: each segment is visited once.
+  std::sort(covers.begin(), covers.end(),
+            [](const Cover& a, const Cover& b) { return a.first < b.first; });
+  std::vector<std::pair<uint64_t, uint64_t>> spans;
+  for (const Cover& c : covers) {
+    if (!spans.empty() && (spans.back().second >= c.first || spans.back().second + 1 == c.first)) {
+      spans.back().second = std::max(spans.back().second, c.last);
+    } else {
+      spans.emplace_back(c.first, c.last);
+    }
+  }
+  for (const auto& [first, last] : spans) {
+    for (auto it = map_.lower_bound(first); it != map_.end() && it->first <= last;) {
+      it->second.ids.erase_all(ids);
+      it = it->second.ids.empty() ? map_.erase(it) : std::next(it);
+    }
+  }
+  for (uint64_t at : cuts) merge_at(at);
 }
 
 }  // namespace asn::locks::detail

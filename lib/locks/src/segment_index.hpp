@@ -6,6 +6,7 @@
 // at most 2n + 1 segments for n ranges.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
@@ -14,8 +15,10 @@
 
 namespace asn::locks::detail {
 
-// A small set of nonzero ids: the first inline, the rest in a vector (most segments of a
-// lock table have one holder). Unordered.
+// A small set of nonzero ids: the smallest inline, the rest in a vector (most segments of a
+// lock table have one holder). Kept in increasing order, so that a query can stop at the
+// first id it wants (the earliest waiter) and skip those below a bound; ids mostly come in
+// increasing order (request ids count up), which appends.
 class IdSet {
  public:
   IdSet() = default;
@@ -25,15 +28,29 @@ class IdSet {
   size_t size() const { return empty() ? 0 : 1 + more_.size(); }
   void insert(uint64_t id);
   void erase(uint64_t id);
+  // Erases every id of `sorted` (increasing) in one pass; returns how many it erased.
+  size_t erase_all(const std::vector<uint64_t>& sorted);
   bool operator==(const IdSet& other) const;
 
-  // Calls fn(id) for each id until it returns true; returns whether one did.
+  // Calls fn(id) for each id, in increasing order, until it returns true; returns whether
+  // one did.
   template <typename Fn>
   bool any(Fn&& fn) const {
     if (empty()) return false;
     if (fn(one_)) return true;
     for (uint64_t id : more_) {
       if (fn(id)) return true;
+    }
+    return false;
+  }
+
+  // any() over the ids greater than `floor` only.
+  template <typename Fn>
+  bool any_above(uint64_t floor, Fn&& fn) const {
+    if (empty()) return false;
+    if (one_ > floor && fn(one_)) return true;
+    for (auto it = std::upper_bound(more_.begin(), more_.end(), floor); it != more_.end(); ++it) {
+      if (fn(*it)) return true;
     }
     return false;
   }
@@ -49,6 +66,17 @@ class SegmentIndex {
   void add(uint64_t first, uint64_t last, uint64_t id);
   // Removes `id` from [first, last], which it covers.
   void remove(uint64_t first, uint64_t last, uint64_t id);
+
+  // An id and the bytes it covers.
+  struct Cover {
+    uint64_t first = 0;
+    uint64_t last = 0;
+    uint64_t id = 0;
+  };
+  // remove() of each cover, in one pass over the segments they overlap: O(s + k log n) for
+  // s segments holding k ids in all under the covers, where n removes one by one would
+  // each rewrite the id set of a segment that many ids share.
+  void remove_all(std::vector<Cover> covers);
 
   // Calls fn(seg_first, seg_last, ids) for each segment overlapping [first, last], in offset
   // order, until it returns true; returns whether one did. The segment is not clipped.

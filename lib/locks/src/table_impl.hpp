@@ -96,6 +96,7 @@ class LockTable::Impl {
     return carve(session, file, ranges, true, checked);
   }
   Change cancel(RequestId request);
+  Change withdraw(std::span<const RequestId> requests);
   Change expire(SessionId session);
   FileLocks list(std::string_view file) const;
   Stats stats() const;
@@ -121,6 +122,8 @@ class LockTable::Impl {
   std::optional<LockError> precheck(SessionId session, std::string_view file,
                                     const RangeSpec& ranges) const;
   std::optional<LockError> precheck_cancel(RequestId request) const;
+  // `requests` sorted, without repeats.
+  std::optional<LockError> precheck_withdraw(std::span<const RequestId> requests) const;
   std::optional<LockError> precheck_expire(SessionId session) const;
 
  private:
@@ -158,7 +161,24 @@ class LockTable::Impl {
                                       std::string_view name) const;
   std::vector<uint64_t> session_entries(const FileState& file, SessionId session,
                                         std::span<const ByteRange> ranges, bool exclusive) const;
-  std::vector<Grant> pump(FileState& file, const std::vector<Span>& changed);
+  // Grants the waiters above `above` (request ids) overlapping `changed` that nothing blocks
+  // now. A withdrawal of waiters only can let through none of those before the earliest one
+  // withdrawn (a waiter waits for no later one), so it passes that id and the rest are not
+  // looked at.
+  std::vector<Grant> pump(FileState& file, const std::vector<Span>& changed, RequestId above = 0);
+  // What a change freed in one file.
+  struct Freed {
+    FileState* file = nullptr;
+    std::vector<Span> spans;
+    RequestId above = 0;  // pump()'s: 0 once held bytes were freed in it
+  };
+  using FreedFiles = std::map<std::string_view, Freed>;  // by file id
+  // Takes the waiting requests `ids` (sorted, each waiting) out of the table in one pass per
+  // file (SegmentIndex::remove_all), adding what they freed to `freed`.
+  void dequeue_all(std::span<const RequestId> ids, FreedFiles& freed);
+  // pump() of every file of `freed`, the grants appended to `out` by file id; drops the files
+  // left empty.
+  void pump_all(FreedFiles& freed, Change& out);
 
   TableLimits limits_;
   std::vector<Entry> entries_;  // entry id = index + 1; at most limits_.capacity

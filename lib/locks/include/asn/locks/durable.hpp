@@ -172,8 +172,9 @@ class FileJournal final : public JournalMedium {
 //
 // Record encoding (varints): an operation byte, then: open_session: label; request:
 // session, file, mode | wait << 1, ranges; release and downgrade: session, file, ranges;
-// cancel: request; expire: session. Ranges: 0, count, (offset, length) each; or 1, offset,
-// block_length, stride, count (a strided request stays strided).
+// cancel: request; expire: session; withdraw: count, then the request ids in increasing
+// order, each as its distance from the one before. Ranges: 0, count, (offset, length) each; or 1,
+// offset, block_length, stride, count (a strided request stays strided).
 //
 // What is not logged: a request refused as invalid, a release or downgrade whose file,
 // session or ranges are invalid, a cancel or expire that fails: these change nothing, not
@@ -201,6 +202,8 @@ class DurableTable {
   Change release(SessionId session, std::string_view file, const RangeSpec& ranges);
   Change downgrade(SessionId session, std::string_view file, const RangeSpec& ranges);
   Change cancel(RequestId request);
+  // One record for all the requests.
+  Change withdraw(std::span<const RequestId> requests);
   Change expire(SessionId session);
   // Logged only when it raises the floor.
   Token raise_token_floor(Token floor);

@@ -209,6 +209,16 @@ class LockTable {
   // that is not waiting (granted, refused, already cancelled) is an error.
   Change cancel(RequestId request);
 
+  // Withdraws many waiting requests at once (a client's stream ended, asnd stops or starts):
+  // the result is the one cancel() of each, latest first, gives (so that no withdrawal
+  // grants another of them), except that the grants it lets through are issued together, by
+  // file id and then in file-offset order, as one change's. Costs O(r log r) for r requests
+  // plus the index entries under their ranges, where r cancel() calls could each look at
+  // every waiter of the bytes. Every id must be waiting (an id given twice counts once):
+  // otherwise cancel()'s error for the first that is not, and nothing changes. `cancelled`
+  // lists them in increasing order.
+  Change withdraw(std::span<const RequestId> requests);
+
   // Ends a session: releases all its locks, cancels its waiters (in `cancelled`) and
   // grants the waiters of other sessions this lets through.
   Change expire(SessionId session);
