@@ -128,6 +128,9 @@ void grant_table(size_t waits) {
 LocksConfig manager_config(size_t waits) {
   LocksConfig config;
   config.max_waiting = static_cast<unsigned>(waits + 1);
+  // One client's waits, all of them: beyond the per-client quotas.
+  config.max_waiting_per_principal = config.max_waiting;
+  config.max_waiting_per_session = config.max_waiting;
   config.max_ttl_s = 3600;
   return config;
 }

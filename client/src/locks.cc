@@ -200,6 +200,13 @@ class MustReclaim : public Error {
   using Error::Error;
 };
 
+// A lock refused during asnd's loss grace (UNAVAILABLE, reason "grace"): the bytes may be a
+// lost lock's that its holder has not reclaimed yet; a blocking lock waits it out.
+class InLossGrace : public Error {
+ public:
+  using Error::Error;
+};
+
 struct Session::Impl : std::enable_shared_from_this<Session::Impl> {
   Impl(std::shared_ptr<LockClient::Impl> c, std::uint64_t session, std::string session_secret,
        std::uint32_t ttl_seconds)
@@ -466,6 +473,7 @@ struct Session::Impl : std::enable_shared_from_this<Session::Impl> {
       ask_recovery();
       throw MustReclaim(call, code, status.error_message());
     }
+    if (reason == "grace") throw InLossGrace(call, code, status.error_message());
     if (!reason.empty()) throw Error(call, code, status.error_message());
     // An asnd that gives no reason: ask it whether the session is still there.
     if (code == StatusCode::kFailedPrecondition || code == StatusCode::kAborted) {
@@ -495,8 +503,8 @@ struct Session::Impl : std::enable_shared_from_this<Session::Impl> {
         if (recovered_once) throw;
         await_recovery();
         recovered_once = true;
-      } catch (const Error& e) {
-        if (try_lock || e.code() != StatusCode::kUnavailable || !in_grace(e)) throw;
+      } catch (const InLossGrace&) {
+        if (try_lock) throw;
         const auto now = Clock::now();
         if (!deadline.is_never() && now >= deadline.at()) throw;
         auto pause = milliseconds(100);
@@ -508,10 +516,6 @@ struct Session::Impl : std::enable_shared_from_this<Session::Impl> {
         if (stop.stop_requested()) throw Error(call, StatusCode::kCancelled, "cancelled");
       }
     }
-  }
-
-  static bool in_grace(const Error& e) {
-    return e.message().find("only reclaims are granted") != std::string::npos;
   }
 
   Grant lock_once(std::string_view call, std::string_view file, const Ranges& ranges, Mode mode,

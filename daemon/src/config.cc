@@ -386,6 +386,18 @@ const std::map<std::string, Key>& keys() {
       {"locks.max_waiting", {[](Config& c, const std::string& w, const YAML::Node& n) {
          c.locks.max_waiting = number(w, n, 1, 1000000);
        }}},
+      {"locks.max_sessions_per_principal",
+       {[](Config& c, const std::string& w, const YAML::Node& n) {
+         c.locks.max_sessions_per_principal = number(w, n, 1, 1000000);
+       }}},
+      {"locks.max_waiting_per_principal",
+       {[](Config& c, const std::string& w, const YAML::Node& n) {
+         c.locks.max_waiting_per_principal = number(w, n, 1, 1000000);
+       }}},
+      {"locks.max_waiting_per_session",
+       {[](Config& c, const std::string& w, const YAML::Node& n) {
+         c.locks.max_waiting_per_session = number(w, n, 1, 1000000);
+       }}},
   };
   return table;
 }

@@ -87,6 +87,11 @@ struct LocksConfig {
   std::string placement = "first-fit";
   unsigned software_entries = 1u << 20;  // capacity of the software domain's table
   unsigned max_waiting = 100000;         // Lock calls waiting at once
+  // Quotas, so that no client shuts the others out. A principal is who owns sessions: a
+  // certificate subject, a uid, or on plain TCP the client's address.
+  unsigned max_sessions_per_principal = 1024;
+  unsigned max_waiting_per_principal = 4096;
+  unsigned max_waiting_per_session = 1024;
 };
 
 struct Config {

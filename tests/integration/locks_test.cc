@@ -152,7 +152,9 @@ class LocksManyWaitsTest : public ::testing::Test {
 
   void start() {
     ASSERT_TRUE(
-        asnd_.start({}, "locks:\n  grace_period: 3s\n  placement: \"software-prefix:hot\"\n"))
+        asnd_.start({}, "locks:\n  grace_period: 3s\n  placement: \"software-prefix:hot\"\n"
+                        "  max_waiting_per_principal: 100000\n"
+                        "  max_waiting_per_session: 100000\n"))
         << "asnd did not start (exit " << asnd_.exit_code() << "):\n"
         << asnd_.log();
     stub_ = v1::Locks::NewStub(

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <future>
@@ -478,6 +479,9 @@ TEST_P(LockServiceTest, TenThousandCallsWaitAtOnceWithoutHoldingThreads) {
 #else
   constexpr int kWaiters = 10000;
 #endif
+  // One session's waits, all of them: beyond the per-client quotas.
+  config_.max_waiting_per_principal = config_.max_waiting_per_session = kWaiters;
+  restart(15);
   const uint64_t writer = open(600), readers = open(600);
   ASSERT_OK(try_lock(request(writer, "hot", 0, 1 << 20)));
   std::vector<std::shared_ptr<Pending>> waiting;
@@ -842,6 +846,8 @@ TEST_P(LockServiceTest, AWaitPastItsDeadlineSaysHowLongItWaited) {
 // Issue 24: many waits withdrawn at once (a Batch stream's end) finish every call and leave
 // the line as it was without them: the holder's unlock grants the earliest waiter left.
 TEST_P(LockServiceTest, ManyWaitsCancelledTogetherAreAllWithdrawn) {
+  config_.max_waiting_per_principal = config_.max_waiting_per_session = 100000;
+  restart(15);
   const uint64_t a = open(), b = open(), c = open();
   ASSERT_OK(try_lock(request(a, "f", 0, 10)));
   LockCall call{b, "f", locks::Mode::kExclusive, std::vector<locks::ByteRange>{{0, 10}}};
@@ -929,7 +935,9 @@ TEST_P(LockScaleTest, FortyThousandSessionsFitStatsAndArePagedExactlyOnce) {
       if (page.next_after() == 0) break;
       request.set_after(page.next_after());
     }
-    EXPECT_EQ(seen, ids) << "limit " << limit;  // each once, by id
+    std::vector<uint64_t> by_id = ids;  // ids are random: pages come in id order
+    std::sort(by_id.begin(), by_id.end());
+    EXPECT_EQ(seen, by_id) << "limit " << limit;  // each once, by id
     EXPECT_GE(pages, limit == 0 ? 40 : 6) << "limit " << limit;
   }
 }
@@ -1477,6 +1485,92 @@ TEST_P(LockOwnershipTest, ASessionStaysOwnedAcrossARestart) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Domains, LockOwnershipTest, ::testing::ValuesIn(LockStack::kinds()),
+                         [](const auto& info) { return std::string(LockStack::name(info.param)); });
+
+// ---- quotas (issue 24) ----------------------------------------------------------------------
+
+// Small quotas, so that a test reaches them: one principal at its quota is refused, naming
+// the quota, its use and the key, while another principal is served as ever.
+class LockQuotaTest : public LockOwnershipTest {
+ protected:
+  LockQuotaTest() {
+    config_.max_sessions_per_principal = 3;
+    config_.max_waiting_per_principal = 4;
+    config_.max_waiting_per_session = 2;
+  }
+
+  std::shared_ptr<Pending> lock_on(v1::Locks::Stub& stub, const v1::LockRequest& r) {
+    auto p = std::make_shared<Pending>();
+    pending_.push_back(p);
+    p->request = r;
+    p->context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+    Pending* raw = p.get();
+    stub.async()->Lock(&p->context, &p->request, &p->response,
+                       [raw](grpc::Status st) { raw->promise.set_value(std::move(st)); });
+    return p;
+  }
+
+  // The call was refused at once with RESOURCE_EXHAUSTED naming `key`.
+  static void expect_over(Pending& p, const std::string& key, const std::string& use) {
+    ASSERT_EQ(p.done.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+    const grpc::Status st = p.done.get();
+    EXPECT_EQ(st.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << st.error_message();
+    EXPECT_THAT(st.error_message(), HasSubstr(key));
+    EXPECT_THAT(st.error_message(), HasSubstr(use));
+  }
+};
+
+TEST_P(LockQuotaTest, APrincipalAtItsQuotaIsRefusedAndAnotherIsServed) {
+  // Sessions: three for uid 1001, then its fourth is refused; the test's own uid opens more.
+  std::vector<uint64_t> eve;
+  for (int i = 0; i < 3; ++i) eve.push_back(open_on(*other_uid_, "eve").session());
+  {
+    grpc::ClientContext context;
+    v1::OpenSessionRequest request;
+    v1::OpenSessionResponse response;
+    const grpc::Status st = other_uid_->OpenSession(&context, request, &response);
+    EXPECT_EQ(st.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+    EXPECT_THAT(st.error_message(), HasSubstr("locks.max_sessions_per_principal"));
+    EXPECT_THAT(st.error_message(), HasSubstr("uid 1001 has 3 lock sessions open"));
+  }
+  const uint64_t holder = open(), mine = open();
+  ASSERT_OK(try_lock(request(holder, "f", 0, 100)));
+  // Waits: two per session, four per principal.
+  std::vector<std::shared_ptr<Pending>> waiting;
+  waiting.push_back(lock_on(*other_uid_, request(eve[0], "f", 0, 1)));
+  waiting.push_back(lock_on(*other_uid_, request(eve[0], "f", 1, 1)));
+  wait_for_waiting(2);
+  expect_over(*lock_on(*other_uid_, request(eve[0], "f", 2, 1)), "locks.max_waiting_per_session",
+              "has 2 Lock calls waiting");
+  waiting.push_back(lock_on(*other_uid_, request(eve[1], "f", 3, 1)));
+  waiting.push_back(lock_on(*other_uid_, request(eve[1], "f", 4, 1)));
+  wait_for_waiting(4);
+  expect_over(*lock_on(*other_uid_, request(eve[2], "f", 5, 1)),
+              "locks.max_waiting_per_principal", "uid 1001 has 4 Lock calls waiting");
+  // Another principal waits as ever.
+  auto served = lock_async(request(mine, "f", 6, 1));
+  wait_for_waiting(5);
+  // Waits that end give their room back: after the holder lets go, eve waits again.
+  ASSERT_OK(unlock(holder, "f", 0, 100));
+  for (auto& p : waiting) {
+    ASSERT_TRUE(finishes(*p, std::chrono::seconds(5)));
+    ASSERT_OK(p->done.get());
+  }
+  ASSERT_TRUE(finishes(*served, std::chrono::seconds(5)));
+  ASSERT_OK(served->done.get());
+  ASSERT_OK(try_lock(request(holder, "g", 0, 1)));
+  auto again = lock_on(*other_uid_, request(eve[2], "g", 0, 1));
+  wait_for_waiting(1);
+  // A closed session gives its room back too.
+  grpc::ClientContext context;
+  v1::CloseSessionRequest close;
+  close.set_session(eve[1]);
+  v1::CloseSessionResponse closed;
+  ASSERT_OK(other_uid_->CloseSession(&context, close, &closed));
+  EXPECT_NE(open_on(*other_uid_, "eve again").session(), 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Domains, LockQuotaTest, ::testing::ValuesIn(LockStack::kinds()),
                          [](const auto& info) { return std::string(LockStack::name(info.param)); });
 
 INSTANTIATE_TEST_SUITE_P(Domains, LockServiceTest, ::testing::ValuesIn(LockStack::kinds()),

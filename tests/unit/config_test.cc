@@ -151,6 +151,30 @@ TEST(Config, BadValuesNameTheKey) {
   EXPECT_NE(load_error("log_level: [info\n").find("not valid YAML"), std::string::npos);
 }
 
+// The lock quotas (issue 24): each a key with a sane default; 0 or a negative number is
+// refused naming the key and what would be accepted.
+TEST(Config, LockQuotas) {
+  test::TempDir dir;
+  test::write_file(dir.file("asnd.yaml"),
+                   "locks:\n  max_sessions_per_principal: 10\n  max_waiting_per_principal: 20\n"
+                   "  max_waiting_per_session: 5\n");
+  const Config c = load_config(dir.file("asnd.yaml"), true);
+  EXPECT_EQ(c.locks.max_sessions_per_principal, 10u);
+  EXPECT_EQ(c.locks.max_waiting_per_principal, 20u);
+  EXPECT_EQ(c.locks.max_waiting_per_session, 5u);
+  const LocksConfig defaults;
+  EXPECT_GT(defaults.max_waiting_per_principal, 1000u);
+  EXPECT_LT(defaults.max_waiting_per_principal, defaults.max_waiting);
+  for (const char* key : {"max_sessions_per_principal", "max_waiting_per_principal",
+                          "max_waiting_per_session"}) {
+    for (const char* value : {"0", "-1"}) {
+      const std::string error = load_error(std::string("locks:\n  ") + key + ": " + value + "\n");
+      EXPECT_NE(error.find(std::string("locks.") + key), std::string::npos) << error;
+      EXPECT_NE(error.find("is not a whole number from 1 to 1000000"), std::string::npos) << error;
+    }
+  }
+}
+
 // The kernel backend: its board by PCI address, or the only board asn.ko drives.
 TEST(Config, ReadsTheKernelBackendKeys) {
   test::TempDir dir;

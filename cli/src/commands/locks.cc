@@ -257,10 +257,28 @@ class LocksStats final : public Command {
       summary.add("grace period", strprintf("%.1f s left for sessions to re-attach",
                                             response.grace_remaining_seconds()));
     }
+    if (response.loss_grace_remaining_seconds() > 0) {
+      summary.add("loss grace",
+                  strprintf("the switch lost its lock table: its files go only to reclaims for "
+                            "%.1f s at most, or until %llu sessions have reclaimed",
+                            response.loss_grace_remaining_seconds(),
+                            static_cast<unsigned long long>(response.reclaiming_sessions())));
+    }
+    const auto& c = response.session_counters();
+    auto n = [](uint64_t v) { return static_cast<unsigned long long>(v); };
+    summary.add("sessions ended",
+                strprintf("%llu closed, %llu expired, %llu revoked (of %llu opened since asnd "
+                          "started)",
+                          n(c.closed()), n(c.expired()), n(c.revoked()), n(c.opened())));
+    if (c.locks_lost() > 0) {
+      summary.add("board resets",
+                  strprintf("%llu sessions lost switch locks; %llu reclaims granted, %llu refused",
+                            n(c.locks_lost()), n(c.reclaims()), n(c.reclaims_refused())));
+    }
     summary.print(stdout, 0);
     std::printf("\n");
     Table domains({"DOMAIN", "CAPACITY", "IN USE", "HELD", "WAITING", "FILES", "GRANTS", "QUEUED",
-                   "RELEASES", "CONFLICTS", "TABLE FULL", "CANCELLED", "EXPIRED"});
+                   "RELEASES", "CONFLICTS", "TABLE FULL", "CANCELLED", "ENDED"});
     for (const auto& d : response.domains()) {
       domains.add_row({d.name(), std::to_string(d.capacity()), std::to_string(d.entries_in_use()),
                        std::to_string(d.held_entries()), std::to_string(d.waiting_requests()),

@@ -134,7 +134,8 @@ bool secret_matches(const std::string& secret, const std::string& expected) {
 // ---- sessions -----------------------------------------------------------------------------
 
 OpenedSession LockManager::open_session(const std::string& owner, const std::string& owner_key,
-                                        const std::string& name, uint32_t ttl_seconds) {
+                                        const std::string& name, uint32_t ttl_seconds,
+                                        const std::string& quota_key) {
   if (ttl_seconds == 0) ttl_seconds = config_.default_ttl_s;
   if (ttl_seconds > config_.max_ttl_s) {
     throw Error(ErrorCode::kInvalidArgument,
@@ -149,8 +150,19 @@ OpenedSession LockManager::open_session(const std::string& owner, const std::str
   std::string secret = random_bytes(kSessionSecretBytes);
   std::lock_guard lock(mu_);
   if (stopping_) throw Error(ErrorCode::kUnavailable, "asnd is stopping; retry when it is back");
+  const std::string& principal =
+      !quota_key.empty() ? quota_key : !owner_key.empty() ? owner_key : owner;
+  if (auto u = use_.find(principal);
+      u != use_.end() && u->second.sessions >= config_.max_sessions_per_principal) {
+    throw Error(ErrorCode::kResourceExhausted,
+                fmt::format("{} has {} lock sessions open, the most one principal may have "
+                            "(locks.max_sessions_per_principal); close the sessions it no longer "
+                            "uses, or raise the key",
+                            principal, u->second.sessions));
+  }
   state::v1::LockSessionLabel label;
   label.set_owner(owner);
+  label.set_quota_key(principal);
   label.set_public_id(new_public_id());
   label.set_owner_key(owner_key);
   label.set_secret_sha256(sha256(secret));
@@ -170,6 +182,7 @@ OpenedSession LockManager::open_session(const std::string& owner, const std::str
   session->owner = owner;
   session->owner_key = owner_key;
   session->secret_sha256 = label.secret_sha256();
+  session->quota_key = principal;
   session->name = name;
   session->ttl = ttl_seconds;
   session->switch_session = label.switch_session();
@@ -177,11 +190,19 @@ OpenedSession LockManager::open_session(const std::string& owner, const std::str
   if (session->switch_session != 0) by_switch_session_[session->switch_session] = id;
   leases_.emplace(session->expires, id);
   by_public_id_.emplace(label.public_id(), id);
+  count_session(principal, +1);
   sessions_.emplace(id, std::move(session));
+  ++counters_.opened;
   spdlog::debug("locks: session {} opened by {} ({}), lease {} s", label.public_id(), owner, name,
                 ttl_seconds);
   wake_.notify_all();
   return {label.public_id(), ttl_seconds, std::move(secret)};
+}
+
+void LockManager::count_session(const std::string& quota_key, int delta) {
+  PrincipalUse& use = use_[quota_key];
+  use.sessions = static_cast<size_t>(static_cast<std::ptrdiff_t>(use.sessions) + delta);
+  if (use.sessions == 0 && use.waiting == 0) use_.erase(quota_key);
 }
 
 LockManager::Session* LockManager::find_session(uint64_t public_id) const {
@@ -283,6 +304,7 @@ SessionClosed LockManager::close_session(uint64_t id) {
     Error why(ErrorCode::kAborted,
               fmt::format("the wait was cancelled: session {} was closed", id));
     out.released = expire_locked(session.id, why, finished);
+    ++counters_.closed;
   }
   run(finished);
   return out;
@@ -309,6 +331,7 @@ SessionRevoked LockManager::revoke_session(uint64_t id, const std::string& who) 
                                   id))
                     .with_reason(kReasonRevoked);
     out.released = expire_locked(session->id, why, finished);
+    ++counters_.revoked;
     spdlog::warn(
         "locks: {} revoked session {} of {} ({}): {} lock entries released, {} waiting "
         "requests cancelled",
@@ -337,6 +360,7 @@ uint64_t LockManager::expire_locked(uint64_t id, const Error& why, Finished& fin
   leases_.erase({session.expires, id});
   if (session.switch_session != 0) by_switch_session_.erase(session.switch_session);
   left_loss_grace(id);
+  count_session(session.quota_key, -1);
   by_public_id_.erase(session.public_id);
   sessions_.erase(it);
   return released;
@@ -380,7 +404,9 @@ uint64_t LockManager::lock(const LockCall& call, locks::Wait wait,
     Session& session = session_or_throw(call.session, now, /*lost_ok=*/call.reclaim);
     session.reattached = true;
     if (call.reclaim) {
-      if (!in_loss_grace(now) || !loss_.sessions.contains(session.id)) {
+      const bool lost = in_loss_grace(now) && loss_.sessions.contains(session.id);
+      if (!lost || !withheld(call.file, now)) ++counters_.reclaims_refused;
+      if (!lost) {
         throw Error(ErrorCode::kFailedPrecondition,
                     fmt::format("reclaim: session {} has no lost switch locks to reclaim now (a "
                                 "reclaim is for the loss grace after a board reset, before the "
@@ -417,6 +443,10 @@ uint64_t LockManager::lock(const LockCall& call, locks::Wait wait,
       catch_up_tokens(d);
       request.session = session.id;
       outcome = domains_[d]->request(request);
+    }
+    if (call.reclaim) {
+      ++(outcome.status == locks::Status::kGranted ? counters_.reclaims
+                                                   : counters_.reclaims_refused);
     }
     switch (outcome.status) {
       case locks::Status::kGranted: {
@@ -460,16 +490,36 @@ uint64_t LockManager::enqueue(Session& session, int domain, locks::RequestId req
                               const std::string& file,
                               std::optional<LockClock::time_point> deadline, LockDone done,
                               Finished& finished) {
-  if (waiters_.size() >= config_.max_waiting) {
-    apply(domain, domains_[domain]->cancel(request), finished);
-    throw Error(ErrorCode::kResourceExhausted,
-                fmt::format("the lock is taken, and {} Lock calls are waiting already, the most "
-                            "asnd keeps (locks.max_waiting); retry later",
-                            waiters_.size()));
+  // Over a quota: the request is withdrawn and the call refused, naming the quota.
+  std::optional<Error> over;
+  PrincipalUse& use = use_[session.quota_key];
+  if (session.waiters.size() >= config_.max_waiting_per_session) {
+    over = Error(ErrorCode::kResourceExhausted,
+                 fmt::format("the lock is taken, and session {} has {} Lock calls waiting "
+                             "already, the most one session may have "
+                             "(locks.max_waiting_per_session); retry later",
+                             session.public_id, session.waiters.size()));
+  } else if (use.waiting >= config_.max_waiting_per_principal) {
+    over = Error(ErrorCode::kResourceExhausted,
+                 fmt::format("the lock is taken, and {} has {} Lock calls waiting already, the "
+                             "most one principal may have (locks.max_waiting_per_principal); "
+                             "retry later",
+                             session.quota_key, use.waiting));
+  } else if (waiters_.size() >= config_.max_waiting) {
+    over = Error(ErrorCode::kResourceExhausted,
+                 fmt::format("the lock is taken, and {} Lock calls are waiting already, the most "
+                             "asnd keeps (locks.max_waiting); retry later",
+                             waiters_.size()));
   }
+  if (over) {
+    apply(domain, domains_[domain]->cancel(request), finished);
+    throw *over;
+  }
+  ++use.waiting;
   const WaitKey key{domain, request};
   auto waiter = std::make_unique<Waiter>();
   waiter->session = session.id;
+  waiter->quota_key = session.quota_key;
   waiter->call = next_call_++;
   waiter->file = file;
   waiter->deadline = deadline;
@@ -650,8 +700,7 @@ LocksReleased LockManager::release_locks(const std::string& file,
   return out;
 }
 
-// Grants of waiting requests finish their calls; a grant whose call is gone (an asnd
-// restart) stays held by its session until unlocked or the session ends.
+// Grants of waiting requests finish their calls; a grant whose call is gone is released.
 void LockManager::apply(int domain, const locks::Change& change, Finished& finished) {
   for (const locks::Grant& grant : change.granted) {
     note_token(domain, grant.token);
@@ -716,6 +765,10 @@ void LockManager::finish_waiter(const WaitKey& key, LockResult result, Finished&
   if (waiter.deadline) wait_deadlines_.erase({*waiter.deadline, key});
   calls_.erase(waiter.call);
   if (auto s = sessions_.find(waiter.session); s != sessions_.end()) s->second->waiters.erase(key);
+  if (auto u = use_.find(waiter.quota_key); u != use_.end()) {
+    --u->second.waiting;
+    if (u->second.waiting == 0 && u->second.sessions == 0) use_.erase(u);
+  }
   finished.emplace_back(std::move(waiter.done), std::move(result));
   waiters_.erase(it);
 }
@@ -792,6 +845,7 @@ void LockManager::timer_loop() {
                             fmt::format("the wait was cancelled: session {} expired", public_id))
                           .with_reason(kReasonSessionGone),
                       finished);
+        ++counters_.expired;
       }
     } catch (const std::exception& e) {
       // A domain that fails (the board does not answer) is retried a second later.

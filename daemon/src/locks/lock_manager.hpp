@@ -137,6 +137,18 @@ struct DomainView {
   locks::Stats stats;
 };
 
+// How sessions ended and what board resets took, since asnd started: a clean close is not an
+// expiry (an expiry is the sign of a hung or dead client).
+struct SessionCounters {
+  uint64_t opened = 0;
+  uint64_t closed = 0;
+  uint64_t expired = 0;         // the lease ran out (or it did not re-attach after a restart)
+  uint64_t revoked = 0;         // by an administrator
+  uint64_t locks_lost = 0;      // sessions whose switch locks a board reset took
+  uint64_t reclaims = 0;        // reclaims granted
+  uint64_t reclaims_refused = 0;
+};
+
 struct LockStatsView {
   std::vector<DomainView> domains;
   std::string placement;
@@ -151,6 +163,7 @@ struct LockStatsView {
   // at most, or until `reclaiming_sessions` reach 0.
   double loss_grace_remaining_seconds = 0;
   uint64_t reclaiming_sessions = 0;
+  SessionCounters counters;
 };
 
 struct SessionPage {
@@ -201,7 +214,8 @@ struct LocksReleased {
 // the loss grace (start_loss_grace()) grants the files the switch held only to reclaims of
 // the sessions that lost them, until each of those reclaimed (or ended), or until every
 // lease alive at the reset has run out — whichever is first. Sessions stay open; their
-// waits in the switch end (ABORTED), and KeepAlive tells them their switch locks are gone.
+// waits in the switch end (UNAVAILABLE, reason "grace"), and their next call tells them
+// their switch locks are gone.
 class LockManager final : public Reconcilable {
  public:
   // `switch_domain` may be null (a board without a lock engine): every file then lives in
@@ -224,8 +238,11 @@ class LockManager final : public Reconcilable {
   // `owner` names the client for people (logs, lists); `owner_key` is its verified
   // principal (SessionCaller::owner_key), empty on plain TCP. The session's id is random
   // (never 0), and so is its secret.
+  // `quota_key`: whose quotas the session counts against (locks.max_*_per_principal); empty:
+  // owner_key, or `owner` when that is empty too.
   OpenedSession open_session(const std::string& owner, const std::string& owner_key,
-                             const std::string& name, uint32_t ttl_seconds);
+                             const std::string& name, uint32_t ttl_seconds,
+                             const std::string& quota_key = {});
   // Throws kPermissionDenied unless `caller` may use the session: a secret it gives must be
   // the session's (compared in constant time); without one it must have a principal, and
   // with a principal it must be the session's owner. The refusal names neither the owner nor
@@ -379,6 +396,14 @@ class LockManager final : public Reconcilable {
     bool every_file = false;
   };
   LossGrace loss_;
+  SessionCounters counters_;
+  // What each principal uses of the quotas: sessions open, Lock calls waiting.
+  struct PrincipalUse {
+    size_t sessions = 0;
+    size_t waiting = 0;
+  };
+  std::map<std::string, PrincipalUse, std::less<>> use_;
+  void count_session(const std::string& quota_key, int delta);
   std::string loss_file_;
   std::thread timer_;
 };

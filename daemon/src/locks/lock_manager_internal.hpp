@@ -21,6 +21,7 @@ struct LockManager::Session {
   std::string owner;
   std::string owner_key;      // SessionCaller::owner_key of who opened it
   std::string secret_sha256;  // of the secret OpenSession returned
+  std::string quota_key;      // whose quotas it counts against (state.proto LockSessionLabel)
   std::string name;
   uint32_t ttl = 0;
   locks::SessionId switch_session = 0;
@@ -31,6 +32,7 @@ struct LockManager::Session {
 
 struct LockManager::Waiter {
   uint64_t session = 0;
+  std::string quota_key;  // its session's
   uint64_t call = 0;
   std::string file;
   std::optional<LockClock::time_point> deadline;

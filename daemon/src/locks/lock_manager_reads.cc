@@ -144,6 +144,7 @@ LockStatsView LockManager::stats(size_t top) {
     out.loss_grace_remaining_seconds = seconds_until(loss_.until, now);
     out.reclaiming_sessions = loss_.sessions.size();
   }
+  out.counters = counters_;
   const std::map<uint64_t, uint64_t> held = held_by_session();
   struct Rank {
     uint64_t held;

@@ -65,7 +65,8 @@ LockManager::LockManager(std::unique_ptr<LockDomain> switch_domain, const std::s
     if (auto why = switch_domain->unusable()) {
       spdlog::error(
           "locks: the switch lock domain cannot be used: {}. Every file is placed in the "
-          "software domain until then; the sessions that held locks in the switch end.",
+          "software domain until then; the sessions that held locks in the switch may reclaim them "
+          "during the loss grace.",
           *why);
       parked_switch_ = std::move(switch_domain);
     } else {
@@ -144,6 +145,9 @@ void LockManager::recover() {
       session->public_id = label.public_id();
       session->owner_key = label.owner_key();
       session->secret_sha256 = label.secret_sha256();
+      session->quota_key = label.quota_key().empty()
+                               ? (session->owner_key.empty() ? session->owner : session->owner_key)
+                               : label.quota_key();
     }
     // A session of an asnd before ownership keeps its id, and no one can use it (it has no
     // owner key and no secret): it expires after the grace period.
@@ -157,6 +161,7 @@ void LockManager::recover() {
     grace_until_ = std::max(grace_until_, session->expires);
     if (session->switch_session != 0) by_switch_session_[session->switch_session] = s.id;
     leases_.emplace(session->expires, s.id);
+    count_session(session->quota_key, +1);
     sessions_.emplace(s.id, std::move(session));
   }
   load_loss_grace();
@@ -302,7 +307,7 @@ void LockManager::start_loss_grace(const std::set<std::string, std::less<>>& fil
   }
   for (const auto& [id, session] : sessions_) {
     if (surviving != nullptr && surviving->contains(session->switch_session)) continue;
-    loss_.sessions.insert(id);
+    if (loss_.sessions.insert(id).second) ++counters_.locks_lost;
     loss_.until = std::max(loss_.until, session->expires);
     if (switch_ < 0) continue;
     try {

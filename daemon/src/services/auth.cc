@@ -109,6 +109,20 @@ std::string Authorizer::owner_key(const grpc::ServerContextBase& context) const 
   return policy_.peer_owner ? policy_.peer_owner(context.peer()) : std::string();
 }
 
+std::string Authorizer::quota_key(const grpc::ServerContextBase& context) const {
+  std::string key = owner_key(context);
+  if (!key.empty()) return key;
+  // gRPC's peer: "ipv4:10.0.0.2:5123", "ipv6:[::1]:5123", "unix:..." (no uid known: the
+  // listener's name stands for it).
+  std::string peer = context.peer();
+  if (peer.rfind("ipv4:", 0) == 0 || peer.rfind("ipv6:", 0) == 0) {
+    peer = peer.substr(5);
+    if (auto colon = peer.rfind(':'); colon != std::string::npos) peer.resize(colon);
+    return "address " + text::escaped(peer, 64);
+  }
+  return "a client on " + policy_.name;
+}
+
 std::string Authorizer::describe_peer(const grpc::ServerContextBase& context) const {
   const std::string peer = context.peer();
   if (policy_.describe_peer) return policy_.describe_peer(peer);

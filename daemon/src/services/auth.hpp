@@ -66,6 +66,10 @@ class Authorizer {
   // The caller's principal as a lock session owner (SessionCaller::owner_key): "cert
   // <subject>" with mutual TLS, else the listener's peer_owner ("uid 1000"), else empty.
   std::string owner_key(const grpc::ServerContextBase& context) const;
+  // Whose quotas the caller's lock sessions count against: owner_key(), or on plain TCP,
+  // where nobody is verified, the client's address without its port ("address 10.0.0.2"):
+  // one host cannot take the whole switch by opening connections.
+  std::string quota_key(const grpc::ServerContextBase& context) const;
 
  private:
   ListenerPolicy policy_;

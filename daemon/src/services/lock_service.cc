@@ -162,7 +162,8 @@ grpc::ServerUnaryReactor* LockService::OpenSession(grpc::CallbackServerContext* 
     authorizer_.require(Permission::kLock, "OpenSession", *context);
     const auto opened =
         locks_.open_session(authorizer_.principal(*context), authorizer_.owner_key(*context),
-                            request->name(), request->ttl_seconds());
+                            request->name(), request->ttl_seconds(),
+                            authorizer_.quota_key(*context));
     response->set_session(opened.session);
     response->set_ttl_seconds(opened.ttl_seconds);
     response->set_secret(opened.secret);
@@ -374,6 +375,14 @@ grpc::ServerUnaryReactor* LockService::GetLockStats(grpc::CallbackServerContext*
     response->set_grace_remaining_seconds(view.grace_remaining_seconds);
     response->set_loss_grace_remaining_seconds(view.loss_grace_remaining_seconds);
     response->set_reclaiming_sessions(view.reclaiming_sessions);
+    auto* counters = response->mutable_session_counters();
+    counters->set_opened(view.counters.opened);
+    counters->set_closed(view.counters.closed);
+    counters->set_expired(view.counters.expired);
+    counters->set_revoked(view.counters.revoked);
+    counters->set_locks_lost(view.counters.locks_lost);
+    counters->set_reclaims(view.counters.reclaims);
+    counters->set_reclaims_refused(view.counters.reclaims_refused);
     for (const auto& s : view.sessions) fill_session(s, response->add_session_list());
   });
 }
