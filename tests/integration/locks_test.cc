@@ -119,6 +119,26 @@ TEST_F(LocksTest, ALockHeldAcrossAKillDashNineIsStillHeldAndItsSessionReattaches
   EXPECT_THAT(asnd_.asnctl({"locks", "list"}).out, HasSubstr("no locks are held"));
 }
 
+// Issue 24: a board reset under `asnctl lock acquire --hold`: asnd does not end the session
+// (its lock may still be in use; the service tests check the file is withheld meanwhile);
+// asnctl, told at its next KeepAlive, says the lock was lost and ends its session, and then
+// the file is granted to others.
+TEST_F(LocksTest, ABoardResetUnderAHeldLockIsReportedToItsHolder) {
+  auto holder = acquire({"resetme", "0:100", "--hold", "60", "--ttl", "3"});
+  ASSERT_TRUE(listed("resetme"));
+  const auto reset = asnd_.asnctl({"board", "reset", "--yes"});
+  ASSERT_EQ(reset.exit_code, 0) << reset.all();
+  const auto held = holder.get();  // within a KeepAlive period (1 s), not the 60 s hold
+  EXPECT_EQ(held.exit_code, 1) << held.all();
+  EXPECT_THAT(held.err, HasSubstr("the lock was lost: the board was reset"));
+  const auto granted =
+      asnd_.asnctl({"lock", "acquire", "resetme", "0:1", "--try", "--hold", "0"});
+  EXPECT_EQ(granted.exit_code, 0) << granted.all();
+  const auto stats = asnd_.asnctl({"locks", "stats"});
+  EXPECT_THAT(stats.out, HasSubstr("1 sessions lost switch locks"));
+  EXPECT_THAT(stats.out, HasSubstr("closed, 0 expired"));
+}
+
 // Issue 24: `--wait N` that runs out says the lock was not granted in N s, not that asnd did
 // not answer.
 TEST_F(LocksTest, AWaitThatRunsOutSaysItWaitedAndWasNotGranted) {

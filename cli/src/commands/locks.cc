@@ -485,6 +485,15 @@ class LockAcquire final : public Command {
                        status.error_message().c_str());
           return kExitFailed;
         }
+        if (status.ok() && response.locks_lost()) {
+          // A board reset emptied the switch's lock table: the lock may be gone. asnctl
+          // does not take it back: it says so, and ends the session (close() after this),
+          // which lets the others have the file at once.
+          std::fprintf(stderr,
+                       "asnctl: the lock was lost: the board was reset, which emptied the "
+                       "switch's lock table; take the lock again if it is still needed\n");
+          return kExitFailed;
+        }
         next_keepalive = now + period;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
