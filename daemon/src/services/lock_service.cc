@@ -61,6 +61,19 @@ v1::LockMode mode_of(locks::Mode mode) {
   return mode == locks::Mode::kShared ? v1::LOCK_MODE_SHARED : v1::LOCK_MODE_EXCLUSIVE;
 }
 
+// A held lock as ListLocks and ReleaseLocks send it.
+void fill_held(const HeldView& h, v1::HeldLock* out) {
+  out->set_file(h.file);
+  out->set_session(h.session);
+  out->set_owner(h.owner);
+  out->set_session_name(h.session_name);
+  out->set_mode(mode_of(h.lock.mode));
+  out->set_token(h.lock.token);
+  fill_range(h.lock.range, out->mutable_range());
+  out->set_domain(h.domain);
+  out->set_request(h.lock.request);
+}
+
 // The trailing metadata that carries Error::reason().
 constexpr char kReasonKey[] = "asn-lock-reason";
 
@@ -264,16 +277,7 @@ grpc::ServerUnaryReactor* LockService::ListLocks(grpc::CallbackServerContext* co
     if (!request->page_token().empty()) from = from_page_token(request->page_token());
     const auto view = locks_.list(request->file(), request->after(), limit, from, kPageBytes);
     for (const auto& h : view.held) {
-      auto* out = response->add_held();
-      out->set_file(h.file);
-      out->set_session(h.session);
-      out->set_owner(h.owner);
-      out->set_session_name(h.session_name);
-      out->set_mode(mode_of(h.lock.mode));
-      out->set_token(h.lock.token);
-      fill_range(h.lock.range, out->mutable_range());
-      out->set_domain(h.domain);
-      out->set_request(h.lock.request);
+      fill_held(h, response->add_held());
     }
     for (const auto& w : view.waiting) {
       auto* out = response->add_waiting();
@@ -321,16 +325,7 @@ grpc::ServerUnaryReactor* LockService::ReleaseLocks(grpc::CallbackServerContext*
     const auto done = locks_.release_locks(request->file(), ranges, request->dry_run(),
                                            authorizer_.principal(*context));
     for (const auto& h : done.released) {
-      auto* out = response->add_released();
-      out->set_file(h.file);
-      out->set_session(h.session);
-      out->set_owner(h.owner);
-      out->set_session_name(h.session_name);
-      out->set_mode(mode_of(h.lock.mode));
-      out->set_token(h.lock.token);
-      fill_range(h.lock.range, out->mutable_range());
-      out->set_domain(h.domain);
-      out->set_request(h.lock.request);
+      fill_held(h, response->add_released());
     }
     response->set_granted(done.granted);
     response->set_dry_run(request->dry_run());
