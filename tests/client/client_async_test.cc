@@ -36,7 +36,7 @@ class Await {
     return future_.wait_for(within) == std::future_status::ready;
   }
   Result<T> get() {
-    if (!ready(30s)) throw std::runtime_error("no callback within 30 s");
+    if (!ready(test::scaled(30s))) throw std::runtime_error("no callback within 30 s (scaled)");
     return future_.get();
   }
   // The code of the Error the call failed with (kOk when it did not fail).
@@ -155,7 +155,7 @@ TEST_F(ClientAsyncTest, CallbacksChainCallsAndRefuseBlockingOnes) {
   for (auto& chain : chains) chain->next();  // 4 sessions on each file: they also wait
   {
     std::unique_lock lock(mutex);
-    ASSERT_TRUE(all_done.wait_for(lock, 60s, [&] { return running == 0; }));
+    ASSERT_TRUE(all_done.wait_for(lock, test::scaled(60s), [&] { return running == 0; }));
   }
   EXPECT_EQ(failed, 0);
   for (int i = 0; i < 4; ++i) EXPECT_EQ(held("chain-" + std::to_string(i)), 0u);
@@ -179,7 +179,7 @@ TEST_F(ClientAsyncTest, CallbacksChainCallsAndRefuseBlockingOnes) {
     }
   });
   auto code = refused.get_future();
-  ASSERT_EQ(code.wait_for(10s), std::future_status::ready);
+  ASSERT_EQ(code.wait_for(test::scaled(30s)), std::future_status::ready);
   EXPECT_EQ(code.get(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(held("g"), 1u);  // the lock_async itself was granted
 }

@@ -115,16 +115,15 @@ TEST_F(ClientBatchTest, TheStreamIsOpenedAgainAfterAsndRestarts) {
   stack_.reset();
   start();
   // The first op may still meet the old stream's end (UNAVAILABLE); a later one re-opens it.
-  bool unlocked = false;
-  for (int i = 0; i < 50 && !unlocked; ++i) {
+  const bool unlocked = test::wait_until([&] {
     try {
       s.unlock("f", {0, 10});
-      unlocked = true;
+      return true;
     } catch (const Error& e) {
-      ASSERT_EQ(e.code(), StatusCode::kUnavailable) << e.what();
-      std::this_thread::sleep_for(20ms);
+      EXPECT_EQ(e.code(), StatusCode::kUnavailable) << e.what();
+      return false;
     }
-  }
+  });
   ASSERT_TRUE(unlocked);
   EXPECT_GT(s.lock("f", {0, 10}, Mode::kExclusive).token, before.token);
 }

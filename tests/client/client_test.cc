@@ -31,7 +31,7 @@ class ClientTest : public ::testing::Test {
 
   ClientOptions fast_options() const {
     ClientOptions options;
-    options.call_timeout = 2s;
+    options.call_timeout = test::scaled(2s);
     options.initial_backoff = 20ms;
     options.max_backoff = 200ms;
     return options;
@@ -45,8 +45,8 @@ class ClientTest : public ::testing::Test {
 };
 
 template <class Pred>
-bool eventually(Pred pred, std::chrono::milliseconds limit = 3s) {
-  auto end = std::chrono::steady_clock::now() + limit;
+bool eventually(Pred pred, std::chrono::milliseconds limit = 30s) {
+  auto end = std::chrono::steady_clock::now() + test::scaled(limit);
   while (std::chrono::steady_clock::now() < end) {
     if (pred()) return true;
     std::this_thread::sleep_for(10ms);
@@ -159,7 +159,7 @@ TEST_F(ClientTest, NoServerFailsAtOnceWithUnavailable) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), StatusCode::kUnavailable) << e.what();
   }
-  EXPECT_LT(std::chrono::steady_clock::now() - start, 1500ms);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, test::scaled(1500ms));
 }
 
 TEST_F(ClientTest, KeepAliveKeepsTheSessionPastItsTtl) {
@@ -259,7 +259,7 @@ TEST_F(ClientTest, LockTimesOutWithDeadlineExceeded) {
   }
   auto took = std::chrono::steady_clock::now() - start;
   EXPECT_GE(took, 290ms);
-  EXPECT_LT(took, 2s);
+  EXPECT_LT(took, test::scaled(2s));
   EXPECT_FALSE(b.lost());
 }
 
@@ -294,14 +294,14 @@ TEST_F(ClientTest, AHungAsndEndsTheCallsAtTheirDeadlines) {
   s.lock_async("h", {0, 10}, Mode::kExclusive, Deadline::never(),
                [&](Result<Grant> r) { forever.set_value(r); });
   auto unlock_future = unlocked.get_future();
-  ASSERT_EQ(unlock_future.wait_for(5s), std::future_status::ready);
+  ASSERT_EQ(unlock_future.wait_for(test::scaled(30s)), std::future_status::ready);
   const auto unlock_after = std::chrono::steady_clock::now() - start;
   Result<UnlockResult> unlock = unlock_future.get();
   ASSERT_FALSE(unlock.ok());
   EXPECT_EQ(test::code_of(unlock.error()), StatusCode::kDeadlineExceeded);
   EXPECT_GE(unlock_after, 300ms);
   auto lock_future = locked.get_future();
-  ASSERT_EQ(lock_future.wait_for(5s), std::future_status::ready);
+  ASSERT_EQ(lock_future.wait_for(test::scaled(30s)), std::future_status::ready);
   EXPECT_GE(std::chrono::steady_clock::now() - start, 500ms);  // 200 ms + call_timeout
   Result<Grant> lock = lock_future.get();
   ASSERT_FALSE(lock.ok());
@@ -313,7 +313,7 @@ TEST_F(ClientTest, AHungAsndEndsTheCallsAtTheirDeadlines) {
     EXPECT_EQ(e.code(), StatusCode::kDeadlineExceeded) << e.what();
   }
   auto other_future = other_unlocked.get_future();
-  ASSERT_EQ(other_future.wait_for(5s), std::future_status::ready);
+  ASSERT_EQ(other_future.wait_for(test::scaled(30s)), std::future_status::ready);
   EXPECT_GE(std::chrono::steady_clock::now() - other_start, 700ms);
   Result<UnlockResult> other_unlock = other_future.get();
   ASSERT_FALSE(other_unlock.ok());
@@ -322,7 +322,7 @@ TEST_F(ClientTest, AHungAsndEndsTheCallsAtTheirDeadlines) {
   EXPECT_EQ(forever_future.wait_for(300ms), std::future_status::timeout);
 
   state_->hang(false);  // asnd answers again: the late answers are dropped, the stream goes on
-  ASSERT_EQ(forever_future.wait_for(5s), std::future_status::ready);
+  ASSERT_EQ(forever_future.wait_for(test::scaled(30s)), std::future_status::ready);
   EXPECT_TRUE(forever_future.get().ok());
   EXPECT_EQ(s.try_lock("k", {0, 10}, Mode::kExclusive).ranges.size(), 1u);
 }
@@ -397,7 +397,7 @@ TEST_F(ClientTest, ASessionTheServerForgotIsLost) {
   LockGuard guard(session, "f", {0, 100}, Mode::kExclusive, 1s);
   state_->forget(session.id());
   auto future = lost.get_future();
-  ASSERT_EQ(future.wait_for(3s), std::future_status::ready) << "the loss was not reported";
+  ASSERT_EQ(future.wait_for(test::scaled(30s)), std::future_status::ready) << "the loss was not reported";
   EXPECT_NE(future.get().find("FAILED_PRECONDITION"), std::string::npos);
   EXPECT_TRUE(session.lost());
   try {

@@ -32,7 +32,7 @@ class RealLocksTest : public ::testing::Test {
   client::LockClient client() const {
     using namespace std::chrono_literals;
     client::ClientOptions options;
-    options.call_timeout = 5s;
+    options.call_timeout = test::scaled(30s);  // a backstop: no call here waits on purpose
     options.initial_backoff = 20ms;
     options.max_backoff = 200ms;
     options.batch = batch_;

@@ -68,7 +68,7 @@ bool AsndProcess::start(const std::vector<std::string>& extra, const std::string
     execv(args[0], args.data());
     _exit(127);
   }
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  auto deadline = std::chrono::steady_clock::now() + scaled(std::chrono::seconds(60));
   while (std::chrono::steady_clock::now() < deadline) {
     if (!running()) return false;
     // Serving means this asnd said so and the socket answers (another process may hold a

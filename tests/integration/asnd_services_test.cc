@@ -53,7 +53,7 @@ TEST_F(AsndServicesTest, HealthServiceSaysServing) {
   grpc::GenericStub stub(channel(asnd_));
   grpc::CompletionQueue cq;
   grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  context.set_deadline(deadline_in(std::chrono::seconds(60)));
   // HealthCheckRequest{service: ""} is the empty message.
   auto call = stub.PrepareUnaryCall(&context, "/grpc.health.v1.Health/Check", to_buffer(""), &cq);
   call->StartCall();
@@ -71,7 +71,7 @@ TEST_F(AsndServicesTest, ReflectionListsTheDeviceService) {
   grpc::GenericStub stub(channel(asnd_));
   grpc::CompletionQueue cq;
   grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  context.set_deadline(deadline_in(std::chrono::seconds(60)));
   auto stream = stub.PrepareCall(
       &context, "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", &cq);
   int start = 1, write = 2, read = 3, done = 4, finish = 5;
@@ -112,8 +112,8 @@ class NotifySocket {
   bool ok() const { return fd_ >= 0; }
 
   // Collects messages until one contains `what` or the deadline passes.
-  bool wait_for(const std::string& what, std::chrono::seconds limit = std::chrono::seconds(10)) {
-    auto deadline = std::chrono::steady_clock::now() + limit;
+  bool wait_for(const std::string& what, std::chrono::seconds limit = std::chrono::seconds(30)) {
+    auto deadline = std::chrono::steady_clock::now() + scaled(limit);
     while (std::chrono::steady_clock::now() < deadline) {
       char buf[4096];
       ssize_t n = recv(fd_, buf, sizeof(buf), 0);

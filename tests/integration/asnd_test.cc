@@ -157,7 +157,7 @@ TEST_F(AsndTest, SighupRereadsTheLogLevel) {
   start();
   write_file(asnd_.config_path(), "log_level: debug\n");
   asnd_.signal(SIGHUP);
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  auto deadline = std::chrono::steady_clock::now() + scaled(std::chrono::seconds(30));
   while (asnd_.log().find("SIGHUP: log level debug") == std::string::npos &&
          std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));

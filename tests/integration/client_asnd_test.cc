@@ -76,8 +76,7 @@ TEST_F(ClientAsndTest, ASessionHoldingALockComesBackAfterAsndIsKilled) {
   while (asnd_.running()) std::this_thread::sleep_for(20ms);
   start();
   // Within the grace period the library re-attaches the session by itself.
-  for (int i = 0; i < 100 && holder.reattach_count() == 0; ++i) std::this_thread::sleep_for(50ms);
-  EXPECT_GE(holder.reattach_count(), 1u);
+  EXPECT_TRUE(test::wait_until([&] { return holder.reattach_count() >= 1; }));
   EXPECT_FALSE(holder.lost());
   // Past the grace period the lock is still held, the other session still refused.
   std::this_thread::sleep_for(5500ms);

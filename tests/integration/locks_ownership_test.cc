@@ -41,7 +41,7 @@ int free_port() {
 }
 
 void with_deadline(grpc::ClientContext& context) {
-  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  context.set_deadline(deadline_in(std::chrono::seconds(30)));
 }
 
 class LocksOwnershipTest : public ::testing::Test {
@@ -74,12 +74,13 @@ class LocksOwnershipTest : public ::testing::Test {
 
   // The session holding a lock on `file`, once `locks list` shows one (0: none in time).
   uint64_t holder_of(const std::string& file) {
-    for (int i = 0; i < 200; ++i) {
+    uint64_t holder = 0;
+    wait_until([&] {
       const auto json = asnd_.asnctl({"-o", "json", "locks", "list", "--file", file});
-      if (auto session = json_number(json.out, "session")) return *session;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return 0;
+      holder = json_number(json.out, "session").value_or(0);
+      return holder != 0;
+    });
+    return holder;
   }
 
   static grpc::Status keep_alive(v1::Locks::Stub& stub, uint64_t session, const std::string& secret,
@@ -173,12 +174,9 @@ TEST_F(LocksOwnershipTest, AnAdminReleasesBytesFromEverySessionHoldingThem) {
   auto a = acquire({"/data/shared", "0:100", "--shared", "--hold", "20", "--ttl", "3"});
   ASSERT_NE(holder_of("/data/shared"), 0u);
   auto b = acquire({"/data/shared", "50:100", "--shared", "--hold", "20", "--ttl", "3"});
-  for (int i = 0; i < 200; ++i) {
-    if (squeezed(asnd_.asnctl({"locks", "list"}).out).find("[50, 150)") != std::string::npos) {
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  ASSERT_TRUE(wait_until([&] {
+    return squeezed(asnd_.asnctl({"locks", "list"}).out).find("[50, 150)") != std::string::npos;
+  }));
   auto waiter = acquire({"/data/shared", "0:60", "--wait", "20", "--hold", "0.1"});
 
   const auto usage = asnd_.asnctl({"locks", "release", "/data/shared", "60"});

@@ -49,11 +49,7 @@ class LocksTest : public ::testing::Test {
   bool listed(const std::string& text, const std::vector<std::string>& extra = {}) {
     std::vector<std::string> argv = {"locks", "list"};
     argv.insert(argv.end(), extra.begin(), extra.end());
-    for (int i = 0; i < 200; ++i) {
-      if (asnd_.asnctl(argv).out.find(text) != std::string::npos) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return false;
+    return wait_until([&] { return asnd_.asnctl(argv).out.find(text) != std::string::npos; });
   }
 };
 
@@ -203,7 +199,7 @@ class LocksManyWaitsTest : public ::testing::Test {
 
   v1::GetLockStatsResponse stats() {
     grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    context.set_deadline(deadline_in(std::chrono::seconds(60)));
     v1::GetLockStatsResponse response;
     EXPECT_TRUE(stub_->GetLockStats(&context, {}, &response).ok());
     return response;
@@ -232,9 +228,7 @@ class LocksManyWaitsTest : public ::testing::Test {
       v1::LockBatchReply reply;
       while (stream_->Read(&reply)) results_ += static_cast<uint64_t>(reply.results_size());
     });
-    for (int i = 0; i < 1200 && stats().waiting_calls() < kWaits; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
+    wait_until([&] { return stats().waiting_calls() >= kWaits; }, std::chrono::seconds(120));
     ASSERT_EQ(stats().waiting_calls(), static_cast<uint64_t>(kWaits));
   }
 };
@@ -248,7 +242,7 @@ TEST_F(LocksManyWaitsTest, ACancelledStreamsWaitsAreWithdrawnAtOnce) {
   const auto t0 = std::chrono::steady_clock::now();
   stream_context_.TryCancel();
   while (stats().waiting_calls() > 0 &&
-         std::chrono::steady_clock::now() - t0 < std::chrono::seconds(30)) {
+         std::chrono::steady_clock::now() - t0 < scaled(std::chrono::seconds(60))) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -263,7 +257,7 @@ TEST_F(LocksManyWaitsTest, SigtermStopsAsndPromptlyWithAHundredThousandWaits) {
   queue_waits();
   const auto t0 = std::chrono::steady_clock::now();
   asnd_.signal(SIGTERM);
-  while (asnd_.running() && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(30)) {
+  while (asnd_.running() && std::chrono::steady_clock::now() - t0 < scaled(std::chrono::seconds(60))) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

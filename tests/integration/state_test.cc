@@ -103,14 +103,14 @@ TEST_F(StateTest, ABoardResetBehindAsndsBackIsNoticedAndRestored) {
   const uint64_t before = generation();
   reset_behind_asnds_back();
   // The board resets at its next clock tick; asnd hears of it and restores port 2.
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  auto deadline = std::chrono::steady_clock::now() + scaled(std::chrono::seconds(30));
   while (std::chrono::steady_clock::now() < deadline &&
          asnd_.log().find("restoring the desired state") == std::string::npos) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   EXPECT_EQ(generation(), before + 1);
   EXPECT_THAT(asnd_.log(), HasSubstr("restoring the desired state"));
-  deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  deadline = std::chrono::steady_clock::now() + scaled(std::chrono::seconds(30));
   while (std::chrono::steady_clock::now() < deadline && enabled(2) != 0) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }

@@ -261,7 +261,7 @@ TEST_F(TlsTest, ALockSessionBelongsToTheCertificateThatOpenedIt) {
   auto one = channel_for("client");
   auto two = channel_for("client2");
   auto deadline = [](grpc::ClientContext& c) {
-    c.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    c.set_deadline(deadline_in(std::chrono::seconds(30)));
   };
 
   v1::OpenSessionResponse session;
@@ -343,8 +343,9 @@ TEST_F(TlsTest, ALockSessionBelongsToTheCertificateThatOpenedIt) {
   EXPECT_TRUE(one->Unlock(&c, unlock, &response).ok());
 }
 
+// `timeout` is scaled (tests/README.md).
 void with_deadline(grpc::ClientContext& context, std::chrono::milliseconds timeout) {
-  context.set_deadline(std::chrono::system_clock::now() + timeout);
+  context.set_deadline(deadline_in(timeout));
 }
 
 // A read call on `channel`, which opens its connection: OK when asnd took it.
@@ -437,7 +438,7 @@ TEST_F(TlsCapTest, AClientsHalfCloseEndsTheConnection) {
   ::shutdown(fd, SHUT_WR);
   const auto start = std::chrono::steady_clock::now();
   EXPECT_TRUE(closed_by_server(fd, std::chrono::seconds(5)));
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, test::scaled(std::chrono::seconds(3)));
   ::close(fd);
   EXPECT_TRUE(stats(channel()).ok());
 }

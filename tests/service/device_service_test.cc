@@ -430,14 +430,7 @@ TEST_F(DeviceServiceTest, StalledDumpsAreCappedAndCancelled) {
     contexts.push_back(std::make_unique<grpc::ClientContext>());
     stalled.push_back(stalling->DumpRegisters(contexts.back().get(), request));
   }
-  auto wait_for = [](auto done) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (!done() && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return done();
-  };
-  ASSERT_TRUE(wait_for([&] { return unix_streams_->active() == 4; }));
+  ASSERT_TRUE(test::wait_until([&] { return unix_streams_->active() == 4; }));
 
   grpc::ClientContext fifth_context;
   auto fifth = unix_->DumpRegisters(&fifth_context, request);
@@ -448,8 +441,8 @@ TEST_F(DeviceServiceTest, StalledDumpsAreCappedAndCancelled) {
   EXPECT_THAT(refused.error_message(), ::testing::HasSubstr("listen.max_streams"));
 
   // Not read for the write timeout (1.5 s here): cancelled, and their slots free.
-  ASSERT_TRUE(wait_for([&] { return unix_streams_->cancelled_stalled() == 4; }));
-  ASSERT_TRUE(wait_for([&] { return unix_streams_->active() == 0; }));
+  ASSERT_TRUE(test::wait_until([&] { return unix_streams_->cancelled_stalled() == 4; }));
+  ASSERT_TRUE(test::wait_until([&] { return unix_streams_->active() == 0; }));
   for (auto& reader : stalled) {
     while (reader->Read(&value)) {
     }

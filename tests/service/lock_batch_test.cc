@@ -29,7 +29,7 @@ using ::testing::HasSubstr;
 class Stream {
  public:
   explicit Stream(v1::Locks::Stub& stub) {
-    context_.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+    context_.set_deadline(test::deadline_in(std::chrono::seconds(60)));
     stream_ = stub.Batch(&context_);
   }
 

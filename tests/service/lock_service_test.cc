@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <future>
 #include <map>
 #include <memory>
@@ -56,6 +57,12 @@ class LockServiceTest : public ::testing::TestWithParam<LockStack::Kind> {
     stub_.reset();
     stack_.reset();
     start(grace_s);
+  }
+
+  // `seconds` times the time scale, rounded up: for a lease or grace a test outlives on
+  // purpose, so that a slow machine cannot outlive it first (tests/README.md).
+  static uint32_t scaled_s(uint32_t seconds) {
+    return static_cast<uint32_t>(std::ceil(seconds * test::time_scale()));
   }
 
   uint64_t open(uint32_t ttl = 30, const std::string& name = "test") {
@@ -110,8 +117,11 @@ class LockServiceTest : public ::testing::TestWithParam<LockStack::Kind> {
     std::future<grpc::Status> done = promise.get_future();
   };
 
-  std::shared_ptr<Pending> lock_async(
-      const v1::LockRequest& r, std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
+  // `timeout`: the call's deadline, which asnd keeps as the wait's; the default is a backstop
+  // for a wait the test ends otherwise (scaled, tests/README.md).
+  std::shared_ptr<Pending> lock_async(const v1::LockRequest& r,
+                                      std::chrono::milliseconds timeout = test::scaled(
+                                          std::chrono::seconds(60))) {
     auto p = std::make_shared<Pending>();
     pending_.push_back(p);
     p->request = r;
@@ -122,8 +132,9 @@ class LockServiceTest : public ::testing::TestWithParam<LockStack::Kind> {
     return p;
   }
 
+  // Whether the call ends within `within` (scaled).
   static bool finishes(Pending& p, std::chrono::milliseconds within) {
-    return p.done.wait_for(within) == std::future_status::ready;
+    return p.done.wait_for(test::scaled(within)) == std::future_status::ready;
   }
 
   v1::KeepAliveResponse keep_alive(uint64_t session, bool reclaim_complete = false) {
@@ -155,9 +166,7 @@ class LockServiceTest : public ::testing::TestWithParam<LockStack::Kind> {
 
   // Waits until asnd has `n` Lock calls waiting.
   void wait_for_waiting(uint64_t n) {
-    for (int i = 0; i < 2000 && stats().waiting_calls() != n; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
+    test::wait_until([&] { return stats().waiting_calls() == n; });
     ASSERT_EQ(stats().waiting_calls(), n);
   }
 
@@ -269,7 +278,7 @@ TEST_P(LockServiceTest, AWaiterIsGrantedWhenTheHolderUnlocksWithALargerToken) {
   wait_for_waiting(1);
   EXPECT_FALSE(finishes(*waiting, std::chrono::milliseconds(50)));
   ASSERT_OK(unlock(a, "f", 0, 10));
-  ASSERT_TRUE(finishes(*waiting, std::chrono::seconds(5)));
+  ASSERT_TRUE(finishes(*waiting, std::chrono::seconds(30)));
   ASSERT_OK(waiting->done.get());
   EXPECT_TRUE(waiting->response.waited());
   EXPECT_GT(waiting->response.token(), first.token());
@@ -279,7 +288,7 @@ TEST_P(LockServiceTest, AWaitEndsAtItsDeadlineAndIsWithdrawn) {
   const uint64_t a = open(), b = open(), c = open();
   ASSERT_OK(try_lock(request(a, "f", 0, 10)));
   auto waiting = lock_async(request(b, "f", 0, 10), std::chrono::milliseconds(300));
-  ASSERT_TRUE(finishes(*waiting, std::chrono::seconds(5)));
+  ASSERT_TRUE(finishes(*waiting, std::chrono::seconds(30)));
   EXPECT_EQ(waiting->done.get().error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
   // The client's own deadline can end the call a moment before asnd's timer (or gRPC's
   // cancel) withdraws the request: wait for that, briefly.
@@ -296,7 +305,7 @@ TEST_P(LockServiceTest, ACancelledWaitIsWithdrawn) {
   auto waiting = lock_async(request(b, "f", 0, 10));
   wait_for_waiting(1);
   waiting->context.TryCancel();
-  ASSERT_TRUE(finishes(*waiting, std::chrono::seconds(5)));
+  ASSERT_TRUE(finishes(*waiting, std::chrono::seconds(30)));
   EXPECT_EQ(waiting->done.get().error_code(), grpc::StatusCode::CANCELLED);
   wait_for_waiting(0);
   EXPECT_EQ(list("f").waiting_size(), 0);
@@ -313,7 +322,7 @@ TEST_P(LockServiceTest, ClosingTheSessionAbortsItsWaits) {
   v1::CloseSessionResponse closed;
   ASSERT_OK(stub_->CloseSession(&context, close, &closed));
   EXPECT_EQ(closed.cancelled(), 1u);
-  ASSERT_TRUE(finishes(*waiting, std::chrono::seconds(5)));
+  ASSERT_TRUE(finishes(*waiting, std::chrono::seconds(30)));
   const grpc::Status status = waiting->done.get();
   EXPECT_EQ(status.error_code(), grpc::StatusCode::ABORTED);
   EXPECT_THAT(status.error_message(), HasSubstr("closed"));
@@ -325,7 +334,7 @@ TEST_P(LockServiceTest, AnExpiredLeaseReleasesTheLocksAndAbortsTheWaits) {
   ASSERT_OK(try_lock(request(holder, "f", 0, 10)));
   // waiter waits on g (held by other) and lets its lease run out.
   auto waiting = lock_async(request(waiter, "g", 0, 10));
-  ASSERT_TRUE(finishes(*waiting, std::chrono::seconds(5)));
+  ASSERT_TRUE(finishes(*waiting, std::chrono::seconds(30)));
   const grpc::Status aborted = waiting->done.get();
   EXPECT_EQ(aborted.error_code(), grpc::StatusCode::ABORTED);
   EXPECT_THAT(aborted.error_message(), HasSubstr("expired"));
@@ -334,10 +343,11 @@ TEST_P(LockServiceTest, AnExpiredLeaseReleasesTheLocksAndAbortsTheWaits) {
   EXPECT_EQ(try_lock(request(holder, "f", 20, 1)).error_code(),
             grpc::StatusCode::FAILED_PRECONDITION);
   // A lease kept alive outlives its TTL.
-  const uint64_t kept = open(1);
+  const uint32_t ttl = scaled_s(1);
+  const uint64_t kept = open(ttl);
   ASSERT_OK(try_lock(request(kept, "h", 0, 10)));
-  for (int i = 0; i < 6; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  for (int i = 0; i < 6; ++i) {  // 1.8 TTLs in all, a keep-alive every 0.3
+    std::this_thread::sleep_for(std::chrono::milliseconds(300 * ttl));
     grpc::ClientContext context;
     v1::KeepAliveRequest r;
     r.set_session(kept);
@@ -358,11 +368,11 @@ TEST_P(LockServiceTest, ARequestNeverOvertakesAnEarlierConflictingWaiter) {
   auto reader = lock_async(request(c, "f", 5, 1, false));
   wait_for_waiting(2);
   ASSERT_OK(unlock(a, "f", 0, 10));
-  ASSERT_TRUE(finishes(*writer, std::chrono::seconds(5)));
+  ASSERT_TRUE(finishes(*writer, std::chrono::seconds(30)));
   ASSERT_OK(writer->done.get());
   EXPECT_FALSE(finishes(*reader, std::chrono::milliseconds(50)));
   ASSERT_OK(unlock(b, "f", 0, 10));
-  ASSERT_TRUE(finishes(*reader, std::chrono::seconds(5)));
+  ASSERT_TRUE(finishes(*reader, std::chrono::seconds(30)));
   ASSERT_OK(reader->done.get());
   EXPECT_GT(reader->response.token(), writer->response.token());
 }
@@ -383,7 +393,7 @@ TEST_P(LockServiceTest, DowngradeKeepsTheTokenAndLetsReadersIn) {
   v1::UnlockResponse response;
   ASSERT_OK(stub_->Downgrade(&context, r, &response));
   EXPECT_EQ(response.granted(), 1u);
-  ASSERT_TRUE(finishes(*reader, std::chrono::seconds(5)));
+  ASSERT_TRUE(finishes(*reader, std::chrono::seconds(30)));
   ASSERT_OK(reader->done.get());
   const auto held = list("f");
   ASSERT_EQ(held.held_size(), 2);
@@ -510,25 +520,26 @@ TEST_P(LockServiceTest, CallsBeyondTheWaitingLimitAreRefusedOnlyWhenTheyWouldWai
   auto second = lock_async(request(b, "f", 0, 10));
   wait_for_waiting(2);
   auto third = lock_async(request(b, "f", 0, 10));
-  ASSERT_TRUE(finishes(*third, std::chrono::seconds(5)));
+  ASSERT_TRUE(finishes(*third, std::chrono::seconds(30)));
   const grpc::Status refused = third->done.get();
   EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
   EXPECT_THAT(refused.error_message(), HasSubstr("locks.max_waiting"));
   EXPECT_EQ(list("f").waiting_size(), 2);
   // A Lock that need not wait is granted.
   auto free = lock_async(request(b, "g", 0, 10));
-  ASSERT_TRUE(finishes(*free, std::chrono::seconds(5)));
+  ASSERT_TRUE(finishes(*free, std::chrono::seconds(30)));
   ASSERT_OK(free->done.get());
   ASSERT_OK(unlock(a, "f", 0, 10));
   for (auto* p : {first.get(), second.get()}) {
-    ASSERT_TRUE(finishes(*p, std::chrono::seconds(5)));
+    ASSERT_TRUE(finishes(*p, std::chrono::seconds(30)));
     ASSERT_OK(p->done.get());
   }
 }
 
 TEST_P(LockServiceTest, LocksSurviveARestartAndSessionsReattachWithinTheGracePeriod) {
   // `gone` has a lease as short as the grace period: a longer lease would give it longer.
-  const uint64_t back = open(30, "comes back"), gone = open(2, "does not"), other = open();
+  const uint32_t grace = scaled_s(2);
+  const uint64_t back = open(30, "comes back"), gone = open(grace, "does not"), other = open();
   v1::LockResponse before;
   ASSERT_OK(try_lock(request(back, "f", 0, 10), &before));
   ASSERT_OK(try_lock(request(gone, "g", 0, 10)));
@@ -536,9 +547,9 @@ TEST_P(LockServiceTest, LocksSurviveARestartAndSessionsReattachWithinTheGracePer
   auto waiting = lock_async(request(other, "f", 0, 10));
   wait_for_waiting(1);
 
-  restart(/*grace_s=*/2);
+  restart(grace);
   // The call that waited died with the server; its request is withdrawn.
-  ASSERT_TRUE(finishes(*waiting, std::chrono::seconds(5)));
+  ASSERT_TRUE(finishes(*waiting, std::chrono::seconds(30)));
   EXPECT_FALSE(waiting->done.get().ok());
   EXPECT_EQ(list("f").waiting_size(), 0);
   // Nothing conflicting is granted while the sessions may still come back.
@@ -557,9 +568,8 @@ TEST_P(LockServiceTest, LocksSurviveARestartAndSessionsReattachWithinTheGracePer
   }
   // `other` re-attaches by using its session.
   ASSERT_OK(try_lock(request(other, "i", 0, 10)));
-  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
-  // `gone` did not come back: its lock is released, its session ended.
-  ASSERT_OK(try_lock(request(other, "g", 0, 10)));
+  // `gone` does not come back: once the grace is over its lock is released, its session ended.
+  ASSERT_TRUE(test::wait_until([&] { return try_lock(request(other, "g", 0, 10)).ok(); }));
   EXPECT_EQ(try_lock(request(gone, "x", 0, 1)).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   // `back` still holds f, and tokens keep growing across the restart.
   EXPECT_EQ(try_lock(request(other, "f", 0, 10)).error_code(),
@@ -591,7 +601,7 @@ TEST_P(LockServiceTest, ABoardResetWithholdsTheSwitchsFilesUntilTheirHoldersRecl
   stack_->device()->write(regs::id::kControlBoardReset, 1);
   stack_->manager().reconcile(ReconcileCause::kBoardReset);
   // b's wait was in the lost table: it ends, and says to retry.
-  ASSERT_TRUE(finishes(*waiting, std::chrono::seconds(5)));
+  ASSERT_TRUE(finishes(*waiting, std::chrono::seconds(30)));
   const grpc::Status ended = waiting->done.get();
   EXPECT_EQ(ended.error_code(), grpc::StatusCode::UNAVAILABLE) << ended.error_message();
   EXPECT_EQ(reason_of(waiting->context), "grace");
@@ -624,7 +634,7 @@ TEST_P(LockServiceTest, ABoardResetWithholdsTheSwitchsFilesUntilTheirHoldersRecl
     EXPECT_EQ(unlock(b, "g", 0, 10).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   }
   auto blocked = lock_async(request(c, "f", 0, 10));
-  ASSERT_TRUE(finishes(*blocked, std::chrono::seconds(5)));
+  ASSERT_TRUE(finishes(*blocked, std::chrono::seconds(30)));
   EXPECT_EQ(blocked->done.get().error_code(), grpc::StatusCode::UNAVAILABLE);
   // A file the switch did not hold is granted as ever.
   ASSERT_OK(try_lock(request(c, "other", 0, 10)));
@@ -666,22 +676,23 @@ TEST_P(LockServiceTest, ABoardResetWithholdsTheSwitchsFilesUntilTheirHoldersRecl
 // A holder that never comes back holds the loss grace open only until its lease runs out.
 TEST_P(LockServiceTest, TheLossGraceEndsWhenTheLeasesAliveAtTheResetRunOut) {
   if (stack_->device() == nullptr) GTEST_SKIP() << "no switch domain";
-  const uint64_t gone = open(2);
+  const uint32_t lease = scaled_s(2);
+  const uint64_t gone = open(lease);
   ASSERT_OK(try_lock(request(gone, "f", 0, 10)));
   stack_->device()->write(regs::id::kControlBoardReset, 1);
   stack_->manager().reconcile(ReconcileCause::kBoardReset);
   const uint64_t c = open();
   EXPECT_EQ(try_lock(request(c, "f", 0, 10)).error_code(), grpc::StatusCode::UNAVAILABLE);
-  // No fixed sleep: the lease is 2 s; f is granted once it ran out, and not before.
+  // No fixed sleep: f is granted once the lease ran out, and not before.
   const auto reset_at = std::chrono::steady_clock::now();
   grpc::Status granted;
   do {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     granted = try_lock(request(c, "f", 0, 10));
   } while (granted.error_code() == grpc::StatusCode::UNAVAILABLE &&
-           std::chrono::steady_clock::now() - reset_at < std::chrono::seconds(30));
+           std::chrono::steady_clock::now() - reset_at < test::scaled(std::chrono::seconds(60)));
   ASSERT_OK(granted);
-  EXPECT_GE(std::chrono::steady_clock::now() - reset_at, std::chrono::milliseconds(1500));
+  EXPECT_GE(std::chrono::steady_clock::now() - reset_at, std::chrono::milliseconds(750 * lease));
 }
 
 // The loss grace outlives an asnd restart: the restarted asnd still withholds the files until
@@ -721,9 +732,9 @@ TEST_P(LockServiceTest, CallsEndingWhileTheBoardIsResetDoNotAbortAsnd) {
   wait_for_waiting(2);
   stack_->device()->write(regs::id::kControlBoardReset, 1);  // not handled yet
   cancelled->context.TryCancel();
-  ASSERT_TRUE(finishes(*cancelled, std::chrono::seconds(5)));
+  ASSERT_TRUE(finishes(*cancelled, std::chrono::seconds(30)));
   EXPECT_EQ(cancelled->done.get().error_code(), grpc::StatusCode::CANCELLED);
-  ASSERT_TRUE(finishes(*timed_out, std::chrono::seconds(5)));
+  ASSERT_TRUE(finishes(*timed_out, std::chrono::seconds(30)));
   EXPECT_EQ(timed_out->done.get().error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
   stack_->manager().reconcile(ReconcileCause::kBoardReset);
   EXPECT_FALSE(keep_alive(b, true).locks_lost());
@@ -834,7 +845,7 @@ TEST_P(LockServiceTest, AWaitPastItsDeadlineSaysHowLongItWaited) {
                          LockClock::now() + std::chrono::milliseconds(300),
                          [&](LockResult r) { result.set_value(std::move(r)); });
   auto done = result.get_future();
-  ASSERT_EQ(done.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+  ASSERT_EQ(done.wait_for(test::scaled(std::chrono::seconds(30))), std::future_status::ready);
   const LockResult r = done.get();
   ASSERT_TRUE(std::holds_alternative<Error>(r));
   const Error& e = std::get<Error>(r);
@@ -869,7 +880,7 @@ TEST_P(LockServiceTest, ManyWaitsCancelledTogetherAreAllWithdrawn) {
   EXPECT_EQ(stats().waiting_calls(), 1u);
   ASSERT_EQ(list("f").waiting_size(), 1);
   ASSERT_OK(unlock(a, "f", 0, 10));
-  ASSERT_TRUE(finishes(*last, std::chrono::seconds(5)));
+  ASSERT_TRUE(finishes(*last, std::chrono::seconds(30)));
   EXPECT_TRUE(last->done.get().ok());
 }
 
@@ -1123,7 +1134,7 @@ class LockOwnershipTest : public LockServiceTest {
     }
     {
       grpc::ClientContext c;
-      c.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+      c.set_deadline(test::deadline_in(std::chrono::seconds(30)));
       v1::LockResponse response;
       out.emplace_back("Lock", stub.Lock(&c, lock, &response));
     }
@@ -1159,7 +1170,7 @@ class LockOwnershipTest : public LockServiceTest {
       op->mutable_keep_alive()->set_session(session);
       op->mutable_keep_alive()->set_secret(secret);
       grpc::ClientContext c;
-      c.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+      c.set_deadline(test::deadline_in(std::chrono::seconds(60)));
       auto stream = stub.Batch(&c);
       EXPECT_TRUE(stream->Write(batch));
       stream->WritesDone();
@@ -1349,12 +1360,12 @@ TEST_P(LockOwnershipTest, AnAdminRevokesASessionItsWaitsEndRevokedItsLocksGoToTh
   EXPECT_EQ(revoked.owner(), "uid 0 (test)");
 
   // Its wait ends ABORTED, reason "revoked"; the waiter gets its lock.
-  ASSERT_TRUE(finishes(*holders_wait, std::chrono::seconds(5)));
+  ASSERT_TRUE(finishes(*holders_wait, std::chrono::seconds(30)));
   const grpc::Status aborted = holders_wait->done.get();
   EXPECT_EQ(aborted.error_code(), grpc::StatusCode::ABORTED);
   EXPECT_THAT(aborted.error_message(), HasSubstr("revoked"));
   EXPECT_EQ(reason_of(holders_wait->context), "revoked");
-  ASSERT_TRUE(finishes(*waiters_wait, std::chrono::seconds(5)));
+  ASSERT_TRUE(finishes(*waiters_wait, std::chrono::seconds(30)));
   EXPECT_OK(waiters_wait->done.get());
 
   // Its later calls: the session is gone.
@@ -1438,7 +1449,7 @@ TEST_P(LockOwnershipTest, AnAdminReleasesBytesFromEverySessionHoldingThem) {
   }
   EXPECT_EQ(response.released_size(), 2);
   EXPECT_EQ(response.granted(), 1u);
-  ASSERT_TRUE(finishes(*waiting, std::chrono::seconds(5)));
+  ASSERT_TRUE(finishes(*waiting, std::chrono::seconds(30)));
   EXPECT_OK(waiting->done.get());
   // What was not named stays: a [60, 100), b [60, 150), c [200, 300); d got [0, 60).
   const auto held = list("f");
@@ -1503,7 +1514,7 @@ class LockQuotaTest : public LockOwnershipTest {
     auto p = std::make_shared<Pending>();
     pending_.push_back(p);
     p->request = r;
-    p->context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+    p->context.set_deadline(test::deadline_in(std::chrono::seconds(60)));
     Pending* raw = p.get();
     stub.async()->Lock(&p->context, &p->request, &p->response,
                        [raw](grpc::Status st) { raw->promise.set_value(std::move(st)); });
@@ -1512,7 +1523,7 @@ class LockQuotaTest : public LockOwnershipTest {
 
   // The call was refused at once with RESOURCE_EXHAUSTED naming `key`.
   static void expect_over(Pending& p, const std::string& key, const std::string& use) {
-    ASSERT_EQ(p.done.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+    ASSERT_EQ(p.done.wait_for(test::scaled(std::chrono::seconds(30))), std::future_status::ready);
     const grpc::Status st = p.done.get();
     EXPECT_EQ(st.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << st.error_message();
     EXPECT_THAT(st.error_message(), HasSubstr(key));
@@ -1553,10 +1564,10 @@ TEST_P(LockQuotaTest, APrincipalAtItsQuotaIsRefusedAndAnotherIsServed) {
   // Waits that end give their room back: after the holder lets go, eve waits again.
   ASSERT_OK(unlock(holder, "f", 0, 100));
   for (auto& p : waiting) {
-    ASSERT_TRUE(finishes(*p, std::chrono::seconds(5)));
+    ASSERT_TRUE(finishes(*p, std::chrono::seconds(30)));
     ASSERT_OK(p->done.get());
   }
-  ASSERT_TRUE(finishes(*served, std::chrono::seconds(5)));
+  ASSERT_TRUE(finishes(*served, std::chrono::seconds(30)));
   ASSERT_OK(served->done.get());
   ASSERT_OK(try_lock(request(holder, "g", 0, 1)));
   auto again = lock_on(*other_uid_, request(eve[2], "g", 0, 1));

@@ -10,6 +10,8 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -141,5 +143,28 @@ bool asn_module_loaded() {
   }
   return false;
 }
+
+double time_scale() {
+  static const double scale = [] {
+    const char* text = std::getenv("ASN_TEST_TIME_SCALE");
+    if (text == nullptr || *text == '\0') return 1.0;
+    char* end = nullptr;
+    errno = 0;
+    const double value = std::strtod(text, &end);
+    if (errno != 0 || *end != '\0' || !(value > 0) || !std::isfinite(value)) {
+      std::fprintf(stderr,
+                   "ASN_TEST_TIME_SCALE='%s' is not a positive number (1 on an idle 2-core "
+                   "machine; 3 makes every test limit three times longer)\n",
+                   text);
+      std::exit(2);
+    }
+    return value;
+  }();
+  return scale;
+}
+
+// A bad ASN_TEST_TIME_SCALE ends every test binary linking this file as it starts, before
+// a test runs with a wrong limit.
+[[maybe_unused]] const double time_scale_checked_at_start = time_scale();
 
 }  // namespace asn::test

@@ -48,11 +48,32 @@ bool closed_by_server(int fd, std::chrono::milliseconds wait);
 // Whether asn.ko is loaded on this host (/proc/modules).
 bool asn_module_loaded();
 
+// How much slower than an idle 2-core machine this run may be: ASN_TEST_TIME_SCALE, a
+// positive number (1 when unset; scripts/test.sh raises it for the sanitizer stages). A bad
+// value ends the test binary at once with a message naming it.
+double time_scale();
+
+// `limit` times time_scale(): every limit a test waits for before it calls the wait failed
+// (a gRPC deadline on a call that must succeed, a wait_until, a stream's deadline). A limit
+// is a backstop against a hang, never a measure of speed: pick it far above the need, since
+// a passing test never waits it out (tests/README.md).
+template <typename Rep, typename Period>
+std::chrono::milliseconds scaled(std::chrono::duration<Rep, Period> limit) {
+  return std::chrono::milliseconds(static_cast<int64_t>(
+      std::chrono::duration<double, std::milli>(limit).count() * time_scale()));
+}
+
+// The point `limit` (scaled) from now on the clock gRPC deadlines use.
+template <typename Rep, typename Period>
+std::chrono::system_clock::time_point deadline_in(std::chrono::duration<Rep, Period> limit) {
+  return std::chrono::system_clock::now() + scaled(limit);
+}
+
 // True once `done()` is; asks it once per try (a try may use up what it tests, such as a
-// free connection slot) until `limit` has passed.
+// free connection slot) until `limit` (scaled) has passed.
 template <typename Done>
-bool wait_until(Done done, std::chrono::seconds limit = std::chrono::seconds(10)) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
+bool wait_until(Done done, std::chrono::milliseconds limit = std::chrono::seconds(60)) {
+  const auto deadline = std::chrono::steady_clock::now() + scaled(limit);
   for (;;) {
     if (done()) return true;
     if (std::chrono::steady_clock::now() >= deadline) return false;
