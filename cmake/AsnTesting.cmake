@@ -1,20 +1,40 @@
-# asn_test(NAME LABEL SOURCES... LIBS ...): one GoogleTest binary, its tests registered with
-# ctest under LABEL (unit, service, integration, kernel). Defined at the top level so that
-# every folder (tests/, lib/, bench/) can register tests the same way.
+# asn_test(NAME LABEL [SINGLE_THREADED] SOURCES... LIBS ...): one GoogleTest binary, its tests
+# registered with ctest under LABEL (unit, service, integration, kernel). Defined at the top
+# level so that every folder (tests/, lib/, bench/) can register tests the same way.
+# SINGLE_THREADED: the binary never starts a thread (forking a child is fine). Its tests also
+# get the label single-threaded, which the ThreadSanitizer stage of scripts/test.sh leaves
+# out: a race needs two threads, and TSan would only run them 5-10x slower.
 include(GoogleTest)
 
 # Every binary the unit and service tests run. The sanitizer builds of scripts/test.sh run
 # only those labels, so they build only this target: not asnd, asnctl, the integration tests
 # or the examples.
 add_custom_target(asn_unit_service_tests)
+# The same without the SINGLE_THREADED binaries: what the ThreadSanitizer build needs.
+add_custom_target(asn_threaded_unit_service_tests)
 
 function(asn_test name label)
-  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(ARG "SINGLE_THREADED" "" "SOURCES;LIBS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
-  target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gmock GTest::gtest_main)
+  target_link_libraries(${name} PRIVATE ${ARG_LIBS} asn_test_support GTest::gmock GTest::gtest_main)
   asn_warnings(${name})
-  gtest_discover_tests(${name} PROPERTIES LABELS ${label} DISCOVERY_TIMEOUT 60)
+  # DISCOVERY_TIMEOUT: listing the tests runs the binary at build time; on a loaded machine
+  # (or under a sanitizer) that start can take far longer than CMake's default 5 s.
+  gtest_discover_tests(${name} PROPERTIES LABELS ${label} DISCOVERY_TIMEOUT 120)
+  if(ARG_SINGLE_THREADED)
+    # The second label goes on after discovery, from the list of discovered tests: the
+    # PROPERTIES of gtest_discover_tests cannot carry a list (CMake 3.25 flattens it).
+    set(labels_file ${CMAKE_CURRENT_BINARY_DIR}/${name}_labels.cmake)
+    file(WRITE ${labels_file}
+         "if(${name}_TESTS)\n"
+         "  set_tests_properties(\${${name}_TESTS} PROPERTIES LABELS \"${label};single-threaded\")\n"
+         "endif()\n")
+    set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${labels_file})
+  endif()
   if(label STREQUAL "unit" OR label STREQUAL "service")
     add_dependencies(asn_unit_service_tests ${name})
+    if(NOT ARG_SINGLE_THREADED)
+      add_dependencies(asn_threaded_unit_service_tests ${name})
+    endif()
   endif()
 endfunction()

@@ -252,21 +252,6 @@ TEST(SimAllocator, EveryRequestingHeadIsGranted) {
   }
 }
 
-// --- Determinism ------------------------------------------------------------------------------
-
-TEST(SimDeterminism, SameSeedSameResults) {
-  Settings s = small(16, 4);  // 4 routers: the sweep's threads and seeds are what is tested
-  s.pattern = Pattern::kUniform;
-  s.modes = {RoutingMode::kAldfb, RoutingMode::kUgal};
-  s.loads = {0.3, 0.6};
-  s.threads = 2;
-  const Results a = run_sweep(s);
-  const Results b = run_sweep(s);
-  EXPECT_EQ(csv(a), csv(b));
-  s.seed = 2;
-  EXPECT_NE(csv(a), csv(run_sweep(s)));
-}
-
 // --- Deadlock detection -----------------------------------------------------------------------
 
 // With two VCs (one forward, one reverse) the engine's link-number VC rule (004 L893-935)
