@@ -42,7 +42,9 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstdio>
 #include <limits>
 #include <map>
@@ -928,6 +930,18 @@ class Client {
   std::vector<uint8_t> held_[kFiles];  // 0 none, 1 shared, 2 exclusive (as this client knows)
 };
 
+double torture_seconds() {
+  const char* text = std::getenv("ASN_TORTURE_SECONDS");
+  if (text == nullptr || *text == '\0') return 24.0;
+  char* end = nullptr;
+  const double seconds = std::strtod(text, &end);
+  if (*end != '\0' || !(seconds >= 6.0) || !std::isfinite(seconds)) {
+    ADD_FAILURE() << "ASN_TORTURE_SECONDS='" << text << "' is not a number of seconds >= 6";
+    return 24.0;
+  }
+  return seconds;
+}
+
 TEST(LocksTorture, NoConflictingGrantsNorBackwardTokensAcrossCrashesAndKillDashNine) {
   const uint64_t seed = std::random_device{}();
   std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
@@ -952,7 +966,10 @@ TEST(LocksTorture, NoConflictingGrantsNorBackwardTokensAcrossCrashesAndKillDashN
 
   std::mt19937_64 random(seed);
   std::vector<Restart> restarts;
-  const double duration = 24.0;
+  // ASN_TORTURE_SECONDS: how long the traffic runs (24 s, about 8,000 operations, unless
+  // set): a long run hunts the rare interleavings, e.g. ASN_TORTURE_SECONDS=1800 ctest -R
+  // LocksTorture --timeout 2000.
+  const double duration = torture_seconds();
   bool started = true;
   int resets = 0;
   auto between = [&](int lo_ms, int hi_ms) {
