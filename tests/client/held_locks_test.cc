@@ -21,8 +21,8 @@ TEST(HeldLocks, ReclaimsWhatIsStillHeldInTheSwitchMergedPerMode) {
   held.granted("f", Mode::kExclusive, grant({{100, 50}}));  // adjacent: one range
   held.granted("g", Mode::kShared, grant({{10, 10}, {40, 10}}));
   held.granted("s", Mode::kExclusive, grant({{0, 10}}, "software"));
-  held.released("f", Ranges(20, 10));      // a split
-  held.downgraded("f", Ranges(120, 30));   // [120, 150) shared now
+  held.released("f", Ranges(20, 10));                // a split
+  held.downgraded("f", Ranges(120, 30));             // [120, 150) shared now
   held.released("g", Ranges(Strided{40, 5, 5, 2}));  // all of [40, 50)
   const auto reclaims = held.take_switch_locks();
   ASSERT_EQ(reclaims.size(), 3u);

@@ -139,7 +139,7 @@ TEST_F(AsndTest, SecondAsndOnTheSameSocketIsRefused) {
   bool started = second.start();
   EXPECT_FALSE(started);
   EXPECT_THAT(second.log(), HasSubstr(asnd_.socket() + " is already being served (the socket "
-                                                      "belongs to uid"));
+                                                       "belongs to uid"));
   // The first one still serves.
   EXPECT_EQ(asnd_.asnctl({"status"}).exit_code, 0);
 }

@@ -127,8 +127,7 @@ TEST_F(LocksTest, ABoardResetUnderAHeldLockIsReportedToItsHolder) {
   const auto held = holder.get();  // within a KeepAlive period (1 s), not the 60 s hold
   EXPECT_EQ(held.exit_code, 1) << held.all();
   EXPECT_THAT(held.err, HasSubstr("the lock was lost: the board was reset"));
-  const auto granted =
-      asnd_.asnctl({"lock", "acquire", "resetme", "0:1", "--try", "--hold", "0"});
+  const auto granted = asnd_.asnctl({"lock", "acquire", "resetme", "0:1", "--try", "--hold", "0"});
   EXPECT_EQ(granted.exit_code, 0) << granted.all();
   const auto stats = asnd_.asnctl({"locks", "stats"});
   EXPECT_THAT(stats.out, HasSubstr("1 sessions lost switch locks"));
@@ -167,10 +166,10 @@ class LocksManyWaitsTest : public ::testing::Test {
   }
 
   void start() {
-    ASSERT_TRUE(
-        asnd_.start({}, "locks:\n  grace_period: 3s\n  placement: \"software-prefix:hot\"\n"
-                        "  max_waiting_per_principal: 100000\n"
-                        "  max_waiting_per_session: 100000\n"))
+    ASSERT_TRUE(asnd_.start({},
+                            "locks:\n  grace_period: 3s\n  placement: \"software-prefix:hot\"\n"
+                            "  max_waiting_per_principal: 100000\n"
+                            "  max_waiting_per_session: 100000\n"))
         << "asnd did not start (exit " << asnd_.exit_code() << "):\n"
         << asnd_.log();
     stub_ = v1::Locks::NewStub(
@@ -257,7 +256,8 @@ TEST_F(LocksManyWaitsTest, SigtermStopsAsndPromptlyWithAHundredThousandWaits) {
   queue_waits();
   const auto t0 = std::chrono::steady_clock::now();
   asnd_.signal(SIGTERM);
-  while (asnd_.running() && std::chrono::steady_clock::now() - t0 < scaled(std::chrono::seconds(60))) {
+  while (asnd_.running() &&
+         std::chrono::steady_clock::now() - t0 < scaled(std::chrono::seconds(60))) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -44,8 +44,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <map>
 #include <memory>
@@ -649,7 +649,8 @@ class Client {
     g.sent = sent;
     g.at = clock_.now();
     g.in_switch = response.domain() == "switch";
-    for (const auto& b : response.ranges()) g.ranges.push_back({b.offset(), b.offset() + b.length()});
+    for (const auto& b : response.ranges())
+      g.ranges.push_back({b.offset(), b.offset() + b.length()});
     history.push_back(std::move(g));
     counters_.reclaimed++;
   }

@@ -177,8 +177,8 @@ TEST_F(DeviceServiceTest, GetInfoDescribesTheBoard) {
   ASSERT_TRUE(unix_->GetInfo(&context, {}, &info).ok());
   EXPECT_EQ(info.board_kind(), "netfpga-1g");
   EXPECT_EQ(info.profile(), "netfpga-1g");
-  EXPECT_EQ(info.regmap_version(), std::to_string(regs::kVersionMajor) + "." +
-                                      std::to_string(regs::kVersionMinor));
+  EXPECT_EQ(info.regmap_version(),
+            std::to_string(regs::kVersionMajor) + "." + std::to_string(regs::kVersionMinor));
   ASSERT_NE(capability(info, "ports"), nullptr);
   EXPECT_EQ(capability(info, "ports")->value(), 6u);
   EXPECT_EQ(capability(info, "vcs_per_port")->value(), 2u);

@@ -119,9 +119,9 @@ class LockServiceTest : public ::testing::TestWithParam<LockStack::Kind> {
 
   // `timeout`: the call's deadline, which asnd keeps as the wait's; the default is a backstop
   // for a wait the test ends otherwise (scaled, tests/README.md).
-  std::shared_ptr<Pending> lock_async(const v1::LockRequest& r,
-                                      std::chrono::milliseconds timeout = test::scaled(
-                                          std::chrono::seconds(60))) {
+  std::shared_ptr<Pending> lock_async(
+      const v1::LockRequest& r,
+      std::chrono::milliseconds timeout = test::scaled(std::chrono::seconds(60))) {
     auto p = std::make_shared<Pending>();
     pending_.push_back(p);
     p->request = r;
@@ -728,7 +728,9 @@ TEST_P(LockServiceTest, CallsEndingWhileTheBoardIsResetDoNotAbortAsnd) {
   const uint64_t a = open(), b = open();
   ASSERT_OK(try_lock(request(a, "f", 0, 30)));
   auto cancelled = lock_async(request(b, "f", 0, 10));
-  auto timed_out = lock_async(request(b, "f", 20, 10), std::chrono::milliseconds(300));
+  // Scaled: it must still wait when the board is reset, and time out only after.
+  auto timed_out =
+      lock_async(request(b, "f", 20, 10), test::scaled(std::chrono::milliseconds(500)));
   wait_for_waiting(2);
   stack_->device()->write(regs::id::kControlBoardReset, 1);  // not handled yet
   cancelled->context.TryCancel();
@@ -1556,8 +1558,8 @@ TEST_P(LockQuotaTest, APrincipalAtItsQuotaIsRefusedAndAnotherIsServed) {
   waiting.push_back(lock_on(*other_uid_, request(eve[1], "f", 3, 1)));
   waiting.push_back(lock_on(*other_uid_, request(eve[1], "f", 4, 1)));
   wait_for_waiting(4);
-  expect_over(*lock_on(*other_uid_, request(eve[2], "f", 5, 1)),
-              "locks.max_waiting_per_principal", "uid 1001 has 4 Lock calls waiting");
+  expect_over(*lock_on(*other_uid_, request(eve[2], "f", 5, 1)), "locks.max_waiting_per_principal",
+              "uid 1001 has 4 Lock calls waiting");
   // Another principal waits as ever.
   auto served = lock_async(request(mine, "f", 6, 1));
   wait_for_waiting(5);

@@ -270,8 +270,7 @@ TEST_F(TdmServiceTest, TwoLoadsAtOnceLeaveTheBoardAsTheDesiredStateSays) {
     a.join();
     b.join();
     for (const grpc::Status* status : {&first, &second}) {
-      EXPECT_TRUE(status->ok() ||
-                  status->error_code() == grpc::StatusCode::FAILED_PRECONDITION)
+      EXPECT_TRUE(status->ok() || status->error_code() == grpc::StatusCode::FAILED_PRECONDITION)
           << status->error_message();
     }
     EXPECT_TRUE(first.ok() || second.ok());
@@ -417,9 +416,10 @@ TEST_F(TdmServiceTest, StageThenArmAtAFrameSwapsAtThatFrame) {
   EXPECT_EQ(schedule().active().phase(), "writes");  // staged is not active
   EXPECT_EQ(schedule().staged().phase(), "pattern");
 
-  // 200 ms ahead (100,000 frames of 2 us): the arm must reach asnd before the frame begins,
-  // on a loaded machine too.
-  const uint64_t frame = staged.frame() + 100'000;
+  // 1 s ahead (500,000 frames of 2 us), scaled: the arm must reach asnd before the frame
+  // begins, on a loaded machine too (once 200 ms, too short under TSan beside other work).
+  const uint64_t ahead = static_cast<uint64_t>(500'000 * test::time_scale());
+  const uint64_t frame = staged.frame() + ahead;
   v1::ArmAtFrameRequest arm;
   arm.set_program_id(staged.program_id());
   arm.set_frame(frame);
@@ -428,7 +428,7 @@ TEST_F(TdmServiceTest, StageThenArmAtAFrameSwapsAtThatFrame) {
     grpc::ClientContext context;
     ASSERT_TRUE(admin_->ArmAtFrame(&context, arm, &armed).ok());
   }
-  EXPECT_EQ(armed.swap_time(), staged.frame_start() + 100'000 * 250);
+  EXPECT_EQ(armed.swap_time(), staged.frame_start() + ahead * 250);
   EXPECT_EQ(armed.swap_frame(), armed.swap_time() / 625);  // on the new program's grid
   EXPECT_EQ(schedule().active().phase(), "pattern");
   EXPECT_FALSE(schedule().staged().present());
