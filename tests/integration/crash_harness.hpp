@@ -31,20 +31,30 @@ inline void set_deadline(grpc::ClientContext& context, std::chrono::seconds limi
 }
 
 // When to kill, for a change that takes `change_ms`: 5% at once, 10% after it has ended, the
-// rest over it.
+// rest over it. A kill meant to land after the change that found the old state says the
+// change takes longer now than when it was measured (a machine that got busy, as CI's do):
+// the later ones wait half as long again, so that some still land after it.
 class KillDelays {
  public:
-  KillDelays(std::mt19937& random, double change_ms) : random_(random), change_ms_(change_ms) {}
+  KillDelays(std::mt19937& random, double change_ms)
+      : random_(random), change_ms_(change_ms), after_ms_(change_ms) {}
   double draw() {
     const double u = unit_(random_);
+    after_ = u >= 0.05 && u < 0.15;
     if (u < 0.05) return 0.0;
-    if (u < 0.15) return change_ms_ * (1.0 + unit_(random_));
+    if (after_) return after_ms_ * (1.0 + unit_(random_));
     return change_ms_ * unit_(random_);
+  }
+  // What the kill of the last draw found: the new state, or still the old.
+  void found(bool new_state) {
+    if (after_ && !new_state) after_ms_ *= 1.5;
   }
 
  private:
   std::mt19937& random_;
   double change_ms_;
+  double after_ms_;  // the change's length as the kills meant to land after it take it
+  bool after_ = false;
   std::uniform_real_distribution<double> unit_{0.0, 1.0};
 };
 

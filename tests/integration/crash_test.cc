@@ -325,6 +325,7 @@ TEST_F(CrashTest, AKilledFabricChangeLeavesTheOldOrTheNewTablesNeverAMix) {
     const Words& new_words = &to == &kA ? board.a : board.b;
     const bool found_old = board.active == old_words;
     const bool found_new = board.active == new_words;
+    delays.found(found_new);
     ASSERT_TRUE(found_old || found_new)
         << "the active banks are a MIX of the two fabrics (A is " << kA.name << ", B is " << kB.name
         << "):" << describe(board.active, board.a, board.b);

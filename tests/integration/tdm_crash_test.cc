@@ -482,6 +482,7 @@ TEST_F(TdmCrashTest, AKilledScheduleLoadLeavesTheOldOrTheNewProgramNeverAMix) {
         << "the board memory was not kept: " << board.report.reason;
     const bool found_old = holds(board.active, programs.of(&from));
     const bool found_new = holds(board.active, programs.of(&to));
+    delays.found(found_new);
     ASSERT_TRUE(found_old || found_new)
         << "the active banks are a MIX of the two programs, or neither:"
         << describe(board.active, programs);
