@@ -10,6 +10,8 @@ packages=(
   libspdlog-dev libfmt-dev libyaml-cpp-dev libcli11-dev libisal-dev libsystemd-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   clang libclang-rt-14-dev
+  # the linker (cmake/AsnLinker.cmake): a fraction of GNU ld's CPU for the test binaries
+  mold
   python3 python3-yaml
   # asnsim: PNG plots (it writes SVG itself)
   gnuplot-nox
