@@ -394,9 +394,19 @@ const std::map<std::string, Key>& keys() {
        {[](Config& c, const std::string& w, const YAML::Node& n) {
          c.locks.max_waiting_per_principal = number(w, n, 1, 1000000);
        }}},
-      {"locks.max_waiting_per_session",
-       {[](Config& c, const std::string& w, const YAML::Node& n) {
+      {"locks.max_waiting_per_session", {[](Config& c, const std::string& w, const YAML::Node& n) {
          c.locks.max_waiting_per_session = number(w, n, 1, 1000000);
+       }}},
+      {"locks.max_entries_per_session", {[](Config& c, const std::string& w, const YAML::Node& n) {
+         c.locks.max_entries_per_session = number(w, n, 1, 100000000);
+       }}},
+      {"locks.max_entries_per_principal",
+       {[](Config& c, const std::string& w, const YAML::Node& n) {
+         c.locks.max_entries_per_principal = number(w, n, 1, 100000000);
+       }}},
+      {"locks.max_switch_entries_per_principal",
+       {[](Config& c, const std::string& w, const YAML::Node& n) {
+         c.locks.max_switch_entries_per_principal = number(w, n, 1, 100000000);
        }}},
   };
   return table;

@@ -92,6 +92,14 @@ struct LocksConfig {
   unsigned max_sessions_per_principal = 1024;
   unsigned max_waiting_per_principal = 4096;
   unsigned max_waiting_per_session = 1024;
+  // Lock entries (held ranges, and the ranges of waiting requests): what the tables are
+  // short of. A session may use two requests of the most ranges (65,536 each); a principal
+  // a quarter of the software domain's default table, and a quarter of the switch table of
+  // the largest board (16,384 entries): over that share its new files go to the software
+  // domain.
+  unsigned max_entries_per_session = 131072;
+  unsigned max_entries_per_principal = 262144;
+  unsigned max_switch_entries_per_principal = 4096;
 };
 
 struct Config {

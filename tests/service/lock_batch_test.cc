@@ -237,11 +237,12 @@ TEST_P(LockBatchTest, RepliesAreCutToWhatAClientTakes) {
   args.SetMaxReceiveMessageSize(5 << 19);
   auto stub = v1::Locks::NewStub(grpc::CreateCustomChannel(
       "unix:" + dir_.path() + "/locks.sock", grpc::InsecureChannelCredentials(), args));
-  const uint64_t session = open();
   constexpr int kRanges = 40'000;
   std::vector<v1::LockOp> ops;
   for (uint64_t i = 1; i <= 6; ++i) {
-    v1::LockOp op = lock_op(i, session, "big-" + std::to_string(i), 0, 1);
+    // A session each: 240,000 entries are more than one session may use
+    // (locks.max_entries_per_session), not more than one principal.
+    v1::LockOp op = lock_op(i, open(), "big-" + std::to_string(i), 0, 1);
     for (uint64_t r = 1; r < kRanges; ++r) {
       auto* range = op.mutable_lock()->add_ranges();
       range->set_offset(r * 1'000'000'000);

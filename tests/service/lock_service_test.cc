@@ -325,6 +325,7 @@ TEST_P(LockServiceTest, TenThousandCallsWaitAtOnceWithoutHoldingThreads) {
 #endif
   // One session's waits, all of them: beyond the per-client quotas.
   config_.max_waiting_per_principal = config_.max_waiting_per_session = kWaiters;
+  config_.max_switch_entries_per_principal = kWaiters + 1;
   restart(15);
   const uint64_t writer = open(600), readers = open(600);
   ASSERT_OK(try_lock(request(writer, "hot", 0, 1 << 20)));
@@ -824,6 +825,7 @@ class LockPlacementTest : public LockServiceTest {
   LockPlacementTest() {
     profile_ = "netfpga-1g";
     config_.software_entries = 16;
+    config_.max_switch_entries_per_principal = 1 << 20;  // one principal fills the tables
   }
 
   const v1::LockDomainStats& domain(const v1::GetLockStatsResponse& st, const std::string& name) {

@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 
 #include <chrono>
+#include <utility>
+#include <vector>
 
 #include "error.hpp"
 #include "services/grpc_status.hpp"
@@ -157,20 +159,35 @@ TEST(Config, LockQuotas) {
   test::TempDir dir;
   test::write_file(dir.file("asnd.yaml"),
                    "locks:\n  max_sessions_per_principal: 10\n  max_waiting_per_principal: 20\n"
-                   "  max_waiting_per_session: 5\n");
+                   "  max_waiting_per_session: 5\n  max_entries_per_session: 100\n"
+                   "  max_entries_per_principal: 200\n  max_switch_entries_per_principal: 50\n");
   const Config c = load_config(dir.file("asnd.yaml"), true);
   EXPECT_EQ(c.locks.max_sessions_per_principal, 10u);
   EXPECT_EQ(c.locks.max_waiting_per_principal, 20u);
   EXPECT_EQ(c.locks.max_waiting_per_session, 5u);
+  EXPECT_EQ(c.locks.max_entries_per_session, 100u);
+  EXPECT_EQ(c.locks.max_entries_per_principal, 200u);
+  EXPECT_EQ(c.locks.max_switch_entries_per_principal, 50u);
   const LocksConfig defaults;
   EXPECT_GT(defaults.max_waiting_per_principal, 1000u);
   EXPECT_LT(defaults.max_waiting_per_principal, defaults.max_waiting);
-  for (const char* key : {"max_sessions_per_principal", "max_waiting_per_principal",
-                          "max_waiting_per_session"}) {
+  // One principal cannot take the whole software table, nor the largest switch table.
+  EXPECT_LT(defaults.max_entries_per_principal, defaults.software_entries);
+  EXPECT_LT(defaults.max_switch_entries_per_principal, 16384u);
+  const std::vector<std::pair<const char*, const char*>> keys = {
+      {"max_sessions_per_principal", "1000000"},
+      {"max_waiting_per_principal", "1000000"},
+      {"max_waiting_per_session", "1000000"},
+      {"max_entries_per_session", "100000000"},
+      {"max_entries_per_principal", "100000000"},
+      {"max_switch_entries_per_principal", "100000000"}};
+  for (const auto& [key, most] : keys) {
     for (const char* value : {"0", "-1"}) {
       const std::string error = load_error(std::string("locks:\n  ") + key + ": " + value + "\n");
       EXPECT_NE(error.find(std::string("locks.") + key), std::string::npos) << error;
-      EXPECT_NE(error.find("is not a whole number from 1 to 1000000"), std::string::npos) << error;
+      EXPECT_NE(error.find(std::string("is not a whole number from 1 to ") + most),
+                std::string::npos)
+          << error;
     }
   }
 }

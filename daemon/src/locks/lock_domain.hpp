@@ -79,6 +79,9 @@ class LockDomain {
 
   // The open sessions, by id.
   virtual std::vector<DomainSession> sessions() = 0;
+  // The entries `session` holds now (0: not open), without listing the others: what the
+  // LockManager's quotas read when its own count is only a bound.
+  virtual size_t held_entries(locks::SessionId session) = 0;
   // Files with a held or waiting entry, in byte order, after `after`, at most `limit`.
   virtual std::vector<std::string> files(std::string_view after, size_t limit) = 0;
   virtual locks::FileLocks list(std::string_view file) = 0;

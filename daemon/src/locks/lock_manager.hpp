@@ -17,6 +17,7 @@
 //   together, asnd stopping) are withdrawn the same way, one call per domain.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -142,10 +143,10 @@ struct DomainView {
 struct SessionCounters {
   uint64_t opened = 0;
   uint64_t closed = 0;
-  uint64_t expired = 0;         // the lease ran out (or it did not re-attach after a restart)
-  uint64_t revoked = 0;         // by an administrator
-  uint64_t locks_lost = 0;      // sessions whose switch locks a board reset took
-  uint64_t reclaims = 0;        // reclaims granted
+  uint64_t expired = 0;     // the lease ran out (or it did not re-attach after a restart)
+  uint64_t revoked = 0;     // by an administrator
+  uint64_t locks_lost = 0;  // sessions whose switch locks a board reset took
+  uint64_t reclaims = 0;    // reclaims granted
   uint64_t reclaims_refused = 0;
 };
 
@@ -303,6 +304,7 @@ class LockManager final : public Reconcilable {
     auto operator<=>(const WaitKey&) const = default;
   };
   using Finished = std::vector<std::pair<LockDone, LockResult>>;
+  static constexpr size_t kMaxDomains = 2;  // the switch and the software domain
 
   void recover();
   // By the public id; null when it is not open.
@@ -317,12 +319,12 @@ class LockManager final : public Reconcilable {
   UnlockDone carve(uint64_t session, const std::string& file, const locks::RangeSpec& ranges,
                    bool downgrade);
   uint64_t enqueue(Session& session, int domain, locks::RequestId request, const std::string& file,
-                   std::optional<LockClock::time_point> deadline, LockDone done,
+                   size_t entries, std::optional<LockClock::time_point> deadline, LockDone done,
                    Finished& finished);
   void apply(int domain, const locks::Change& change, Finished& finished);
   void release_orphan(int domain, const locks::Grant& grant, Finished& finished);
-  bool release_grant(int domain, locks::SessionId sid, const std::string& file,
-                     locks::Token token, Finished& finished);
+  bool release_grant(int domain, locks::SessionId sid, const std::string& file, locks::Token token,
+                     Finished& finished);
   // Withdraws the requests of each domain (indexed as domains_) whose calls are finished.
   void withdraw_locked(const std::vector<std::vector<locks::RequestId>>& by_domain,
                        Finished& finished);
@@ -397,13 +399,37 @@ class LockManager final : public Reconcilable {
   };
   LossGrace loss_;
   SessionCounters counters_;
-  // What each principal uses of the quotas: sessions open, Lock calls waiting.
+  // Quotas (lock_manager_quotas.cc): what each principal uses of them.
   struct PrincipalUse {
-    size_t sessions = 0;
-    size_t waiting = 0;
+    std::set<uint64_t> sessions;  // open, by the software domain's id
+    size_t waiting = 0;           // Lock calls waiting
+    // Per domain: its sessions' held bounds and waiting entries (Session::held_bound).
+    std::array<size_t, kMaxDomains> entries{};
   };
   std::map<std::string, PrincipalUse, std::less<>> use_;
-  void count_session(const std::string& quota_key, int delta);
+  PrincipalUse& use_of(const Session& session);
+  void check_session_quota(const std::string& principal) const;
+  void count_session(Session& session, int delta);
+  // Why one more waiting call of the session is over a quota (or locks.max_waiting).
+  std::optional<Error> over_waiting_quota(const Session& session) const;
+  void count_waiting(const Waiter& waiter, int domain, int delta);
+  // Throws kResourceExhausted naming the quota unless `need` more entries in `domain` keep the
+  // session and its principal within their entry quotas, by the exact counts (read from the
+  // domains) where the bounds do not tell. `what` needs them, for the message.
+  void check_entries(Session& session, int domain, size_t need, std::string_view what);
+  bool entries_fit(const Session& session, int domain, size_t need, std::string* why);
+  // Whether the principal has `need` entries left of its share of the switch's table; over
+  // it, a new file goes to the software domain instead (first fit).
+  bool switch_share_left(Session& session, size_t need);
+  void add_held(Session& session, int domain, size_t entries);
+  // A release of the domain session's: its held entries may be fewer (or, by a cut, more)
+  // than its bound says.
+  void mark_changed(int domain, locks::SessionId domain_session);
+  void read_held(Session& session);
+  // What an unlock (or downgrade) of `ranges` adds to the session's entries by cutting its
+  // locks in two, from the file's listing (exact for an unlock, a bound for a downgrade).
+  ptrdiff_t split_entries(int domain, locks::SessionId sid, const std::string& file,
+                          const locks::RangeSpec& ranges, bool downgrade);
   std::string loss_file_;
   std::thread timer_;
 };

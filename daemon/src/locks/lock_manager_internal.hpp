@@ -1,8 +1,11 @@
-// Internal to the LockManager's files (lock_manager.cc: sessions, locks and time;
-// lock_manager_start.cc: start, stop and board resets; lock_manager_reads.cc: list and
-// stats): its session and waiter records and the helpers they share.
+// Internal to the LockManager's files (lock_manager.cc: locks and time;
+// lock_manager_sessions.cc: sessions; lock_manager_quotas.cc: quotas; lock_manager_start.cc:
+// start, stop and board resets; lock_manager_reads.cc: list and stats;
+// lock_manager_release.cc: releases no unlock asked for): its session and waiter records and
+// the helpers they share.
 #pragma once
 
+#include <array>
 #include <optional>
 #include <set>
 #include <string>
@@ -28,6 +31,11 @@ struct LockManager::Session {
   LockClock::time_point expires{};
   bool reattached = true;
   std::set<WaitKey> waiters;
+  // Lock entries per domain (lock_manager_quotas.cc): an upper bound on what it holds, exact
+  // while `held_exact`, and what its waiting requests take.
+  std::array<size_t, kMaxDomains> held_bound{};
+  std::array<size_t, kMaxDomains> waiting_entries{};
+  bool held_exact = true;
 };
 
 struct LockManager::Waiter {
@@ -38,6 +46,7 @@ struct LockManager::Waiter {
   std::optional<LockClock::time_point> deadline;
   LockClock::time_point since{};  // queued
   LockDone done;
+  size_t entries = 0;  // the request's ranges: table entries while it waits
 };
 
 namespace lock_manager_detail {
@@ -52,6 +61,9 @@ std::vector<locks::ByteRange> subtract(std::vector<locks::ByteRange> from,
 double seconds_until(LockClock::time_point when, LockClock::time_point now);
 // The prefixes of a "software-prefix:P1,P2" placement (none for first-fit).
 std::vector<std::string> software_prefixes(const std::string& placement);
+// The entries a valid spec takes in a table (one per range or block); 0 for an invalid one
+// (the domain refuses it and says why).
+size_t entries_of(const locks::RangeSpec& ranges);
 
 }  // namespace lock_manager_detail
 }  // namespace asn

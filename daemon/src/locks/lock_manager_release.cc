@@ -86,6 +86,7 @@ LocksReleased LockManager::release_locks(const std::string& file,
                                            merged.begin() + static_cast<std::ptrdiff_t>(i + n));
         locks::Change change = domains_[d]->release(sid, file, part);
         if (change.error) throw error_of(*change.error);
+        mark_changed(d, sid);
         out.granted += change.granted.size();
         apply(d, change, finished);
       }
@@ -122,6 +123,7 @@ bool LockManager::release_grant(int domain, locks::SessionId sid, const std::str
     if (free.empty()) return false;
     locks::Change change = domains_[domain]->release(sid, file, free);
     if (change.error) throw error_of(*change.error);
+    mark_changed(domain, sid);
     apply(domain, change, finished);
     return true;
   } catch (const std::exception& e) {

@@ -161,7 +161,8 @@ void LockManager::recover() {
     grace_until_ = std::max(grace_until_, session->expires);
     if (session->switch_session != 0) by_switch_session_[session->switch_session] = s.id;
     leases_.emplace(session->expires, s.id);
-    count_session(session->quota_key, +1);
+    session->held_bound[software_] = s.held_entries;
+    count_session(*session, +1);
     sessions_.emplace(s.id, std::move(session));
   }
   load_loss_grace();
@@ -178,6 +179,9 @@ void LockManager::recover() {
         by_switch_session_.erase(session.switch_session);
         session.switch_session = s.id;
         by_switch_session_[s.id] = *owner;
+      }
+      if (auto half = by_switch_session_.find(s.id); half != by_switch_session_.end()) {
+        add_held(*sessions_[half->second], switch_, s.held_entries);
       }
     }
   }
@@ -251,8 +255,7 @@ std::string LockManager::reconcile(ReconcileCause cause) {
     what = fmt::format(
         "the board was reset, emptying the switch's lock table: {} files withheld for the "
         "reclaims of {} sessions for {:.0f} s at most",
-        loss_.files.size(), loss_.sessions.size(),
-        seconds_until(loss_.until, LockClock::now()));
+        loss_.files.size(), loss_.sessions.size(), seconds_until(loss_.until, LockClock::now()));
     spdlog::warn("locks: {}", what);
   }
   run(finished);
@@ -278,14 +281,18 @@ std::optional<uint64_t> LockManager::switch_half_owner(std::string_view label) {
 
 void LockManager::open_switch_half(Session& session) {
   if (session.switch_session != 0) by_switch_session_.erase(session.switch_session);
+  // What it held there is gone with the table.
+  PrincipalUse& use = use_of(session);
+  use.entries[switch_] -= std::min(use.entries[switch_], session.held_bound[switch_]);
+  session.held_bound[switch_] = 0;
   session.switch_session = 0;
   session.switch_session =
       domains_[switch_]->open_session(fmt::format("{}{}", kSwitchHalfLabel, session.id));
   by_switch_session_[session.switch_session] = session.id;
 }
 
-void LockManager::start_loss_grace(const std::set<std::string, std::less<>>& files,
-                                   bool every_file, const std::set<locks::SessionId>* surviving,
+void LockManager::start_loss_grace(const std::set<std::string, std::less<>>& files, bool every_file,
+                                   const std::set<locks::SessionId>* surviving,
                                    Finished& finished) {
   const auto now = LockClock::now();
   if (!in_loss_grace(now)) loss_ = LossGrace{};
@@ -333,8 +340,7 @@ void LockManager::save_loss_grace() {
   }
   state::v1::LockLossGrace saved;
   saved.set_until_steady_ns(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(loss_.until.time_since_epoch())
-          .count());
+      std::chrono::duration_cast<std::chrono::nanoseconds>(loss_.until.time_since_epoch()).count());
   saved.set_every_file(loss_.every_file);
   for (uint64_t id : loss_.sessions) saved.add_sessions(id);
   for (const auto& file : loss_.files) saved.add_files(file);
@@ -368,9 +374,10 @@ void LockManager::load_loss_grace() {
   state::v1::LockLossGrace saved;
   if (!saved.ParseFromIstream(&in)) {
     // Unreadable: the safe reading is that every session may have lost switch locks.
-    spdlog::error("locks: {} is damaged: every session is treated as having lost its switch "
-                  "locks",
-                  loss_file_);
+    spdlog::error(
+        "locks: {} is damaged: every session is treated as having lost its switch "
+        "locks",
+        loss_file_);
     saved.Clear();
     saved.set_every_file(true);
     saved.set_until_steady_ns(std::numeric_limits<int64_t>::max());
@@ -394,10 +401,11 @@ void LockManager::load_loss_grace() {
     save_loss_grace();
     return;
   }
-  spdlog::warn("locks: the loss grace of an earlier asnd goes on: {} files withheld for the "
-               "reclaims of {} sessions for {:.0f} s at most",
-               loss_.every_file ? std::string("all switch") : std::to_string(loss_.files.size()),
-               loss_.sessions.size(), seconds_until(loss_.until, LockClock::now()));
+  spdlog::warn(
+      "locks: the loss grace of an earlier asnd goes on: {} files withheld for the "
+      "reclaims of {} sessions for {:.0f} s at most",
+      loss_.every_file ? std::string("all switch") : std::to_string(loss_.files.size()),
+      loss_.sessions.size(), seconds_until(loss_.until, LockClock::now()));
 }
 
 bool LockManager::in_loss_grace(LockClock::time_point now) {

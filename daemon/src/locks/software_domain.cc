@@ -82,6 +82,11 @@ std::vector<DomainSession> SoftwareDomain::sessions() {
   return out;
 }
 
+size_t SoftwareDomain::held_entries(locks::SessionId session) {
+  const auto info = table_->table().session(session);
+  return info ? info->held_entries : 0;
+}
+
 std::vector<std::string> SoftwareDomain::files(std::string_view after, size_t limit) {
   return table_->table().files(after, limit);
 }

@@ -34,6 +34,7 @@ class SoftwareDomain final : public LockDomain {
   locks::Change expire(locks::SessionId session) override;
   locks::Token raise_token_floor(locks::Token floor) override;
   std::vector<DomainSession> sessions() override;
+  size_t held_entries(locks::SessionId session) override;
   std::vector<std::string> files(std::string_view after, size_t limit) override;
   locks::FileLocks list(std::string_view file) override;
   locks::Stats stats() override;

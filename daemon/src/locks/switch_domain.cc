@@ -247,6 +247,21 @@ std::vector<DomainSession> SwitchDomain::sessions() {
   return out;
 }
 
+// One record of the session listing: the first session after `session - 1`.
+size_t SwitchDomain::held_entries(locks::SessionId session) {
+  if (session == 0) return 0;
+  LockDescriptor d;
+  d.op = LockOpCode::kListSessions;
+  d.session = session - 1;
+  d.limit = 1;
+  size_t held = 0;
+  for (const auto& c : call(d)) {
+    if (c.kind == Kind::kSession && c.session == session) held = static_cast<size_t>(c.value);
+    if (c.kind == Kind::kEnd && c.error != 0) engine_failed(c, "list a session");
+  }
+  return held;
+}
+
 std::vector<std::string> SwitchDomain::files(std::string_view after, size_t limit) {
   std::vector<std::string> out;
   if (limit == 0) return out;

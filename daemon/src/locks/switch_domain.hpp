@@ -52,6 +52,7 @@ class SwitchDomain final : public LockDomain {
   std::optional<std::string> unusable() override;
 
   std::vector<DomainSession> sessions() override;
+  size_t held_entries(locks::SessionId session) override;
   std::vector<std::string> files(std::string_view after, size_t limit) override;
   locks::FileLocks list(std::string_view file) override;
   locks::Stats stats() override;

@@ -357,6 +357,12 @@ std::vector<SessionInfo> LockTable::Impl::sessions() const {
   return out;
 }
 
+std::optional<SessionInfo> LockTable::Impl::session(SessionId id) const {
+  auto it = sessions_.find(id);
+  if (it == sessions_.end()) return std::nullopt;
+  return SessionInfo{id, it->second.label, it->second.entries.size(), it->second.waiters.size()};
+}
+
 std::vector<std::string> LockTable::Impl::files(std::string_view after, size_t limit) const {
   std::vector<std::string> out;
   for (auto it = files_.upper_bound(after); it != files_.end() && out.size() < limit; ++it) {
@@ -393,6 +399,7 @@ Token LockTable::next_token() const { return impl_->next_token(); }
 Stats LockTable::stats() const { return impl_->stats(); }
 const TableLimits& LockTable::limits() const { return impl_->limits(); }
 std::vector<SessionInfo> LockTable::sessions() const { return impl_->sessions(); }
+std::optional<SessionInfo> LockTable::session(SessionId id) const { return impl_->session(id); }
 std::vector<std::string> LockTable::files(std::string_view after, size_t limit) const {
   return impl_->files(after, limit);
 }

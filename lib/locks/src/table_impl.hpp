@@ -107,6 +107,7 @@ class LockTable::Impl {
   Token next_token() const { return next_token_; }
   const TableLimits& limits() const { return limits_; }
   std::vector<SessionInfo> sessions() const;
+  std::optional<SessionInfo> session(SessionId id) const;
   std::vector<std::string> files(std::string_view after, size_t limit) const;
 
   // snapshot.cc

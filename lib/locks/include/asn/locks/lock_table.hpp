@@ -238,6 +238,8 @@ class LockTable {
 
   // The open sessions, by id.
   std::vector<SessionInfo> sessions() const;
+  // One open session (nullopt: not open), without listing the others.
+  std::optional<SessionInfo> session(SessionId id) const;
 
   // The files with a held or waiting entry, in byte order of their ids, strictly after
   // `after` (empty: from the first), at most `limit` of them: a page of a listing.
