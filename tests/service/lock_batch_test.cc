@@ -7,6 +7,8 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -259,6 +261,85 @@ TEST_P(LockBatchTest, RepliesAreCutToWhatAClientTakes) {
   }
   EXPECT_GE(stream.messages(), 2);
   ASSERT_OK(stream.close());
+}
+
+// A client that sends ops and does not read their results: asnd stops reading its stream once
+// kQueuedBytes (8 MiB) of results wait, instead of queueing results without end; once the
+// client reads, the stream goes on and every op is answered. Each message here is a strided
+// TryLock of 65,536 blocks (a request of a few dozen bytes, a grant of about 0.5 MB listing
+// them) and its Unlock; what asnd ran shows in the domain's grant counter.
+TEST_P(LockBatchTest, AClientThatDoesNotReadItsRepliesIsHeldBack) {
+  if (GetParam() == LockStack::Kind::kSwitch) {
+    GTEST_SKIP() << "the stream's, whatever the domain (and the engine is slower)";
+  }
+  const uint64_t session = open();
+#if defined(__SANITIZE_THREAD__)
+  // TSan looks for races of the pause and the reads going on, not for the bound (the normal
+  // and ASan builds check it): fewer messages, each a second there.
+  constexpr uint64_t kMessages = 24;
+#else
+  constexpr uint64_t kMessages = 60;  // about 31 MB of results
+#endif
+  constexpr uint64_t kBlocks = 65536;
+  grpc::ClientContext context;
+  context.set_deadline(test::deadline_in(std::chrono::seconds(120)));
+  auto stream = stub_->Batch(&context);
+  for (uint64_t m = 0; m < kMessages; ++m) {
+    v1::LockBatch batch;
+    for (const bool lock : {true, false}) {
+      v1::LockOp* op = batch.add_ops();
+      op->set_id(2 * m + (lock ? 1 : 2));
+      v1::StridedRanges* strided = lock ? op->mutable_try_lock()->mutable_strided()
+                                        : op->mutable_unlock()->mutable_strided();
+      strided->set_offset(0);
+      strided->set_block_length(1);
+      strided->set_stride(2);
+      strided->set_count(kBlocks);
+      if (lock) {
+        op->mutable_try_lock()->set_session(session);
+        op->mutable_try_lock()->set_file("f");
+        op->mutable_try_lock()->set_mode(v1::LOCK_MODE_EXCLUSIVE);
+      } else {
+        op->mutable_unlock()->set_session(session);
+        op->mutable_unlock()->set_file("f");
+      }
+    }
+    ASSERT_TRUE(stream->Write(batch));  // small: the transport's window takes them all
+  }
+  // asnd runs messages until its queue of results is full, then waits: the grant counter
+  // stops (sampled over an interval, scaled: a slow server is slower, not stopped).
+  auto grants = [&] {
+    grpc::ClientContext c;
+    v1::GetLockStatsResponse response;
+    EXPECT_TRUE(stub_->GetLockStats(&c, {}, &response).ok());
+    return response.domains(0).grants();
+  };
+  uint64_t before = 0;
+  for (;;) {
+    std::this_thread::sleep_for(test::scaled(std::chrono::milliseconds(500)));
+    const uint64_t now = grants();
+    if (now == before || now == kMessages) break;
+    before = now;
+  }
+  // 8 MiB is 16 messages' results; with the reply in flight and what the client's transport
+  // took in, about 26 here. Without the pause asnd runs all 60.
+  EXPECT_LE(grants(), std::min<uint64_t>(40, kMessages))
+      << "asnd ran the ops of a client that reads none of their results";
+  stream->WritesDone();
+  uint64_t results = 0;
+  v1::LockBatchReply reply;
+  while (stream->Read(&reply)) {
+    for (const auto& r : reply.results()) {
+      EXPECT_EQ(r.code(), 0) << r.message();
+      if (r.has_lock()) {
+        EXPECT_EQ(r.lock().ranges_size(), static_cast<int>(kBlocks));
+      }
+      ++results;
+    }
+  }
+  ASSERT_OK(stream->Finish());
+  EXPECT_EQ(results, 2 * kMessages);
+  EXPECT_EQ(grants(), kMessages);
 }
 
 TEST_P(LockBatchTest, ATimeoutEndsAWaitWithDeadlineExceededAndTheStreamGoesOn) {

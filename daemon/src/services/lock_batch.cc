@@ -1,9 +1,11 @@
 #include "services/lock_batch.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <map>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 namespace asn {
@@ -18,9 +20,16 @@ constexpr char kEndedWhy[] = "the Batch stream ended";
 // 0.9 MB), and a reply the client refused for its size would lose the grants in it.
 constexpr size_t kReplyBytes = size_t{2} << 20;
 
+// A stream stops reading ops while more results than this wait to be written: a client that
+// sends and does not read its replies then waits for HTTP/2 flow control, as it would for any
+// server, instead of growing asnd's memory without end. Reading goes on once the queue is
+// back under it. (Results of waiting locks still arrive while reading is paused: the waiting
+// quotas bound them.)
+constexpr size_t kQueuedBytes = size_t{8} << 20;
+
 // Leaves in `reply` its first results that fit kReplyBytes (at least one) and moves the
-// others, in order, into `rest` (empty). Returns how many it left.
-int cut_reply(v1::LockBatchReply& reply, v1::LockBatchReply& rest) {
+// others, in order, into `rest` (empty). Returns how many it left, and their bytes.
+std::pair<int, size_t> cut_reply(v1::LockBatchReply& reply, v1::LockBatchReply& rest) {
   const int n = reply.results_size();
   int keep = 0;
   size_t bytes = 0;
@@ -31,7 +40,7 @@ int cut_reply(v1::LockBatchReply& reply, v1::LockBatchReply& rest) {
   }
   for (int i = keep; i < n; ++i) rest.add_results()->Swap(reply.mutable_results(i));
   if (keep < n) reply.mutable_results()->DeleteSubrange(keep, n - keep);
-  return keep;
+  return {keep, bytes};
 }
 
 // The grant a result carries, with what it was granted to (session and file), so that a
@@ -90,6 +99,10 @@ class BatchReactor final : public grpc::ServerBidiReactor<v1::LockBatch, v1::Loc
     {
       std::lock_guard lock(mu_);
       read = !finished_;
+      if (read && queued_bytes_ > kQueuedBytes) {
+        read_paused_ = true;  // OnWriteDone reads on once the queue is back under it
+        read = false;
+      }
     }
     if (read) StartRead(&in_);
   }
@@ -107,6 +120,15 @@ class BatchReactor final : public grpc::ServerBidiReactor<v1::LockBatch, v1::Loc
     if (!ok) end();
     flush();
     maybe_finish();
+    bool read = false;
+    {
+      std::lock_guard lock(mu_);
+      if (read_paused_ && !finished_ && queued_bytes_ <= kQueuedBytes) {
+        read_paused_ = false;
+        read = true;
+      }
+    }
+    if (read) StartRead(&in_);
   }
 
   void OnCancel() override {
@@ -167,8 +189,7 @@ class BatchReactor final : public grpc::ServerBidiReactor<v1::LockBatch, v1::Loc
     to_whom.set_session(request.session());
     to_whom.set_file(request.file());
     const uint64_t handle =
-        ops_.lock(*context_, request, try_lock ? locks::Wait::kTry : locks::Wait::kBlock,
-                  deadline,
+        ops_.lock(*context_, request, try_lock ? locks::Wait::kTry : locks::Wait::kBlock, deadline,
                   [this, seq, id, to_whom](const OpStatus& status, v1::LockResponse* granted) {
                     lock_done(seq, id, status, granted, to_whom);
                   });
@@ -208,6 +229,7 @@ class BatchReactor final : public grpc::ServerBidiReactor<v1::LockBatch, v1::Loc
     {
       std::lock_guard lock(mu_);
       if (!finished_ && !ended_) {
+        queued_bytes_ += result.ByteSizeLong();
         *reply_.add_results() = std::move(result);
         reply_given_.push_back(std::move(given));
         given.reset();
@@ -232,7 +254,9 @@ class BatchReactor final : public grpc::ServerBidiReactor<v1::LockBatch, v1::Loc
       }
       writing_.Swap(&reply_);
       writing_given_.swap(reply_given_);
-      const int keep = cut_reply(writing_, reply_);  // the rest goes with the next write
+      // The rest goes with the next write.
+      const auto [keep, bytes] = cut_reply(writing_, reply_);
+      queued_bytes_ -= std::min(queued_bytes_, bytes);
       reply_given_.assign(std::make_move_iterator(writing_given_.begin() + keep),
                           std::make_move_iterator(writing_given_.end()));
       writing_given_.resize(static_cast<size_t>(keep));
@@ -251,6 +275,7 @@ class BatchReactor final : public grpc::ServerBidiReactor<v1::LockBatch, v1::Loc
       if (ended_) return;
       ended_ = true;
       unsent.Swap(&reply_);
+      queued_bytes_ = 0;
       given.swap(reply_given_);
       for (const auto& [seq, handle] : waiting_) {
         if (handle != 0) handles.push_back(handle);
@@ -292,7 +317,9 @@ class BatchReactor final : public grpc::ServerBidiReactor<v1::LockBatch, v1::Loc
   std::vector<Given> writing_given_;      // writing_'s grants (the write in flight)
   std::map<uint64_t, uint64_t> waiting_;  // lock ops not answered yet: seq -> handle (0: not yet)
   uint64_t next_seq_ = 1;
-  int holding_ = 0;  // > 0: an incoming message is being run; its results wait for its end
+  int holding_ = 0;           // > 0: an incoming message is being run; its results wait for its end
+  size_t queued_bytes_ = 0;   // of reply_'s results
+  bool read_paused_ = false;  // over kQueuedBytes: the next read waits for a write to end
   bool write_in_flight_ = false;
   bool reads_done_ = false;
   bool ended_ = false;
