@@ -269,6 +269,75 @@ TEST_F(LocksManyWaitsTest, SigtermStopsAsndPromptlyWithAHundredThousandWaits) {
   EXPECT_EQ(asnd_.exit_code(), 0) << asnd_.log();
 }
 
+// A client that sends and never reads its replies: its stream holds a reply the transport
+// cannot send, results queued behind it, and waiting locks. SIGTERM still stops asnd (the
+// calls in flight are cancelled at the end of the 4.5 s they are given).
+TEST_F(LocksManyWaitsTest, SigtermStopsAsndWhileAClientReadsNothing) {
+  start();
+  const uint64_t holder = open_session(), client = open_session();
+  {
+    grpc::ClientContext context;
+    v1::LockResponse response;
+    ASSERT_TRUE(stub_->TryLock(&context, hot(holder), &response).ok());
+  }
+  stream_ = stub_->Batch(&stream_context_);
+  v1::LockBatch waits;
+  for (int i = 0; i < 100; ++i) {
+    auto* op = waits.add_ops();
+    op->set_id(static_cast<uint64_t>(i + 1));
+    *op->mutable_lock() = hot(client);
+  }
+  ASSERT_TRUE(stream_->Write(waits));
+  // Grants of 65,536 strided blocks (about 0.5 MB each) and their unlocks: more results
+  // than a reply, more than asnd queues.
+  for (uint64_t m = 0; m < 40; ++m) {
+    v1::LockBatch batch;
+    for (const bool lock : {true, false}) {
+      v1::LockOp* op = batch.add_ops();
+      op->set_id(1000 + 2 * m + (lock ? 0 : 1));
+      v1::LockRequest* r = lock ? op->mutable_try_lock() : nullptr;
+      v1::UnlockRequest* u = lock ? nullptr : op->mutable_unlock();
+      v1::StridedRanges* strided = lock ? r->mutable_strided() : u->mutable_strided();
+      strided->set_block_length(1);
+      strided->set_stride(2);
+      strided->set_count(65536);
+      if (lock) {
+        r->set_session(client);
+        r->set_file("big");
+        r->set_mode(v1::LOCK_MODE_EXCLUSIVE);
+      } else {
+        u->set_session(client);
+        u->set_file("big");
+      }
+    }
+    ASSERT_TRUE(stream_->Write(batch));
+  }
+  wait_until([&] { return stats().waiting_calls() == 100; });
+  // The grants stop once asnd stops reading the stream (sampled over an interval).
+  uint64_t before = 0;
+  for (;;) {
+    std::this_thread::sleep_for(scaled(std::chrono::milliseconds(500)));
+    uint64_t now = 0;
+    const auto st = stats();
+    for (const auto& d : st.domains()) now += d.grants();
+    if (now == before) break;
+    before = now;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  asnd_.signal(SIGTERM);
+  while (asnd_.running() &&
+         std::chrono::steady_clock::now() - t0 < scaled(std::chrono::seconds(60))) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("asnd stopped %.2f s after SIGTERM with a client that reads nothing\n", took);
+  RecordProperty("sigterm_seconds", std::to_string(took));
+  if (took > 5) std::printf("asnd's log:\n%s\n", asnd_.log().c_str());
+  ASSERT_FALSE(asnd_.running()) << "asnd still runs 60 s (scaled) after SIGTERM";
+  EXPECT_EQ(asnd_.exit_code(), 0) << asnd_.log();
+  stream_context_.TryCancel();
+}
+
 // After kill -9 with waits pending, asnd serves again: the waits of the dead asnd are
 // withdrawn at start and the held lock is still held.
 TEST_F(LocksManyWaitsTest, AfterKillDashNineWithAHundredThousandWaitsAsndServesAgain) {
