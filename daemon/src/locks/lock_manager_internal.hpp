@@ -3,10 +3,12 @@
 // stats): its session and waiter records and the helpers they share.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "asn/locks/lock_table.hpp"
@@ -28,6 +30,10 @@ struct LockManager::Session {
   LockClock::time_point expires{};
   bool reattached = true;
   std::set<WaitKey> waiters;
+  // The grants it held when asnd started (by token: the files, in the switch or not), until
+  // it says which it holds (LockManager::keep_alive's `held`); it may not lock till then.
+  std::map<locks::Token, std::vector<std::pair<bool, std::string>>> restored;
+  bool confirm_held = false;
 };
 
 struct LockManager::Waiter {

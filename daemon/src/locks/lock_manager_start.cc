@@ -210,7 +210,9 @@ void LockManager::recover() {
       auto files = domains_[d]->files(after, 1024);
       for (const auto& file : files) {
         placement_[file] = d;
-        for (const auto& w : domains_[d]->list(file).waiting) waiting.push_back(w.request);
+        const locks::FileLocks locks = domains_[d]->list(file);
+        for (const auto& w : locks.waiting) waiting.push_back(w.request);
+        for (const auto& h : locks.held) note_restored(d, file, h);
       }
       if (files.size() < 1024) break;
       after = files.back();
@@ -220,12 +222,36 @@ void LockManager::recover() {
     withdrawn += waiting.size();
   }
   placement_pruned_at_ = placement_.size();
+  size_t confirming = 0;
+  for (const auto& [id, session] : sessions_) {
+    session->confirm_held = !session->restored.empty();
+    confirming += session->confirm_held ? 1 : 0;
+  }
+  if (confirming != 0) {
+    spdlog::info("locks: {} sessions hold locks; each says which it holds before it locks again",
+                 confirming);
+  }
   if (!sessions_.empty() || withdrawn != 0) {
     spdlog::info(
         "locks: {} sessions may re-attach within {} s; {} waiting requests of the "
         "previous asnd withdrawn",
         sessions_.size(), config_.grace_period_s, withdrawn);
   }
+}
+
+// A held entry found at start: its session's grant, until the session says it holds it.
+void LockManager::note_restored(int domain, const std::string& file, const locks::HeldLock& held) {
+  uint64_t id = held.session;
+  if (domain == switch_) {
+    auto it = by_switch_session_.find(held.session);
+    if (it == by_switch_session_.end()) return;
+    id = it->second;
+  }
+  auto s = sessions_.find(id);
+  if (s == sessions_.end()) return;
+  auto& places = s->second->restored[held.token];
+  const std::pair<bool, std::string> place{domain == switch_, file};
+  if (places.empty() || places.back() != place) places.push_back(place);
 }
 
 // ---- board resets -------------------------------------------------------------------------
@@ -251,8 +277,7 @@ std::string LockManager::reconcile(ReconcileCause cause) {
     what = fmt::format(
         "the board was reset, emptying the switch's lock table: {} files withheld for the "
         "reclaims of {} sessions for {:.0f} s at most",
-        loss_.files.size(), loss_.sessions.size(),
-        seconds_until(loss_.until, LockClock::now()));
+        loss_.files.size(), loss_.sessions.size(), seconds_until(loss_.until, LockClock::now()));
     spdlog::warn("locks: {}", what);
   }
   run(finished);
@@ -284,8 +309,8 @@ void LockManager::open_switch_half(Session& session) {
   by_switch_session_[session.switch_session] = session.id;
 }
 
-void LockManager::start_loss_grace(const std::set<std::string, std::less<>>& files,
-                                   bool every_file, const std::set<locks::SessionId>* surviving,
+void LockManager::start_loss_grace(const std::set<std::string, std::less<>>& files, bool every_file,
+                                   const std::set<locks::SessionId>* surviving,
                                    Finished& finished) {
   const auto now = LockClock::now();
   if (!in_loss_grace(now)) loss_ = LossGrace{};
@@ -333,8 +358,7 @@ void LockManager::save_loss_grace() {
   }
   state::v1::LockLossGrace saved;
   saved.set_until_steady_ns(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(loss_.until.time_since_epoch())
-          .count());
+      std::chrono::duration_cast<std::chrono::nanoseconds>(loss_.until.time_since_epoch()).count());
   saved.set_every_file(loss_.every_file);
   for (uint64_t id : loss_.sessions) saved.add_sessions(id);
   for (const auto& file : loss_.files) saved.add_files(file);
@@ -368,9 +392,10 @@ void LockManager::load_loss_grace() {
   state::v1::LockLossGrace saved;
   if (!saved.ParseFromIstream(&in)) {
     // Unreadable: the safe reading is that every session may have lost switch locks.
-    spdlog::error("locks: {} is damaged: every session is treated as having lost its switch "
-                  "locks",
-                  loss_file_);
+    spdlog::error(
+        "locks: {} is damaged: every session is treated as having lost its switch "
+        "locks",
+        loss_file_);
     saved.Clear();
     saved.set_every_file(true);
     saved.set_until_steady_ns(std::numeric_limits<int64_t>::max());
@@ -394,10 +419,11 @@ void LockManager::load_loss_grace() {
     save_loss_grace();
     return;
   }
-  spdlog::warn("locks: the loss grace of an earlier asnd goes on: {} files withheld for the "
-               "reclaims of {} sessions for {:.0f} s at most",
-               loss_.every_file ? std::string("all switch") : std::to_string(loss_.files.size()),
-               loss_.sessions.size(), seconds_until(loss_.until, LockClock::now()));
+  spdlog::warn(
+      "locks: the loss grace of an earlier asnd goes on: {} files withheld for the "
+      "reclaims of {} sessions for {:.0f} s at most",
+      loss_.every_file ? std::string("all switch") : std::to_string(loss_.files.size()),
+      loss_.sessions.size(), seconds_until(loss_.until, LockClock::now()));
 }
 
 bool LockManager::in_loss_grace(LockClock::time_point now) {
