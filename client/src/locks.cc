@@ -176,9 +176,9 @@ void Session::Impl::fail(std::string_view call, const grpc::Status& status, bool
                           " is lost, its locks are gone: " + status.error_message());
   }
   if (reason == "conflict") throw Conflict(call, code, status.error_message());
-  if (reason == "locks-lost") {
+  if (reason == "locks-lost" || reason == "confirm-held") {
     ask_recovery();
-    throw MustReclaim(call, code, status.error_message());
+    throw MustRecover(call, code, status.error_message());
   }
   if (reason == "grace") throw InLossGrace(call, code, status.error_message());
   if (!reason.empty()) throw Error(call, code, status.error_message());
@@ -202,10 +202,12 @@ Grant Session::Impl::lock(std::string_view call, std::string_view file, const Ra
   bool recovered_once = false;
   for (;;) {
     try {
+      // Noted before the call counts as ended: see lock_calls.
+      LockCallScope in_flight(*this);
       Grant grant = lock_once(call, file, ranges, mode, deadline, stop, try_lock);
       noted(file, mode, grant);
       return grant;
-    } catch (const MustReclaim&) {
+    } catch (const MustRecover&) {
       if (recovered_once) throw;
       await_recovery();
       recovered_once = true;
@@ -367,10 +369,12 @@ void Session::Impl::lock_async(std::string_view call, std::string_view file, con
                                std::function<void(Result<Grant>)> done) {
   Clock::time_point wait_until;
   pb::LockOp op = lock_op(lock_request(file, ranges, mode), deadline, try_lock, wait_until);
+  lock_call_started();
   submit<Grant>(call, std::move(op), try_lock, wait_until,
                 [self = shared_from_this(), file = std::string(file), mode,
                  done = std::move(done)](Result<Grant> result) {
                   if (result.ok()) self->noted(file, mode, result.value());
+                  self->lock_call_ended();
                   done(std::move(result));
                 });
 }
@@ -390,7 +394,7 @@ UnlockResult Session::Impl::unlock(std::string_view call, std::string_view file,
                                    const Ranges& ranges, bool downgrade) {
   try {
     return unlock_once(call, file, ranges, downgrade);
-  } catch (const MustReclaim&) {
+  } catch (const MustRecover&) {
     await_recovery();
     return unlock_once(call, file, ranges, downgrade);
   }

@@ -68,9 +68,10 @@ struct LockClient::Impl {
   std::shared_ptr<LockBatcher> batcher_;
 };
 
-// A call refused while the session's switch locks are lost and not yet reclaimed (asnd's
-// reason "locks-lost"): the session recovers, and the call is made once more.
-class MustReclaim : public Error {
+// A call refused until the session recovers: its switch locks are lost and not yet reclaimed
+// (asnd's reason "locks-lost"), or asnd restarted and waits for it to say which locks it holds
+// ("confirm-held"). The keepalive thread recovers, and the call is made once more.
+class MustRecover : public Error {
  public:
   using Error::Error;
 };
@@ -108,15 +109,23 @@ struct Session::Impl : std::enable_shared_from_this<Session::Impl> {
 
   mutable std::mutex mutex;  // guards the members below
   std::condition_variable_any wake;
-  // A call found the session's switch locks lost (reason "locks-lost"): the keepalive thread
-  // recovers at once (a KeepAlive, the reclaims, reclaim_complete) and counts `recoveries`.
+  // A call found the session's switch locks lost (reason "locks-lost") or asnd waiting for the
+  // locks it holds ("confirm-held"): the keepalive thread recovers at once (a KeepAlive, the
+  // held tokens, the reclaims, reclaim_complete) and counts `recoveries`.
   bool recover_now = false;
   std::uint64_t recoveries = 0;
   std::condition_variable_any recovered;
   std::function<void(const Error&)> on_lost;
   std::function<void(const LocksLost&)> on_locks_lost;
-  std::mutex held_mutex;  // guards `held`
+  std::mutex held_mutex;  // guards `held` and `lock_calls`
   HeldLocks held;         // what the session's calls were granted: reclaimed after a loss
+  // Lock calls sent and not yet noted (their grant in `held`) or failed. After an asnd restart
+  // the held tokens are named only when there are none: a grant of the earlier asnd whose
+  // answer is being read would be left out, and released though the caller gets it. asnd
+  // refuses the session's new Lock calls until then (confirm-held), so this does not wait
+  // on a call that waits for a lock.
+  std::size_t lock_calls = 0;
+  std::condition_variable_any lock_calls_done;
   std::optional<Error> lost_error;
   Clock::time_point lease_expires;
 
@@ -143,6 +152,20 @@ struct Session::Impl : std::enable_shared_from_this<Session::Impl> {
   void await_recovery();
 
   void ask_recovery();
+
+  // Names the grants the session holds in `request` (KeepAliveRequest.held), once no Lock call
+  // is between its answer and `held` (at most call_timeout); false if that did not come.
+  bool name_held(pb::KeepAliveRequest& request, const std::stop_token& stop);
+  // A Lock call in flight, from before it is sent until its grant is noted or it failed.
+  void lock_call_started();
+  void lock_call_ended();
+  struct LockCallScope {
+    explicit LockCallScope(Impl& impl) : impl(impl) { impl.lock_call_started(); }
+    ~LockCallScope() { impl.lock_call_ended(); }
+    LockCallScope(const LockCallScope&) = delete;
+    LockCallScope& operator=(const LockCallScope&) = delete;
+    Impl& impl;
+  };
 
   // Takes the session's switch locks again (LockRequest.reclaim), as the library knows them:
   // a reclaim is granted at once or refused, with a new, higher token.

@@ -1,6 +1,8 @@
 // libasnclient: what keeps a session alive and brings it back: the keepalive thread and its
-// lease, the re-attach after an asnd restart, the session found lost, and the reclaims after a
-// board reset from what the session's calls were granted (held_locks.hpp).
+// lease, the re-attach after an asnd restart (the session names the locks it holds, so that
+// asnd releases a grant whose answer died with the earlier asnd), the session found lost, and
+// the reclaims after a board reset from what the session's calls were granted
+// (held_locks.hpp).
 #include <algorithm>
 
 #include "session_impl.hpp"
@@ -48,6 +50,7 @@ void Session::Impl::mark_lost(const Error& error) {
 void Session::Impl::run_keepalive(std::stop_token stop) {
   milliseconds backoff = options().initial_backoff;
   bool reclaimed = false;  // the next KeepAlive says reclaim_complete
+  bool confirm = false;    // the next KeepAlive names the locks held (asnd restarted)
   auto next = Clock::now() + keepalive_interval();
   for (;;) {
     {
@@ -64,6 +67,7 @@ void Session::Impl::run_keepalive(std::stop_token stop) {
     request.set_session(id);
     request.set_secret(secret);
     request.set_reclaim_complete(reclaimed);
+    if (confirm && !name_held(request, stop) && stop.stop_requested()) return;
     pb::KeepAliveResponse response;
     auto sent = Clock::now();
     grpc::Status status = stub().KeepAlive(&context, request, &response);
@@ -73,6 +77,15 @@ void Session::Impl::run_keepalive(std::stop_token stop) {
       backoff = options().initial_backoff;
       next = Clock::now() + keepalive_interval();
       reclaimed = false;
+      if (response.confirm_held()) {
+        // asnd restarted while the session held locks and waits to hear which it holds: say
+        // so now (it releases the others, grants whose calls failed) and then go on, with
+        // the reclaims if the switch lost its table too.
+        confirm = true;
+        next = Clock::now();
+        continue;
+      }
+      confirm = false;
       if (!response.locks_lost()) {
         std::lock_guard lock(mutex);
         ++recoveries;
@@ -118,6 +131,30 @@ void Session::Impl::ask_recovery() {
   std::lock_guard lock(mutex);
   recover_now = true;
   wake.notify_all();
+}
+
+bool Session::Impl::name_held(pb::KeepAliveRequest& request, const std::stop_token& stop) {
+  std::unique_lock lock(held_mutex);
+  if (!lock_calls_done.wait_for(lock, stop, options().call_timeout,
+                                [this] { return lock_calls == 0; })) {
+    return false;
+  }
+  auto* named = request.mutable_held();
+  for (const std::uint64_t token : held.tokens()) named->add_tokens(token);
+  return true;
+}
+
+void Session::Impl::lock_call_started() {
+  std::lock_guard lock(held_mutex);
+  ++lock_calls;
+}
+
+void Session::Impl::lock_call_ended() {
+  {
+    std::lock_guard lock(held_mutex);
+    --lock_calls;
+  }
+  lock_calls_done.notify_all();
 }
 
 LocksLost Session::Impl::reclaim(const std::stop_token& stop) {
@@ -174,6 +211,7 @@ bool Session::Impl::probe_lost() {
   grpc::Status status = stub().KeepAlive(&context, request, &response);
   if (status.ok()) {
     renewed(sent, response);
+    if (response.confirm_held()) ask_recovery();
     return false;
   }
   if (says_gone(status)) {
