@@ -501,6 +501,37 @@ TEST_P(LockServiceTest, AfterARestartASessionNamesItsLocksAndTheGrantsItNeverGot
   EXPECT_EQ(try_lock(request(b, "kept", 0, 1)).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
 }
 
+// After a board reset every session opened before it gets a new switch half, labelled with
+// its session; one opened after it gets a half whose id the new table (counting from 1 again)
+// may have given before the reset to an older session, whose label still names it. A restart
+// must not take that half from the newer session: it did, and expired it with its locks.
+TEST_P(LockServiceTest, ARestartAfterABoardResetKeepsTheSwitchLocksOfSessionsOpenedSince) {
+  if (stack_->device() == nullptr) GTEST_SKIP() << "no switch domain";
+  const uint64_t a = open(30, "a"), b = open(30, "b"), c = open(30, "c");
+  {
+    grpc::ClientContext context;
+    v1::CloseSessionRequest r;
+    r.set_session(a);
+    v1::CloseSessionResponse response;
+    ASSERT_OK(stub_->CloseSession(&context, r, &response));
+  }
+  // b and c get halves 1 and 2 in the new table; c's label still names 3, d's half.
+  stack_->device()->write(regs::id::kControlBoardReset, 1);
+  stack_->manager().reconcile(ReconcileCause::kBoardReset);
+  EXPECT_FALSE(keep_alive(b, true).locks_lost());
+  EXPECT_FALSE(keep_alive(c, true).locks_lost());
+  const uint64_t d = open(30, "d");
+  v1::LockResponse held;
+  ASSERT_OK(try_lock(request(d, "f", 0, 10), &held));
+  ASSERT_EQ(held.domain(), "switch");
+  restart(15);
+  EXPECT_FALSE(keep_alive(d, false, std::vector<uint64_t>{held.token()}).confirm_held());
+  EXPECT_EQ(try_lock(request(b, "f", 0, 10)).error_code(), grpc::StatusCode::FAILED_PRECONDITION)
+      << "d's lock is gone";
+  ASSERT_OK(unlock(d, "f", 0, 10));
+  ASSERT_OK(try_lock(request(c, "f", 0, 10)));
+}
+
 // The same through a Batch stream: the KeepAlive op carries `held`.
 TEST_P(LockServiceTest, AfterARestartABatchKeepAliveNamesTheLocksHeld) {
   const uint64_t a = open(30, "a"), b = open(30, "b");

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 
 #include "asn/state/v1/state.pb.h"
 #include "locks/lock_manager.hpp"
@@ -169,15 +170,32 @@ void LockManager::recover() {
   // else the one its label names. One the switch no longer has lost its switch locks (the
   // board was reset while asnd was down, or its table is unusable): the session stays, and
   // the loss grace keeps what it may hold from others until it reclaims or its lease ends.
+  // The table of a board reset counts sessions from 1 again, so the id an older session's
+  // label names (from before the reset) may be the half of a session opened since: the
+  // labelled halves go first, then the labels' ids, the newest session's first, each to one
+  // session only. (Taking them in the table's order once gave a newer session's half to an
+  // older one's stale label, and the half was then expired with its locks.)
   std::set<locks::SessionId> in_switch;
   if (switch_ >= 0) {
+    std::map<uint64_t, locks::SessionId> relabelled;  // manager session -> its half
     for (const DomainSession& s : domains_[switch_]->sessions()) {
       in_switch.insert(s.id);
       if (auto owner = switch_half_owner(s.label); owner && sessions_.contains(*owner)) {
-        Session& session = *sessions_[*owner];
-        by_switch_session_.erase(session.switch_session);
-        session.switch_session = s.id;
-        by_switch_session_[s.id] = *owner;
+        relabelled[*owner] = s.id;
+      }
+    }
+    by_switch_session_.clear();
+    for (const auto& [id, half] : relabelled) {
+      sessions_[id]->switch_session = half;
+      by_switch_session_[half] = id;
+    }
+    for (auto it = sessions_.rbegin(); it != sessions_.rend(); ++it) {
+      Session& session = *it->second;
+      if (relabelled.contains(it->first) || session.switch_session == 0) continue;
+      // Taken: a stale id of a session whose half could not be opened again after a reset
+      // (it had none then either; the loss grace file still holds it).
+      if (!by_switch_session_.emplace(session.switch_session, it->first).second) {
+        session.switch_session = 0;
       }
     }
   }
