@@ -59,15 +59,16 @@ void Session::Impl::run_keepalive(std::stop_token stop) {
       recover_now = false;
     }
     if (stop.stop_requested()) return;
-    grpc::ClientContext context;
-    set_timeout(context, std::min(keepalive_interval(), options().call_timeout));
-    context.set_wait_for_ready(false);
-    std::stop_callback cancel(stop, [&context] { context.TryCancel(); });
     pb::KeepAliveRequest request;
     request.set_session(id);
     request.set_secret(secret);
     request.set_reclaim_complete(reclaimed);
+    // Before the call's deadline starts: naming may wait for lock calls in flight.
     if (confirm && !name_held(request, stop) && stop.stop_requested()) return;
+    grpc::ClientContext context;
+    set_timeout(context, std::min(keepalive_interval(), options().call_timeout));
+    context.set_wait_for_ready(false);
+    std::stop_callback cancel(stop, [&context] { context.TryCancel(); });
     pb::KeepAliveResponse response;
     auto sent = Clock::now();
     grpc::Status status = stub().KeepAlive(&context, request, &response);
