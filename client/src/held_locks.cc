@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <set>
 
 namespace asn::client {
 
@@ -21,7 +22,8 @@ std::vector<ByteRange> listed(const Ranges& ranges) {
   // asnd refuses more blocks than a request may have; this is only the library's record.
   const std::uint64_t count = std::min<std::uint64_t>(s.count, 1u << 20);
   out.reserve(count);
-  for (std::uint64_t i = 0; i < count; ++i) out.push_back({s.offset + i * s.stride, s.block_length});
+  for (std::uint64_t i = 0; i < count; ++i)
+    out.push_back({s.offset + i * s.stride, s.block_length});
   return out;
 }
 
@@ -30,7 +32,7 @@ std::vector<ByteRange> listed(const Ranges& ranges) {
 void HeldLocks::granted(std::string_view file, Mode mode, const Grant& grant) {
   auto& pieces = files_[std::string(file)];
   for (const ByteRange& r : grant.ranges) {
-    pieces.push_back({r.offset, end_of(r), mode, grant.domain == "switch"});
+    pieces.push_back({r.offset, end_of(r), mode, grant.domain == "switch", grant.token});
   }
 }
 
@@ -46,10 +48,10 @@ void HeldLocks::for_each_inside(std::string_view file, const Ranges& ranges, F&&
         next.push_back(p);
         continue;
       }
-      if (p.offset < first) next.push_back({p.offset, first, p.mode, p.in_switch});
-      Piece inside{std::max(p.offset, first), std::min(p.end, end), p.mode, p.in_switch};
+      if (p.offset < first) next.push_back({p.offset, first, p.mode, p.in_switch, p.token});
+      Piece inside{std::max(p.offset, first), std::min(p.end, end), p.mode, p.in_switch, p.token};
       if (f(inside)) next.push_back(inside);
-      if (end < p.end) next.push_back({end, p.end, p.mode, p.in_switch});
+      if (end < p.end) next.push_back({end, p.end, p.mode, p.in_switch, p.token});
     }
     it->second = std::move(next);
   }
@@ -106,6 +108,14 @@ std::vector<HeldLocks::Reclaim> HeldLocks::take_switch_locks() {
     }
   }
   return out;
+}
+
+std::vector<std::uint64_t> HeldLocks::tokens() const {
+  std::set<std::uint64_t> out;
+  for (const auto& [file, pieces] : files_) {
+    for (const Piece& p : pieces) out.insert(p.token);
+  }
+  return {out.begin(), out.end()};
 }
 
 std::size_t HeldLocks::pieces() const {

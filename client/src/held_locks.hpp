@@ -1,6 +1,7 @@
 // What a session holds, as the library knows it from its own calls (grants, unlocks,
 // downgrades): the locks it takes again when a board reset emptied the switch's lock table
-// (asnd's loss grace: KeepAliveResponse.locks_lost, LockRequest.reclaim).
+// (asnd's loss grace: KeepAliveResponse.locks_lost, LockRequest.reclaim), and the tokens it
+// names after an asnd restart (KeepAliveResponse.confirm_held, KeepAliveRequest.held).
 #pragma once
 
 #include <cstdint>
@@ -29,6 +30,8 @@ class HeldLocks {
   // a shared one on the same bytes), and forgets them: a reclaim that is granted adds its
   // grant back.
   std::vector<Reclaim> take_switch_locks();
+  // The fencing tokens of the grants held (of which some bytes are held), in increasing order.
+  std::vector<std::uint64_t> tokens() const;
   std::size_t pieces() const;
 
  private:
@@ -37,6 +40,7 @@ class HeldLocks {
     std::uint64_t end = 0;  // past the last byte; a range up to 2^64 is kept one byte short
     Mode mode = Mode::kShared;
     bool in_switch = false;
+    std::uint64_t token = 0;  // of the grant; a downgrade or a split keeps it
   };
   // Splits the file's pieces at the edges of `ranges` and calls `f` on each piece inside them.
   template <class F>

@@ -39,6 +39,28 @@ TEST(HeldLocks, ReclaimsWhatIsStillHeldInTheSwitchMergedPerMode) {
   EXPECT_TRUE(held.take_switch_locks().empty());
 }
 
+// After an asnd restart the session names its grants by token: a grant is named while any
+// byte of it is held (a split or a downgrade keeps its token), and not once all are unlocked.
+TEST(HeldLocks, TokensAreThoseOfTheGrantsWithBytesStillHeld) {
+  HeldLocks held;
+  Grant a = grant({{0, 100}});
+  a.token = 7;
+  Grant b = grant({{200, 10}}, "software");
+  b.token = 3;
+  Grant c = grant({{300, 10}});
+  c.token = 9;
+  held.granted("f", Mode::kExclusive, a);
+  held.granted("f", Mode::kExclusive, b);
+  held.granted("g", Mode::kShared, c);
+  EXPECT_EQ(held.tokens(), (std::vector<std::uint64_t>{3, 7, 9}));
+  held.released("f", Ranges(10, 80));   // a split: [0, 10) and [90, 100) left
+  held.downgraded("f", Ranges(0, 10));  // shared now, the same grant
+  held.released("g", Ranges(300, 10));  // c gone
+  EXPECT_EQ(held.tokens(), (std::vector<std::uint64_t>{3, 7}));
+  held.released("f", Ranges(0, 1000));
+  EXPECT_TRUE(held.tokens().empty());
+}
+
 TEST(HeldLocks, OverlappingLocksOfTheSessionAreOneReclaim) {
   HeldLocks held;
   held.granted("f", Mode::kShared, grant({{0, 10}}));

@@ -110,6 +110,10 @@ TEST_F(LocksTest, ALockHeldAcrossAKillDashNineIsStillHeldAndItsSessionReattaches
   std::this_thread::sleep_for(std::chrono::milliseconds(3500));
   EXPECT_THAT(asnd_.asnctl({"locks", "list"}).out, HasSubstr("survivor"));
   EXPECT_THAT(asnd_.log(), HasSubstr("re-attached"));
+  // asnctl named the lock it holds when asnd asked (confirm_held): none released.
+  EXPECT_TRUE(test::wait_until([&] {
+    return asnd_.log().find("said which locks it holds: 0 grants released") != std::string::npos;
+  })) << asnd_.log();
   const auto held = holder.get();
   EXPECT_EQ(held.exit_code, 0) << held.all();
   EXPECT_THAT(asnd_.asnctl({"locks", "list"}).out, HasSubstr("no locks are held"));

@@ -28,7 +28,10 @@
 // - a session the client learned was gone (FAILED_PRECONDITION) at L, or closed at L, ends
 //   at min(L, the lease bound above).
 // Grants whose outcome the client never learned (UNAVAILABLE across a kill, a deadline racing
-// the grant) are not recorded: they only make the checker see less. Two intervals conflict
+// the grant) are not recorded: they only make the checker see less. asnd releases them (a
+// failed call grants nothing): after a restart each client names the grants it holds, by
+// their tokens (KeepAliveRequest.held), and asnd releases the rest; a grant the client has,
+// released by mistake, would be granted to another and show as a conflict. Two intervals conflict
 // when they are on the same file, of different sessions, overlap in bytes and time, and one of
 // them is exclusive.
 // Fencing tokens grow with every grant of a lock table. Grant A happened before the client
@@ -51,6 +54,7 @@
 #include <memory>
 #include <mutex>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -87,7 +91,8 @@ constexpr double kGrace = 2.0;
 struct Counters {
   std::atomic<uint64_t> grants{0}, waited{0}, conflicts{0}, deadlines{0}, unavailable{0},
       unlocks{0}, downgrades{0}, lost{0}, abandoned{0}, reattached{0}, sessions{0}, other{0},
-      batch_ops{0}, locks_lost{0}, reclaimed{0}, reclaim_refused{0}, switch_grants{0};
+      batch_ops{0}, locks_lost{0}, reclaimed{0}, reclaim_refused{0}, switch_grants{0}, confirmed{0},
+      released_unconfirmed{0};
 };
 
 class Client {
@@ -118,6 +123,10 @@ class Client {
       }
       if (locks_lost_) {
         reclaim_and_close();
+        continue;
+      }
+      if (confirm_held_) {
+        name_held();
         continue;
       }
       step();
@@ -217,6 +226,8 @@ class Client {
     lost_ = false;
     locks_lost_ = false;
     for (auto& f : held_) f.assign(kSpace, 0);
+    for (auto& f : tokens_) f.assign(kSpace, {});
+    confirm_held_ = false;
     counters_.sessions++;
     stop_keepalive_ = false;
     keepalive_ = std::thread([this] { keepalive_loop(); });
@@ -310,7 +321,41 @@ class Client {
     for (const auto& b : response.ranges())
       g.ranges.push_back({b.offset(), b.offset() + b.length()});
     history.push_back(std::move(g));
+    for (const auto& b : response.ranges()) {
+      for (uint64_t x = b.offset(); x < b.offset() + b.length() && x < kSpace; ++x) {
+        tokens_[f][x].push_back(response.token());
+      }
+    }
     counters_.reclaimed++;
+  }
+
+  // asnd restarted while the session held locks: names the grants it holds (the tokens of
+  // the bytes it holds), so that asnd releases those whose answers died with the last one.
+  void name_held() {
+    std::set<uint64_t> tokens;
+    for (const auto& f : tokens_) {
+      for (const auto& byte : f) tokens.insert(byte.begin(), byte.end());
+    }
+    grpc::ClientContext context;
+    set_deadline(context, 0.5);
+    v1::KeepAliveRequest request;
+    request.set_session(session_);
+    auto* held = request.mutable_held();  // set even when empty: "holds nothing"
+    for (const uint64_t t : tokens) held->add_tokens(t);
+    v1::KeepAliveResponse response;
+    const double sent = clock_.now();
+    const grpc::Status status = stub_->KeepAlive(&context, request, &response);
+    if (status.ok()) {
+      touched(sent);
+      if (response.locks_lost()) learned_locks_lost(clock_.now());
+      confirm_held_ = response.confirm_held();
+      counters_.confirmed++;
+      counters_.released_unconfirmed += response.released_unconfirmed();
+    } else if (status.error_code() == grpc::StatusCode::FAILED_PRECONDITION) {
+      gone(clock_.now());
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
   }
 
   void touched(double sent) {
@@ -350,6 +395,7 @@ class Client {
         touched(sent);
         if (response.reattached()) counters_.reattached++;
         if (response.locks_lost()) learned_locks_lost(clock_.now());
+        if (response.confirm_held()) confirm_held_ = true;
         next = sent + period;
       } else if (status.error_code() == grpc::StatusCode::FAILED_PRECONDITION) {
         gone(clock_.now());
@@ -372,6 +418,7 @@ class Client {
       if (status.ok()) {
         touched(sent);
         if (response.locks_lost()) learned_locks_lost(clock_.now());
+        if (response.confirm_held()) confirm_held_ = true;
         return;
       }
       if (status.error_code() == grpc::StatusCode::FAILED_PRECONDITION) {
@@ -447,6 +494,7 @@ class Client {
         r.ranges.push_back({b.offset(), b.offset() + b.length()});
         for (uint64_t x = b.offset(); x < b.offset() + b.length() && x < kSpace; ++x) {
           held_[f][x] = std::max<uint8_t>(held_[f][x], exclusive ? 2 : 1);
+          tokens_[f][x].push_back(response.token());
         }
       }
       history.push_back(std::move(r));
@@ -522,7 +570,10 @@ class Client {
     rec.ranges = {{first, end}};
     rec.sent = clock_.now();
     history.push_back(rec);  // from its first attempt on, the bytes may be gone
-    for (uint64_t x = first; x < end; ++x) held_[f][x] = downgrade ? 1 : 0;
+    for (uint64_t x = first; x < end; ++x) {
+      held_[f][x] = downgrade ? 1 : 0;
+      if (!downgrade) tokens_[f][x].clear();  // a downgrade keeps the grant's token
+    }
     for (int attempt = 0; attempt < 200 && !lost_; ++attempt) {
       const double sent = clock_.now();
       const grpc::Status status = unlock_call(request, downgrade);
@@ -585,8 +636,10 @@ class Client {
   std::atomic<bool> lost_{false};
   std::atomic<bool> locks_lost_{false};
   std::atomic<bool> stop_keepalive_{false};
+  std::atomic<bool> confirm_held_{false};  // asnd waits for the session to name its grants
   std::thread keepalive_;
   std::vector<uint8_t> held_[kFiles];  // 0 none, 1 shared, 2 exclusive (as this client knows)
+  std::vector<std::vector<uint64_t>> tokens_[kFiles];  // per byte: the grants holding it
 };
 
 double torture_seconds() {
@@ -687,7 +740,8 @@ TEST(LocksTorture, NoConflictingGrantsNorBackwardTokensAcrossCrashesAndKillDashN
       "%llu sessions "
       "(%llu abandoned, %llu reported gone, %llu re-attachments), %llu grants (%llu waited), "
       "%llu TryLock conflicts, %llu Lock deadlines, %llu unlocks, %llu downgrades, %llu "
-      "UNAVAILABLE, %llu ops through Batch streams; violations %zu\n",
+      "UNAVAILABLE, %llu ops through Batch streams, %llu namings of the grants held after a "
+      "restart (%llu grants whose answer died with asnd released); violations %zu\n",
       ran, kClients, restarts.size(), resets,
       static_cast<unsigned long long>(counters.locks_lost.load()),
       static_cast<unsigned long long>(counters.reclaimed.load()),
@@ -703,7 +757,9 @@ TEST(LocksTorture, NoConflictingGrantsNorBackwardTokensAcrossCrashesAndKillDashN
       static_cast<unsigned long long>(counters.unlocks.load()),
       static_cast<unsigned long long>(counters.downgrades.load()),
       static_cast<unsigned long long>(counters.unavailable.load()),
-      static_cast<unsigned long long>(counters.batch_ops.load()), violations.size());
+      static_cast<unsigned long long>(counters.batch_ops.load()),
+      static_cast<unsigned long long>(counters.confirmed.load()),
+      static_cast<unsigned long long>(counters.released_unconfirmed.load()), violations.size());
   for (const auto& v : violations) std::printf("VIOLATION: %s\n", v.c_str());
   EXPECT_TRUE(violations.empty()) << "seed " << seed;
   EXPECT_GT(counters.grants.load(), kMinGrants);

@@ -199,8 +199,10 @@ TEST_P(LockEntryQuotaTest, TheRangesOfAWaitingRequestCount) {
 
 TEST_P(LockEntryQuotaTest, TheCountOutlivesARestart) {
   const uint64_t s = open();
-  ASSERT_OK(try_lock(ranges(s, "f", 4)));
+  v1::LockResponse granted;
+  ASSERT_OK(try_lock(ranges(s, "f", 4), &granted));
   restart(scaled_s(5));
+  keep_alive(s, false, std::vector<uint64_t>{granted.token()});  // it holds what it held
   expect_over(try_lock(ranges(s, "g", 1)), {"uses 4 lock entries"});
   ASSERT_OK(unlock(s, "f", 0, 10));
   ASSERT_OK(try_lock(ranges(s, "g", 1)));

@@ -16,6 +16,7 @@
 #include <future>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <variant>
@@ -131,11 +132,17 @@ class LockServiceTest : public ::testing::TestWithParam<test::LockStack::Kind> {
     return p.done.wait_for(test::scaled(within)) == std::future_status::ready;
   }
 
-  v1::KeepAliveResponse keep_alive(uint64_t session, bool reclaim_complete = false) {
+  // `held`: the tokens of the grants the session holds (KeepAliveRequest.held), if given.
+  v1::KeepAliveResponse keep_alive(uint64_t session, bool reclaim_complete = false,
+                                   const std::optional<std::vector<uint64_t>>& held = {}) {
     grpc::ClientContext context;
     v1::KeepAliveRequest r;
     r.set_session(session);
     r.set_reclaim_complete(reclaim_complete);
+    if (held) {
+      auto* named = r.mutable_held();
+      for (const uint64_t token : *held) named->add_tokens(token);
+    }
     v1::KeepAliveResponse response;
     const grpc::Status status = stub_->KeepAlive(&context, r, &response);
     EXPECT_TRUE(status.ok()) << status.error_message();

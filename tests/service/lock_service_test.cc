@@ -401,7 +401,11 @@ TEST_P(LockServiceTest, LocksSurviveARestartAndSessionsReattachWithinTheGracePer
     ASSERT_OK(stub_->KeepAlive(&context, r, &response));
     EXPECT_TRUE(response.reattached());
   }
-  // `other` re-attaches by using its session.
+  // `other` re-attaches by using its session; it held a lock, so it says which it holds
+  // before it locks again.
+  EXPECT_TRUE(keep_alive(other).confirm_held());
+  EXPECT_FALSE(
+      keep_alive(other, false, std::vector<uint64_t>{list("h").held(0).token()}).confirm_held());
   ASSERT_OK(try_lock(request(other, "i", 0, 10)));
   // `gone` does not come back: once the grace is over its lock is released, its session ended.
   ASSERT_TRUE(test::wait_until([&] { return try_lock(request(other, "g", 0, 10)).ok(); }));
@@ -409,9 +413,155 @@ TEST_P(LockServiceTest, LocksSurviveARestartAndSessionsReattachWithinTheGracePer
   // `back` still holds f, and tokens keep growing across the restart.
   EXPECT_EQ(try_lock(request(other, "f", 0, 10)).error_code(),
             grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(keep_alive(back, false, std::vector<uint64_t>{before.token()}).released_unconfirmed(),
+            0u);
   v1::LockResponse after;
   ASSERT_OK(try_lock(request(back, "j", 0, 10), &after));
   EXPECT_GT(after.token(), before.token());
+}
+
+// Issue 24: a failed call grants nothing, across a restart too. An asnd killed after a grant
+// and before its answer reached the client leaves the grant in its domain, where the next
+// asnd cannot tell it from one the client received. So a session that held locks says which
+// it holds (KeepAlive `held`) before it may lock again, and asnd releases the others: only
+// their own bytes (a named lock of the session on the same bytes keeps them). Raw gRPC, as a
+// client without libasnclient makes it.
+TEST_P(LockServiceTest, AfterARestartASessionNamesItsLocksAndTheGrantsItNeverGotAreReleased) {
+  const uint64_t a = open(30, "a"), b = open(30, "b"), idle = open(30, "idle");
+  v1::LockResponse received, lost, lost_shared, downgraded;
+  ASSERT_OK(try_lock(request(a, "kept", 0, 10), &received));
+  ASSERT_OK(try_lock(request(a, "leak", 0, 10), &lost));  // its answer died with asnd
+  // Another grant a never got, overlapping `received` (a session's own locks do not conflict).
+  ASSERT_OK(try_lock(request(a, "kept", 5, 10, false), &lost_shared));
+  // A grant a received and then partly unlocked and downgraded: it keeps its token.
+  ASSERT_OK(try_lock(request(a, "split", 0, 30), &downgraded));
+  ASSERT_OK(unlock(a, "split", 10, 10));
+  {
+    grpc::ClientContext context;
+    v1::UnlockRequest r;
+    r.set_session(a);
+    r.set_file("split");
+    auto* range = r.add_ranges();
+    range->set_offset(20);
+    range->set_length(10);
+    v1::UnlockResponse response;
+    ASSERT_OK(stub_->Downgrade(&context, r, &response));
+  }
+
+  restart(15);
+  // a may not lock before it says what it holds; its other calls go on.
+  {
+    grpc::ClientContext context;
+    v1::LockResponse response;
+    const grpc::Status refused = stub_->TryLock(&context, request(a, "new", 0, 1), &response);
+    EXPECT_EQ(refused.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+    EXPECT_EQ(reason_of(context), "confirm-held");
+    EXPECT_THAT(refused.error_message(), HasSubstr("say which it holds"));
+  }
+  const v1::KeepAliveResponse asked = keep_alive(a);
+  EXPECT_FALSE(asked.reattached());  // the refused TryLock re-attached it
+  EXPECT_TRUE(asked.confirm_held());
+  EXPECT_EQ(asked.released_unconfirmed(), 0u);
+  bool listed = false;
+  const v1::GetLockStatsResponse after_restart = stats();
+  for (const auto& s : after_restart.session_list()) {
+    if (s.session() == a) listed = s.confirm_held();
+    if (s.session() == idle || s.session() == b) {
+      EXPECT_FALSE(s.confirm_held());
+    }
+  }
+  EXPECT_TRUE(listed);
+  // Nothing is released before a says so.
+  EXPECT_EQ(try_lock(request(b, "leak", 0, 10)).error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION);
+  // A session that held nothing locks at once.
+  ASSERT_OK(try_lock(request(idle, "idle", 0, 1)));
+
+  const v1::KeepAliveResponse told =
+      keep_alive(a, false, std::vector<uint64_t>{received.token(), downgraded.token()});
+  EXPECT_FALSE(told.confirm_held());
+  EXPECT_EQ(told.released_unconfirmed(), 2u);
+  // The grants a never got are gone, only their own bytes: [10, 15) of "kept".
+  ASSERT_OK(try_lock(request(b, "leak", 0, 10)));
+  ASSERT_OK(try_lock(request(b, "kept", 10, 5)));
+  EXPECT_EQ(try_lock(request(b, "kept", 0, 10, false)).error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION);
+  // What a received stays a's: [0, 10) exclusive and [20, 30) shared of "split".
+  EXPECT_EQ(try_lock(request(b, "split", 0, 10, false)).error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION);
+  ASSERT_OK(try_lock(request(b, "split", 20, 10, false)));
+  EXPECT_EQ(try_lock(request(b, "split", 20, 10)).error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION);
+  // a locks again, with tokens above every earlier one.
+  v1::LockResponse later;
+  ASSERT_OK(try_lock(request(a, "new", 0, 1), &later));
+  EXPECT_GT(later.token(), lost_shared.token());
+  // Saying it again releases nothing: only the earlier asnd's grants were in question.
+  EXPECT_EQ(keep_alive(a, false, std::vector<uint64_t>{}).released_unconfirmed(), 0u);
+  ASSERT_OK(unlock(a, "new", 0, 1));
+  EXPECT_EQ(try_lock(request(b, "kept", 0, 1)).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+}
+
+// After a board reset every session opened before it gets a new switch half, labelled with
+// its session; one opened after it gets a half whose id the new table (counting from 1 again)
+// may have given before the reset to an older session, whose label still names it. A restart
+// must not take that half from the newer session: it did, and expired it with its locks.
+TEST_P(LockServiceTest, ARestartAfterABoardResetKeepsTheSwitchLocksOfSessionsOpenedSince) {
+  if (stack_->device() == nullptr) GTEST_SKIP() << "no switch domain";
+  const uint64_t a = open(30, "a"), b = open(30, "b"), c = open(30, "c");
+  {
+    grpc::ClientContext context;
+    v1::CloseSessionRequest r;
+    r.set_session(a);
+    v1::CloseSessionResponse response;
+    ASSERT_OK(stub_->CloseSession(&context, r, &response));
+  }
+  // b and c get halves 1 and 2 in the new table; c's label still names 3, d's half.
+  stack_->device()->write(regs::id::kControlBoardReset, 1);
+  stack_->manager().reconcile(ReconcileCause::kBoardReset);
+  EXPECT_FALSE(keep_alive(b, true).locks_lost());
+  EXPECT_FALSE(keep_alive(c, true).locks_lost());
+  const uint64_t d = open(30, "d");
+  v1::LockResponse held;
+  ASSERT_OK(try_lock(request(d, "f", 0, 10), &held));
+  ASSERT_EQ(held.domain(), "switch");
+  restart(15);
+  EXPECT_FALSE(keep_alive(d, false, std::vector<uint64_t>{held.token()}).confirm_held());
+  EXPECT_EQ(try_lock(request(b, "f", 0, 10)).error_code(), grpc::StatusCode::FAILED_PRECONDITION)
+      << "d's lock is gone";
+  ASSERT_OK(unlock(d, "f", 0, 10));
+  ASSERT_OK(try_lock(request(c, "f", 0, 10)));
+}
+
+// The same through a Batch stream: the KeepAlive op carries `held`.
+TEST_P(LockServiceTest, AfterARestartABatchKeepAliveNamesTheLocksHeld) {
+  const uint64_t a = open(30, "a"), b = open(30, "b");
+  v1::LockResponse received;
+  ASSERT_OK(try_lock(request(a, "kept", 0, 10), &received));
+  ASSERT_OK(try_lock(request(a, "leak", 0, 10)));
+  restart(15);
+  grpc::ClientContext context;
+  context.set_deadline(test::deadline_in(std::chrono::seconds(30)));
+  auto stream = stub_->Batch(&context);
+  v1::LockBatch batch;
+  auto* op = batch.add_ops();
+  op->set_id(1);
+  op->mutable_keep_alive()->set_session(a);
+  op->mutable_keep_alive()->mutable_held()->add_tokens(received.token());
+  ASSERT_TRUE(stream->Write(batch));
+  v1::LockBatchReply reply;
+  ASSERT_TRUE(stream->Read(&reply));
+  ASSERT_EQ(reply.results_size(), 1);
+  EXPECT_EQ(reply.results(0).code(), 0) << reply.results(0).message();
+  EXPECT_FALSE(reply.results(0).keep_alive().confirm_held());
+  EXPECT_EQ(reply.results(0).keep_alive().released_unconfirmed(), 1u);
+  stream->WritesDone();
+  while (stream->Read(&reply)) {
+  }
+  EXPECT_TRUE(stream->Finish().ok());
+  ASSERT_OK(try_lock(request(b, "leak", 0, 10)));
+  EXPECT_EQ(try_lock(request(b, "kept", 0, 10)).error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION);
 }
 
 // A board reset empties the switch's table while holders may still use what it held (they

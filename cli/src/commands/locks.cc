@@ -422,7 +422,7 @@ class LockAcquire final : public Command {
       }
     }
     std::fflush(stdout);
-    const int rc = hold(*stub, s, opened);
+    const int rc = hold(*stub, s, opened, granted.token());
     close(*stub, s, opened);
     if (rc == kExitOk && s.format != OutputFormat::kJson) std::printf("released\n");
     return rc;
@@ -463,8 +463,11 @@ class LockAcquire final : public Command {
     return status;
   }
 
-  // Keeps the session alive until --hold passes or Ctrl-C.
-  int hold(Locks::Stub& stub, Session& s, const asn::v1::OpenSessionResponse& opened) {
+  // Keeps the session alive until --hold passes or Ctrl-C. After an asnd restart asnd asks
+  // which locks the session holds (confirm_held): the one it was granted, `token`.
+  int hold(Locks::Stub& stub, Session& s, const asn::v1::OpenSessionResponse& opened,
+           uint64_t token) {
+    bool confirm = false;
     const auto start = std::chrono::steady_clock::now();
     const auto period =
         std::chrono::milliseconds(std::max<int64_t>(opened.ttl_seconds() * 1000 / 3, 200));
@@ -478,6 +481,7 @@ class LockAcquire final : public Command {
         asn::v1::KeepAliveRequest request;
         request.set_session(opened.session());
         request.set_secret(opened.secret());
+        if (confirm) request.mutable_held()->add_tokens(token);
         asn::v1::KeepAliveResponse response;
         grpc::Status status = stub.KeepAlive(&context, request, &response);
         if (!status.ok() && status.error_code() == grpc::StatusCode::FAILED_PRECONDITION) {
@@ -494,7 +498,8 @@ class LockAcquire final : public Command {
                        "switch's lock table; take the lock again if it is still needed\n");
           return kExitFailed;
         }
-        next_keepalive = now + period;
+        confirm = status.ok() && response.confirm_held();
+        next_keepalive = confirm ? now : now + period;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }

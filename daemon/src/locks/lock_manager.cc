@@ -128,6 +128,15 @@ uint64_t LockManager::lock(const LockCall& call, locks::Wait wait,
     const auto now = LockClock::now();
     Session& session = session_or_throw(call.session, now, /*lost_ok=*/call.reclaim);
     session.reattached = true;
+    // A reclaim takes back a lock the session had, never one more: it may go first.
+    if (session.confirm_held && !call.reclaim) {
+      throw Error(ErrorCode::kFailedPrecondition,
+                  fmt::format("session {} held locks when asnd restarted, and asnd cannot know "
+                              "which of them reached the client: say which it holds (KeepAlive "
+                              "with `held`, the tokens of its grants) before it locks again",
+                              session.public_id))
+          .with_reason(kReasonConfirmHeld);
+    }
     if (call.reclaim) {
       const bool lost = in_loss_grace(now) && loss_.sessions.contains(session.id);
       if (!lost || !withheld(call.file, now)) ++counters_.reclaims_refused;

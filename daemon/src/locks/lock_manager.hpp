@@ -6,6 +6,15 @@
 //   owner, name, lease and switch session (state.proto LockSessionLabel), so sessions come
 //   back after an asnd restart. They then have the grace period to re-attach (any call of
 //   the session does); one that does not is expired, and its locks released.
+// - A failed call grants nothing, across a restart too. An asnd killed after a grant and
+//   before its answer reached the client leaves the grant with the session, and only the
+//   client knows which grants it received. So after a restart every session that holds locks
+//   must say which it holds (keep_alive()'s `held`: their tokens) before it locks again
+//   (kReasonConfirmHeld); the grants of the earlier asnd it does not name are released. This
+//   is the reclaim of NFS and Lustre turned around: the locks stay (no client that holds
+//   them loses them for not knowing the protocol), and the client names what it holds rather
+//   than what it lost. A request id kept with each grant (retries answered with the grant)
+//   would not do: a client that does not retry still leaks.
 // - A file lives wholly in one domain: the placement policy (config locks.placement) picks
 //   it when the file has no entry anywhere, and it stays there while it has entries.
 // - A waiting Lock call holds no thread: it is a record here, finished by a later grant, its
@@ -58,6 +67,9 @@ inline constexpr char kReasonNoReclaim[] = "no-reclaim";
 // (FAILED_PRECONDITION): KeepAlive tells it, reclaim, then reclaim_complete.
 inline constexpr char kReasonLocksLost[] = "locks-lost";
 inline constexpr char kReasonRevoked[] = "revoked";  // an admin revoked the session (its waits)
+// A Lock or TryLock of a session that held locks when asnd restarted and has not said which it
+// holds yet (FAILED_PRECONDITION): KeepAlive with `held`, then lock.
+inline constexpr char kReasonConfirmHeld[] = "confirm-held";
 
 // The bytes of a session's secret (OpenSessionResponse.secret).
 inline constexpr size_t kSessionSecretBytes = 32;
@@ -88,6 +100,10 @@ struct KeptAlive {
   // (reclaim_complete); until then the session keeps this state.
   bool locks_lost = false;
   double reclaim_seconds = 0;
+  // The session held locks when asnd restarted and has not said which it holds: it may not
+  // lock until it does (keep_alive()'s `held`).
+  bool confirm_held = false;
+  uint64_t released_unconfirmed = 0;  // grants this call released: `held` did not name them
 };
 
 struct LockGranted {
@@ -131,6 +147,7 @@ struct SessionView {
   uint64_t held_entries = 0;
   uint64_t waiting_requests = 0;
   bool reattached = true;
+  bool confirm_held = false;
 };
 
 struct DomainView {
@@ -260,7 +277,11 @@ class LockManager final : public Reconcilable {
   // Renews the lease; says whether this call re-attached the session after a restart and
   // whether the session's switch locks were lost. `reclaim_complete`: the session reclaimed
   // what it wanted of them (or gives them up); it no longer holds the loss grace open.
-  KeptAlive keep_alive(uint64_t session, bool reclaim_complete = false);
+  // `held`: the tokens of the grants the session holds, as its client received them: after a
+  // restart (KeptAlive::confirm_held) the grants of the earlier asnd not among them are
+  // released, and the session may lock again. Null: nothing said.
+  KeptAlive keep_alive(uint64_t session, bool reclaim_complete = false,
+                       const std::vector<locks::Token>* held = nullptr);
   SessionClosed close_session(uint64_t session);
 
   // Grants the lock, or refuses it, or queues it: `done` is then called later, from another
@@ -307,6 +328,7 @@ class LockManager final : public Reconcilable {
   static constexpr size_t kMaxDomains = 2;  // the switch and the software domain
 
   void recover();
+  void note_restored(int domain, const std::string& file, const locks::HeldLock& held);
   // By the public id; null when it is not open.
   Session* find_session(uint64_t public_id) const;
   uint64_t new_public_id() const;
@@ -323,6 +345,10 @@ class LockManager final : public Reconcilable {
                    Finished& finished);
   void apply(int domain, const locks::Change& change, Finished& finished);
   void release_orphan(int domain, const locks::Grant& grant, Finished& finished);
+  // The session said which grants it holds (keep_alive()): releases those of the earlier asnd
+  // it did not name. Returns how many.
+  uint64_t release_unconfirmed(Session& session, const std::vector<locks::Token>& held,
+                               Finished& finished);
   bool release_grant(int domain, locks::SessionId sid, const std::string& file, locks::Token token,
                      Finished& finished);
   // Withdraws the requests of each domain (indexed as domains_) whose calls are finished.

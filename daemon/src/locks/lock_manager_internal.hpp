@@ -6,10 +6,12 @@
 #pragma once
 
 #include <array>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "asn/locks/lock_table.hpp"
@@ -36,6 +38,10 @@ struct LockManager::Session {
   std::array<size_t, kMaxDomains> held_bound{};
   std::array<size_t, kMaxDomains> waiting_entries{};
   bool held_exact = true;
+  // The grants it held when asnd started (by token: the files, in the switch or not), until
+  // it says which it holds (LockManager::keep_alive's `held`); it may not lock till then.
+  std::map<locks::Token, std::vector<std::pair<bool, std::string>>> restored;
+  bool confirm_held = false;
 };
 
 struct LockManager::Waiter {

@@ -128,6 +128,7 @@ SessionView LockManager::view_of(const Session& session, uint64_t held,
   v.held_entries = held;
   v.waiting_requests = session.waiters.size();
   v.reattached = session.reattached;
+  v.confirm_held = session.confirm_held;
   return v;
 }
 
@@ -188,7 +189,8 @@ SessionPage LockManager::sessions(uint64_t after, size_t limit) {
       break;
     }
     auto h = held.find(it->second);
-    out.sessions.push_back(view_of(*sessions_.at(it->second), h == held.end() ? 0 : h->second, now));
+    out.sessions.push_back(
+        view_of(*sessions_.at(it->second), h == held.end() ? 0 : h->second, now));
   }
   return out;
 }

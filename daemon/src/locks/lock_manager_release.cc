@@ -1,11 +1,13 @@
 // The LockManager's releases that no Unlock of the holder asked for: a grant that never
-// reached its call (give_back, release_orphan), and an administrator's release of a file's
-// bytes (release_locks). A failed call grants nothing (docs/api.md).
+// reached its call (give_back, release_orphan; across a restart, release_unconfirmed), and an
+// administrator's release of a file's bytes (release_locks). A failed call grants nothing
+// (docs/api.md).
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "locks/lock_manager.hpp"
 #include "locks/lock_manager_internal.hpp"
@@ -100,6 +102,37 @@ LocksReleased LockManager::release_locks(const std::string& file,
   }
   run(finished);
   return out;
+}
+
+// After a restart (recover() noted the grants each session held then, `restored`), the client
+// names the grants it received; the others are grants whose Lock call failed when the earlier
+// asnd died. Only the grant's own bytes go (release_grant): a lock the client named that
+// covers the same bytes keeps them. A grant named but not restored (a later one) is left.
+// Tokens are compared alone, whatever the domain: a grant of one domain whose token a named
+// grant of the other has too is kept, which can only leave a lock held, never take one.
+uint64_t LockManager::release_unconfirmed(Session& session, const std::vector<locks::Token>& held,
+                                          Finished& finished) {
+  const std::set<locks::Token> named(held.begin(), held.end());
+  uint64_t released = 0;
+  for (const auto& [token, places] : session.restored) {
+    if (named.contains(token)) continue;
+    for (const auto& [in_switch, file] : places) {
+      const int d = in_switch ? switch_ : software_;
+      if (d < 0) continue;
+      if (release_grant(d, domain_session(session, d), file, token, finished)) {
+        ++released;
+        spdlog::info(
+            "locks: session {}'s grant (token {}) on {} did not reach its client before asnd "
+            "restarted (the client does not hold it): released",
+            session.public_id, token, printable(file));
+      }
+    }
+  }
+  session.restored.clear();
+  session.confirm_held = false;
+  spdlog::info("locks: session {} of {} said which locks it holds: {} grants released",
+               session.public_id, session.owner, released);
+  return released;
 }
 
 void LockManager::release_orphan(int domain, const locks::Grant& grant, Finished& finished) {

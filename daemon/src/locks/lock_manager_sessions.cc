@@ -186,23 +186,33 @@ void LockManager::check_owner(uint64_t id, const SessionCaller& caller) const {
                                            : " (with the same certificate, or as the same uid)"));
 }
 
-KeptAlive LockManager::keep_alive(uint64_t id, bool reclaim_complete) {
-  std::lock_guard lock(mu_);
-  const auto now = LockClock::now();
-  Session& session = session_or_throw(id, now, /*lost_ok=*/true);
+KeptAlive LockManager::keep_alive(uint64_t id, bool reclaim_complete,
+                                  const std::vector<locks::Token>* held) {
+  Finished finished;
   KeptAlive out;
-  out.ttl_seconds = session.ttl;
-  out.reattached = !session.reattached;
-  if (out.reattached) spdlog::info("locks: session {} of {} re-attached", id, session.owner);
-  session.reattached = true;
-  out.locks_lost = in_loss_grace(now) && loss_.sessions.contains(session.id);
-  if (out.locks_lost && reclaim_complete) {
-    left_loss_grace(session.id);
-    spdlog::info("locks: session {} of {} reclaimed its switch locks; {} sessions still may", id,
-                 session.owner, loss_.sessions.size());
-    out.locks_lost = false;
+  {
+    std::lock_guard lock(mu_);
+    const auto now = LockClock::now();
+    Session& session = session_or_throw(id, now, /*lost_ok=*/true);
+    out.ttl_seconds = session.ttl;
+    out.reattached = !session.reattached;
+    if (out.reattached) spdlog::info("locks: session {} of {} re-attached", id, session.owner);
+    session.reattached = true;
+    out.locks_lost = in_loss_grace(now) && loss_.sessions.contains(session.id);
+    if (out.locks_lost && reclaim_complete) {
+      left_loss_grace(session.id);
+      spdlog::info("locks: session {} of {} reclaimed its switch locks; {} sessions still may", id,
+                   session.owner, loss_.sessions.size());
+      out.locks_lost = false;
+    }
+    if (out.locks_lost) out.reclaim_seconds = seconds_until(loss_.until, now);
+    if (session.confirm_held && held != nullptr) {
+      out.released_unconfirmed = release_unconfirmed(session, *held, finished);
+    }
+    out.confirm_held = session.confirm_held;
   }
-  if (out.locks_lost) out.reclaim_seconds = seconds_until(loss_.until, now);
+  // Releases may grant waiting requests: their calls finish outside the mutex.
+  run(finished);
   return out;
 }
 

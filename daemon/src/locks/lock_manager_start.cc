@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 
 #include "asn/state/v1/state.pb.h"
 #include "locks/lock_manager.hpp"
@@ -170,16 +171,37 @@ void LockManager::recover() {
   // else the one its label names. One the switch no longer has lost its switch locks (the
   // board was reset while asnd was down, or its table is unusable): the session stays, and
   // the loss grace keeps what it may hold from others until it reclaims or its lease ends.
+  // The table of a board reset counts sessions from 1 again, so the id an older session's
+  // label names (from before the reset) may be the half of a session opened since: the
+  // labelled halves go first, then the labels' ids, the newest session's first, each to one
+  // session only. (Taking them in the table's order once gave a newer session's half to an
+  // older one's stale label, and the half was then expired with its locks.)
   std::set<locks::SessionId> in_switch;
   if (switch_ >= 0) {
-    for (const DomainSession& s : domains_[switch_]->sessions()) {
+    const std::vector<DomainSession> halves = domains_[switch_]->sessions();
+    std::map<uint64_t, locks::SessionId> relabelled;  // manager session -> its half
+    for (const DomainSession& s : halves) {
       in_switch.insert(s.id);
       if (auto owner = switch_half_owner(s.label); owner && sessions_.contains(*owner)) {
-        Session& session = *sessions_[*owner];
-        by_switch_session_.erase(session.switch_session);
-        session.switch_session = s.id;
-        by_switch_session_[s.id] = *owner;
+        relabelled[*owner] = s.id;
       }
+    }
+    by_switch_session_.clear();
+    for (const auto& [id, half] : relabelled) {
+      sessions_[id]->switch_session = half;
+      by_switch_session_[half] = id;
+    }
+    for (auto it = sessions_.rbegin(); it != sessions_.rend(); ++it) {
+      Session& session = *it->second;
+      if (relabelled.contains(it->first) || session.switch_session == 0) continue;
+      // Taken: a stale id of a session whose half could not be opened again after a reset
+      // (it had none then either; the loss grace file still holds it).
+      if (!by_switch_session_.emplace(session.switch_session, it->first).second) {
+        session.switch_session = 0;
+      }
+    }
+    // What each session holds in the switch, for its quotas.
+    for (const DomainSession& s : halves) {
       if (auto half = by_switch_session_.find(s.id); half != by_switch_session_.end()) {
         add_held(*sessions_[half->second], switch_, s.held_entries);
       }
@@ -214,7 +236,9 @@ void LockManager::recover() {
       auto files = domains_[d]->files(after, 1024);
       for (const auto& file : files) {
         placement_[file] = d;
-        for (const auto& w : domains_[d]->list(file).waiting) waiting.push_back(w.request);
+        const locks::FileLocks locks = domains_[d]->list(file);
+        for (const auto& w : locks.waiting) waiting.push_back(w.request);
+        for (const auto& h : locks.held) note_restored(d, file, h);
       }
       if (files.size() < 1024) break;
       after = files.back();
@@ -224,12 +248,36 @@ void LockManager::recover() {
     withdrawn += waiting.size();
   }
   placement_pruned_at_ = placement_.size();
+  size_t confirming = 0;
+  for (const auto& [id, session] : sessions_) {
+    session->confirm_held = !session->restored.empty();
+    confirming += session->confirm_held ? 1 : 0;
+  }
+  if (confirming != 0) {
+    spdlog::info("locks: {} sessions hold locks; each says which it holds before it locks again",
+                 confirming);
+  }
   if (!sessions_.empty() || withdrawn != 0) {
     spdlog::info(
         "locks: {} sessions may re-attach within {} s; {} waiting requests of the "
         "previous asnd withdrawn",
         sessions_.size(), config_.grace_period_s, withdrawn);
   }
+}
+
+// A held entry found at start: its session's grant, until the session says it holds it.
+void LockManager::note_restored(int domain, const std::string& file, const locks::HeldLock& held) {
+  uint64_t id = held.session;
+  if (domain == switch_) {
+    auto it = by_switch_session_.find(held.session);
+    if (it == by_switch_session_.end()) return;
+    id = it->second;
+  }
+  auto s = sessions_.find(id);
+  if (s == sessions_.end()) return;
+  auto& places = s->second->restored[held.token];
+  const std::pair<bool, std::string> place{domain == switch_, file};
+  if (places.empty() || places.back() != place) places.push_back(place);
 }
 
 // ---- board resets -------------------------------------------------------------------------

@@ -137,11 +137,17 @@ OpStatus LockOps::keep_alive(const grpc::ServerContextBase& context,
                              v1::KeepAliveResponse* response) const {
   return run_op("Locks.KeepAlive", [&] {
     check_owner(context, request.session(), request.secret());
-    const KeptAlive kept = locks_.keep_alive(request.session(), request.reclaim_complete());
+    std::vector<locks::Token> held;
+    if (request.has_held())
+      held.assign(request.held().tokens().begin(), request.held().tokens().end());
+    const KeptAlive kept = locks_.keep_alive(request.session(), request.reclaim_complete(),
+                                             request.has_held() ? &held : nullptr);
     response->set_ttl_seconds(kept.ttl_seconds);
     response->set_reattached(kept.reattached);
     response->set_locks_lost(kept.locks_lost);
     response->set_reclaim_seconds(kept.reclaim_seconds);
+    response->set_confirm_held(kept.confirm_held);
+    response->set_released_unconfirmed(kept.released_unconfirmed);
   });
 }
 

@@ -55,6 +55,7 @@ void fill_session(const SessionView& s, v1::LockSessionInfo* out) {
   out->set_held_entries(s.held_entries);
   out->set_waiting_requests(s.waiting_requests);
   out->set_reattached(s.reattached);
+  out->set_confirm_held(s.confirm_held);
 }
 
 v1::LockMode mode_of(locks::Mode mode) {
@@ -158,7 +159,7 @@ class LockReactor final : public grpc::ServerUnaryReactor {
   grpc::CallbackServerContext* context_;
   v1::LockResponse* response_;
   const v1::LockRequest* request_ = nullptr;
-  bool granted_ = false;  // set before Finish, read in OnDone
+  bool granted_ = false;      // set before Finish, read in OnDone
   std::atomic<int> refs_{2};  // gRPC (until OnDone) and start()
   std::mutex mu_;
   uint64_t handle_ = 0;
@@ -173,10 +174,9 @@ grpc::ServerUnaryReactor* LockService::OpenSession(grpc::CallbackServerContext* 
                                                    v1::OpenSessionResponse* response) {
   return answer(context, "Locks.OpenSession", [&] {
     authorizer_.require(Permission::kLock, "OpenSession", *context);
-    const auto opened =
-        locks_.open_session(authorizer_.principal(*context), authorizer_.owner_key(*context),
-                            request->name(), request->ttl_seconds(),
-                            authorizer_.quota_key(*context));
+    const auto opened = locks_.open_session(
+        authorizer_.principal(*context), authorizer_.owner_key(*context), request->name(),
+        request->ttl_seconds(), authorizer_.quota_key(*context));
     response->set_session(opened.session);
     response->set_ttl_seconds(opened.ttl_seconds);
     response->set_secret(opened.secret);
@@ -218,8 +218,8 @@ grpc::ServerUnaryReactor* LockService::lock(grpc::CallbackServerContext* context
     // or a grant just before it, reaches the client before the client gives up by itself
     // (a grant it never received would be given back in OnDone, but the client could not
     // tell it from one it did).
-    const auto left = std::chrono::duration_cast<LockClock::duration>(
-        end - std::chrono::system_clock::now());
+    const auto left =
+        std::chrono::duration_cast<LockClock::duration>(end - std::chrono::system_clock::now());
     const auto margin = std::clamp<LockClock::duration>(left / 10, std::chrono::milliseconds(2),
                                                         std::chrono::milliseconds(200));
     deadline = LockClock::now() + left - margin;
