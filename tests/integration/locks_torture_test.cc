@@ -5,7 +5,10 @@
 // every few seconds on the same state directory and board. Every client records what it saw;
 // an independent checker (HistoryChecker: it knows nothing of asnd, only the records) replays
 // them and fails on the one thing users must never see: two conflicting grants alive at once,
-// or a fencing token that went backwards.
+// or a fencing token that went backwards. Beside them, as another principal on plain TCP
+// (locks_torture_actors.hpp): a hostile actor that calls on the clients' live sessions
+// (every call must be refused), and a flooder at its session and waiting quotas (the clients
+// must never be refused for a quota).
 //
 // Soundness (the checker never reports a violation that did not happen). All times are one
 // steady clock shared by the threads (asnd's leases run on the same CLOCK_MONOTONIC). For each
@@ -46,6 +49,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <iomanip>
 #include <limits>
 #include <map>
 #include <memory>
@@ -59,6 +63,7 @@
 #include "asn/v1/locks.grpc.pb.h"
 #include "asnd_harness.hpp"
 #include "locks_history.hpp"
+#include "locks_torture_actors.hpp"
 
 namespace asn::test {
 namespace {
@@ -87,16 +92,18 @@ constexpr double kGrace = 2.0;
 struct Counters {
   std::atomic<uint64_t> grants{0}, waited{0}, conflicts{0}, deadlines{0}, unavailable{0},
       unlocks{0}, downgrades{0}, lost{0}, abandoned{0}, reattached{0}, sessions{0}, other{0},
-      batch_ops{0}, locks_lost{0}, reclaimed{0}, reclaim_refused{0}, switch_grants{0};
+      batch_ops{0}, locks_lost{0}, reclaimed{0}, reclaim_refused{0}, switch_grants{0}, calls{0},
+      exhausted{0};
 };
 
 class Client {
  public:
   // `batch`: Lock, TryLock, Unlock and Downgrade go as ops of a Batch stream (one op a
   // message, its result awaited) instead of unary calls.
+  // `roster`: where its live sessions are shown to the hostile actor.
   Client(int id, const std::string& socket, const Timeline& clock, Counters& counters,
-         uint64_t seed, bool batch)
-      : id_(id), batch_(batch), clock_(clock), counters_(counters), random_(seed) {
+         uint64_t seed, bool batch, Roster& roster)
+      : id_(id), batch_(batch), clock_(clock), counters_(counters), roster_(roster), random_(seed) {
     grpc::ChannelArguments args;
     args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 50);
     args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 200);
@@ -140,6 +147,7 @@ class Client {
       stream_ = stub_->Batch(stream_context_.get());
     }
     op.set_id(++op_id_);
+    counters_.calls++;
     v1::LockBatch batch;
     *batch.add_ops() = std::move(op);
     v1::LockBatchReply reply;
@@ -171,6 +179,7 @@ class Client {
     if (!batch_) {
       grpc::ClientContext context;
       set_deadline(context, timeout_s);
+      counters_.calls++;
       return wait ? stub_->Lock(&context, request, &response)
                   : stub_->TryLock(&context, request, &response);
     }
@@ -188,6 +197,7 @@ class Client {
       grpc::ClientContext context;
       set_deadline(context, 0.5);
       v1::UnlockResponse response;
+      counters_.calls++;
       return downgrade ? stub_->Downgrade(&context, request, &response)
                        : stub_->Unlock(&context, request, &response);
     }
@@ -210,8 +220,14 @@ class Client {
     request.set_name("torture-" + std::to_string(id_));
     v1::OpenSessionResponse response;
     const double sent = clock_.now();
-    if (!stub_->OpenSession(&context, request, &response).ok()) return false;
+    counters_.calls++;
+    const grpc::Status status = stub_->OpenSession(&context, request, &response);
+    if (!status.ok()) {
+      exhausted("OpenSession", status);
+      return false;
+    }
     session_ = response.session();
+    roster_.add(session_);
     ttl_ = response.ttl_seconds();
     last_touch_ = sent;
     lost_ = false;
@@ -238,6 +254,7 @@ class Client {
     }
     r.ttl = ttl_;
     history.push_back(r);
+    roster_.remove(session_);
     session_ = 0;
   }
 
@@ -250,7 +267,8 @@ class Client {
     v1::CloseSessionRequest request;
     request.set_session(session_);
     v1::CloseSessionResponse response;
-    stub_->CloseSession(&context, request, &response);
+    counters_.calls++;
+    exhausted("CloseSession", stub_->CloseSession(&context, request, &response));
     end_session(sent);
   }
 
@@ -294,6 +312,7 @@ class Client {
     const double sent = clock_.now();
     const grpc::Status status = lock_call(request, false, 0.5, response);
     if (!status.ok()) {
+      exhausted("reclaim", status);
       counters_.reclaim_refused++;
       return;
     }
@@ -311,6 +330,15 @@ class Client {
       g.ranges.push_back({b.offset(), b.offset() + b.length()});
     history.push_back(std::move(g));
     counters_.reclaimed++;
+  }
+
+  // Another principal at its quotas (the flooder) never stops this one from being served:
+  // this client is far below its own.
+  void exhausted(const char* call, const grpc::Status& status) {
+    if (status.error_code() != grpc::StatusCode::RESOURCE_EXHAUSTED) return;
+    if (counters_.exhausted++ < 10) {
+      ADD_FAILURE() << "client " << id_ << ": " << call << ": " << status.error_message();
+    }
   }
 
   void touched(double sent) {
@@ -345,7 +373,9 @@ class Client {
       request.set_session(session);
       v1::KeepAliveResponse response;
       const double sent = clock_.now();
+      counters_.calls++;
       const grpc::Status status = stub_->KeepAlive(&context, request, &response);
+      exhausted("KeepAlive", status);
       if (status.ok()) {
         touched(sent);
         if (response.reattached()) counters_.reattached++;
@@ -368,7 +398,9 @@ class Client {
       request.set_session(session_);
       v1::KeepAliveResponse response;
       const double sent = clock_.now();
+      counters_.calls++;
       const grpc::Status status = stub_->KeepAlive(&context, request, &response);
+      exhausted("KeepAlive", status);
       if (status.ok()) {
         touched(sent);
         if (response.locks_lost()) learned_locks_lost(clock_.now());
@@ -473,6 +505,9 @@ class Client {
       case grpc::StatusCode::ABORTED:
         probe();
         break;
+      case grpc::StatusCode::RESOURCE_EXHAUSTED:
+        exhausted(wait ? "Lock" : "TryLock", status);
+        break;
       default:
         counters_.other++;
         ADD_FAILURE() << "client " << id_ << ": " << (wait ? "Lock" : "TryLock") << " "
@@ -526,6 +561,7 @@ class Client {
     for (int attempt = 0; attempt < 200 && !lost_; ++attempt) {
       const double sent = clock_.now();
       const grpc::Status status = unlock_call(request, downgrade);
+      exhausted(downgrade ? "Downgrade" : "Unlock", status);
       if (status.ok()) {
         touched(sent);
         (downgrade ? counters_.downgrades : counters_.unlocks)++;
@@ -574,6 +610,7 @@ class Client {
   uint64_t op_id_ = 0;
   const Timeline& clock_;
   Counters& counters_;
+  Roster& roster_;
   std::mt19937_64 random_;
   std::unique_ptr<v1::Locks::Stub> stub_;
   uint64_t session_ = 0;
@@ -606,22 +643,38 @@ TEST(LocksTorture, NoConflictingGrantsNorBackwardTokensAcrossCrashesAndKillDashN
   std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
   TempDir dir;
   AsndProcess asnd(dir, unique_name("torture"));
+  // Quotas the flooder reaches in a moment, far above what the regular clients use (12
+  // sessions, a wait each at most); locks.max_waiting above them all, so that only the
+  // flooder's own quotas can refuse it.
   const std::string config =
-      "locks:\n  grace_period: 2s\n  default_ttl: 3s\n  placement: software-prefix:sw/\n";
-  ASSERT_TRUE(asnd.start({}, config)) << asnd.log();
+      "locks:\n  grace_period: 2s\n  default_ttl: 3s\n  placement: software-prefix:sw/\n"
+      "  max_sessions_per_principal: 64\n  max_waiting_per_principal: 512\n"
+      "  max_waiting_per_session: 256\n  max_waiting: 2000\n";
+  // Plain TCP for the hostile actors: another principal than the clients (uid 0 on the
+  // Unix socket), whose sessions need their secret.
+  const std::string tcp = "127.0.0.1:" + std::to_string(free_tcp_port());
+  const std::vector<std::string> flags = {"--tcp", tcp};
+  ASSERT_TRUE(asnd.start(flags, config)) << asnd.log();
 
   Timeline clock;
   Counters counters;
   constexpr int kClients = 12;
+  Roster roster;
   std::vector<std::unique_ptr<Client>> clients;
   for (int i = 0; i < kClients; ++i) {
     // Every other client through the Batch stream: both paths to the same lock tables.
     clients.push_back(
-        std::make_unique<Client>(i, asnd.socket(), clock, counters, seed + i, i % 2 == 1));
+        std::make_unique<Client>(i, asnd.socket(), clock, counters, seed + i, i % 2 == 1, roster));
   }
+  std::vector<std::string> files;
+  for (int f = 0; f < kFiles; ++f) files.push_back(file_name(f));
+  Hostile hostile(tcp, roster, seed + kClients);
+  Flooder flooder(tcp, files);
   std::atomic<bool> stop{false};
   std::vector<std::thread> threads;
   for (auto& c : clients) threads.emplace_back([&c, &stop] { c->run(stop); });
+  threads.emplace_back([&] { hostile.run(stop); });
+  threads.emplace_back([&] { flooder.run(stop); });
 
   std::mt19937_64 random(seed);
   std::vector<Restart> restarts;
@@ -638,11 +691,15 @@ TEST(LocksTorture, NoConflictingGrantsNorBackwardTokensAcrossCrashesAndKillDashN
                      kMinSwitchGrants = 10;
   constexpr int kMinResets = 20;
   constexpr size_t kMinRestarts = 3;
+  constexpr uint64_t kMinHostile = 1000, kMinQuotaHits = 3;
   auto covered = [&] {
     return counters.grants > kMinGrants && counters.locks_lost > kMinLocksLost &&
            counters.conflicts > kMinConflicts && counters.batch_ops > kMinBatchOps &&
            counters.switch_grants > kMinSwitchGrants && resets >= kMinResets &&
-           restarts.size() >= kMinRestarts;
+           restarts.size() >= kMinRestarts && hostile.counters.denied > kMinHostile &&
+           flooder.counters.session_quota_hits >= kMinQuotaHits &&
+           flooder.counters.session_wait_quota >= kMinQuotaHits &&
+           flooder.counters.principal_wait_quota >= kMinQuotaHits;
   };
   const double longest = 5.0 * duration * time_scale();
   auto between = [&](int lo_ms, int hi_ms) {
@@ -663,7 +720,7 @@ TEST(LocksTorture, NoConflictingGrantsNorBackwardTokensAcrossCrashesAndKillDashN
     r.killed = clock.now();
     asnd.signal(SIGKILL);
     while (asnd.running()) std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    started = asnd.start({}, config);
+    started = asnd.start(flags, config);
     r.ready = clock.now();
     restarts.push_back(r);
     if (!started) break;
@@ -681,31 +738,40 @@ TEST(LocksTorture, NoConflictingGrantsNorBackwardTokensAcrossCrashesAndKillDashN
   for (auto& c : clients) histories.push_back(std::move(c->history));
   HistoryChecker checker(kGrace);
   const auto violations = checker.check(histories, restarts);
-  std::printf(
-      "locks torture: %.1f s, %d clients, %zu kill -9 restarts, %d board resets (%llu "
-      "sessions told their switch locks were lost, %llu reclaims granted, %llu refused), "
-      "%llu sessions "
-      "(%llu abandoned, %llu reported gone, %llu re-attachments), %llu grants (%llu waited), "
-      "%llu TryLock conflicts, %llu Lock deadlines, %llu unlocks, %llu downgrades, %llu "
-      "UNAVAILABLE, %llu ops through Batch streams; violations %zu\n",
-      ran, kClients, restarts.size(), resets,
-      static_cast<unsigned long long>(counters.locks_lost.load()),
-      static_cast<unsigned long long>(counters.reclaimed.load()),
-      static_cast<unsigned long long>(counters.reclaim_refused.load()),
-      static_cast<unsigned long long>(counters.sessions.load()),
-      static_cast<unsigned long long>(counters.abandoned.load()),
-      static_cast<unsigned long long>(counters.lost.load()),
-      static_cast<unsigned long long>(counters.reattached.load()),
-      static_cast<unsigned long long>(counters.grants.load()),
-      static_cast<unsigned long long>(counters.waited.load()),
-      static_cast<unsigned long long>(counters.conflicts.load()),
-      static_cast<unsigned long long>(counters.deadlines.load()),
-      static_cast<unsigned long long>(counters.unlocks.load()),
-      static_cast<unsigned long long>(counters.downgrades.load()),
-      static_cast<unsigned long long>(counters.unavailable.load()),
-      static_cast<unsigned long long>(counters.batch_ops.load()), violations.size());
+  const auto& h = hostile.counters;
+  const auto& fl = flooder.counters;
+  const uint64_t all_calls = counters.calls + h.calls() + fl.calls;
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(1) << "locks torture (seed " << seed << "): " << ran
+      << " s, " << kClients << " clients, " << restarts.size() << " kill -9 restarts, " << resets
+      << " board resets (" << counters.locks_lost << " sessions told their switch locks were lost, "
+      << counters.reclaimed << " reclaims granted, " << counters.reclaim_refused << " refused), "
+      << counters.sessions << " sessions (" << counters.abandoned << " abandoned, " << counters.lost
+      << " reported gone, " << counters.reattached << " re-attachments), " << counters.grants
+      << " grants (" << counters.waited << " waited), " << counters.conflicts
+      << " TryLock conflicts, " << counters.deadlines << " Lock deadlines, " << counters.unlocks
+      << " unlocks, " << counters.downgrades << " downgrades, " << counters.unavailable
+      << " UNAVAILABLE, " << counters.batch_ops << " ops through Batch streams; violations "
+      << violations.size() << "\n"
+      << h.report() << "\n"
+      << fl.report() << "\noperations: " << counters.calls
+      << " by the regular clients (calls and Batch ops), " << h.calls() << " hostile, " << fl.calls
+      << " flood, " << all_calls << " in all (" << all_calls / ran
+      << "/s); the regular clients refused RESOURCE_EXHAUSTED " << counters.exhausted << " times\n";
+  std::printf("%s", out.str().c_str());
   for (const auto& v : violations) std::printf("VIOLATION: %s\n", v.c_str());
   EXPECT_TRUE(violations.empty()) << "seed " << seed;
+  // Nobody but a session's owner used it, and one principal at its quotas never stopped
+  // another from being served.
+  EXPECT_EQ(h.violations.load(), 0u);
+  EXPECT_EQ(h.unexpected.load(), 0u);
+  EXPECT_GT(h.denied.load(), kMinHostile);
+  EXPECT_GT(h.own_ok.load(), 0u);  // its own secret works: the denials are about ownership
+  EXPECT_EQ(counters.exhausted.load(), 0u);
+  EXPECT_GE(fl.session_quota_hits.load(), kMinQuotaHits);
+  EXPECT_GE(fl.session_wait_quota.load(), kMinQuotaHits);
+  EXPECT_GE(fl.principal_wait_quota.load(), kMinQuotaHits);
+  EXPECT_EQ(fl.unexpected.load(), 0u);
   EXPECT_GT(counters.grants.load(), kMinGrants);
   EXPECT_GE(restarts.size(), kMinRestarts);
   EXPECT_GE(resets, kMinResets);
