@@ -345,6 +345,17 @@ class Client {
     }
   }
 
+  // After a call refused with FAILED_PRECONDITION: a refusal that says the switch lost this
+  // session's locks (reason locks-lost) tells the loss as KeepAlive would; the loss grace may
+  // end before a KeepAlive asks, and then no KeepAlive says so any more.
+  void refused(const grpc::Status& status) {
+    if (status.error_message().find("lost its lock table") != std::string::npos) {
+      learned_locks_lost(clock_.now());
+      return;
+    }
+    probe();
+  }
+
   // Is the session still open? (after a FAILED_PRECONDITION that may mean either)
   void probe() {
     for (int i = 0; i < 100 && !lost_; ++i) {
@@ -448,7 +459,7 @@ class Client {
           touched(sent);
           counters_.conflicts++;
         } else {
-          probe();
+          refused(status);
         }
         break;
       case grpc::StatusCode::DEADLINE_EXCEEDED:
@@ -525,9 +536,9 @@ class Client {
       }
       if (status.error_code() == grpc::StatusCode::FAILED_PRECONDITION) {
         // The session is gone, or an earlier attempt did it already (attempt > 0).
-        probe();
-        // A board reset may have taken the bytes with the switch's table (the probe's
-        // KeepAlive says so).
+        refused(status);
+        // A board reset may have taken the bytes with the switch's table (the refusal or the
+        // probe's KeepAlive says so).
         if (attempt == 0 && !lost_ && !locks_lost_) {
           ADD_FAILURE() << "client " << id_ << ": " << (downgrade ? "Downgrade" : "Unlock")
                         << " of held bytes " << request.ShortDebugString()
