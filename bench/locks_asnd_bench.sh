@@ -7,12 +7,14 @@
 #  - software: placement software-prefix:bench, every file in asnd's software domain (its
 #    journal in the state directory).
 # For each: lock+unlock pairs/s of 1 and 16 asynchronous clients on distinct files
-# (BM_LockUnlockAsync: 16 sessions of one LockClient), atomic 16-range requests/s, the
+# (BM_LockUnlockAsync: 16 sessions of one LockClient), of 16 plain gRPC clients with a
+# connection each calling Lock and Unlock (BM_LockUnlock/threads:16, issue 24's unary figure,
+# target 20,000), atomic 16-range requests/s, the
 # handoff latency of 16 clients on one range (BM_HandoffAsync), the reference (a GetLockStats
 # round trip to that asnd) and the ratios to it; and asnd's own CPU time and context switches
 # per pair over the 16-client runs (/proc/<asnd>/stat and task status), next to the client's
-# (locks_bench's cpu_us_per_pair). Exits 1 when the 16-client figure misses 50,000 pairs/s or
-# the handoff p50 misses 200 us, in either domain.
+# (locks_bench's cpu_us_per_pair). Exits 1 when the 16-client figure misses 50,000 pairs/s,
+# the unary one 20,000, or the handoff p50 misses 200 us, in either domain.
 #   bench/locks_asnd_bench.sh [--repetitions N]   (default 3; the median is reported)
 # Uses the asnd and locks_bench of $BENCH_BUILD_DIR (default build/), building them if missing.
 set -euo pipefail
@@ -67,7 +69,7 @@ for domain in switch software; do
     --benchmark_repetitions="$repetitions" --benchmark_format=json \
     --benchmark_out="$dir/async16.json" --benchmark_out_format=json >/dev/null
   echo "$(($(switches) - switches0)) $(($(ticks) - ticks0)) $(getconf CLK_TCK)" >"$dir/asnd_use"
-  "$bench" --benchmark_filter='BM_GetLockStats|BM_LockUnlockAsync/clients:1/|BM_LockUnlockAsync/clients:16/ranges:16|BM_HandoffAsync' \
+  "$bench" --benchmark_filter='BM_GetLockStats|BM_LockUnlockAsync/clients:1/|BM_LockUnlockAsync/clients:16/ranges:16|BM_HandoffAsync|BM_LockUnlock/.*threads:16' \
     --benchmark_repetitions="$repetitions" --benchmark_format=json \
     --benchmark_out="$dir/rest.json" --benchmark_out_format=json >/dev/null
   kill "$pid"
@@ -115,6 +117,13 @@ for domain in ("switch", "software"):
             label = name.replace("/min_time:1.000", "").replace("/real_time", "")
             # pairs/s against the reference's calls/s: how many pairs one small call's time buys
             print(f"{'':<9} {label:<46} {rate:>9,.0f} /s {target:>16} {rate * reference / 1e6:>12.2f}")
+        elif name.startswith("BM_LockUnlock/"):
+            # Unary Lock and Unlock from plain gRPC clients, 16 connections (issue 24's figure).
+            rate = median(rows, "items_per_second")
+            target = "20,000: " + ("met" if rate >= 20000 else "MISSED")
+            if rate < 20000:
+                missed.append(f"{domain} {name}")
+            print(f"{'':<9} {'BM_LockUnlock unary, 16 connections':<46} {rate:>9,.0f} /s {target:>16} {rate * reference / 1e6:>12.2f}")
         elif name.startswith("BM_HandoffAsync"):
             p50 = median(rows, "p50_us")
             p99 = median(rows, "p99_us")
