@@ -64,6 +64,10 @@ class AsndProcess {
 // A line of /proc/<pid>/status as a number ("Threads", "VmRSS" in kB); 0 when absent.
 uint64_t proc_status(pid_t pid, const std::string& field);
 
+// A TCP port on the loopback that nobody listens on right now (bound once to learn one), for
+// an asnd --tcp listener.
+int free_tcp_port();
+
 // The first number of `"key": N` or `"key": "N"` in asnctl's JSON output (proto3 JSON
 // writes 64-bit integers as strings).
 std::optional<uint64_t> json_number(const std::string& json, const std::string& key);

@@ -179,19 +179,6 @@ TEST_F(AsndTest, DumpListsRegisters) {
   EXPECT_THAT(json.out, HasSubstr("\"port[1].aldfb_threshold\""));
 }
 
-// A TCP port nobody listens on right now.
-int free_tcp_port() {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
-
 TEST_F(AsndTest, TcpClientsReadButMayNotWriteUnlessAllowed) {
   std::string address = "127.0.0.1:" + std::to_string(free_tcp_port());
   start({"--tcp", address});

@@ -26,19 +26,6 @@ namespace {
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
-// A port for a TCP listener: bound once to learn a free one.
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
 // A raw connection that sends nothing, as a flooding client holds them.
 int connect_unix(const std::string& path) {
   const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -81,7 +68,7 @@ TEST_F(HardeningTest, RunningOutOfDescriptorsNeverWedgesTheListener) {
 
 // One peer may hold only so many connections; everyone else is still served.
 TEST_F(HardeningTest, APeerOverItsCapIsRefusedAndOthersServed) {
-  const int port = free_port();
+  const int port = free_tcp_port();
   start({"--tcp", "127.0.0.1:" + std::to_string(port)}, "listen:\n  max_connections_per_peer: 3\n");
   std::vector<int> mine;
   for (int i = 0; i < 6; ++i) mine.push_back(connect_tcp("127.0.0.2", port));
@@ -103,7 +90,7 @@ TEST_F(HardeningTest, APeerOverItsCapIsRefusedAndOthersServed) {
 // Dumps whose clients never read once pinned a thread each (and gigabytes): now they wait
 // without a thread, up to the listener's cap, and are cancelled after the write timeout.
 TEST_F(HardeningTest, StalledStreamsHoldNoThreadsAndAreCancelled) {
-  const int port = free_port();
+  const int port = free_tcp_port();
   start({"--tcp", "127.0.0.1:" + std::to_string(port)},
         "listen:\n  max_streams: 300\n  stream_write_timeout: 2s\n");
   const uint64_t threads_before = proc_status(asnd_.pid(), "Threads");

@@ -28,18 +28,6 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
 void with_deadline(grpc::ClientContext& context) {
   context.set_deadline(deadline_in(std::chrono::seconds(30)));
 }
@@ -48,7 +36,7 @@ class LocksOwnershipTest : public ::testing::Test {
  protected:
   TempDir dir_;
   AsndProcess asnd_{dir_, unique_name("owners")};
-  std::string address_ = "127.0.0.1:" + std::to_string(free_port());
+  std::string address_ = "127.0.0.1:" + std::to_string(free_tcp_port());
 
   void SetUp() override { start(); }
 

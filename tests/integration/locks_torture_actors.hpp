@@ -10,12 +10,8 @@
 //   principal, far below their quotas) must never be refused for a quota.
 #pragma once
 
-#include <arpa/inet.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -29,20 +25,9 @@
 #include <vector>
 
 #include "asn/v1/locks.grpc.pb.h"
+#include "asnd_harness.hpp"
 
 namespace asn::test {
-
-inline int free_tcp_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
 
 // A channel of its own (not gRPC's shared subchannel): each actor has its own connection, so
 // that none waits behind another's streams (listen.max_streams_per_connection).

@@ -31,18 +31,6 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
 // Runs openssl; fails the test with its output when it fails.
 void openssl(const std::vector<std::string>& args) {
   std::vector<std::string> argv = {"openssl"};
@@ -105,7 +93,7 @@ class TlsTest : public ::testing::Test {
   void SetUp() override {
     pki_.make();
     if (HasFatalFailure()) return;
-    address_ = "127.0.0.1:" + std::to_string(free_port());
+    address_ = "127.0.0.1:" + std::to_string(free_tcp_port());
     // Files under /big live in the software domain, whose table holds the large test's
     // locks whatever the board's switch table holds.
     const std::string config =
@@ -234,7 +222,7 @@ TEST_F(TlsTest, BadUsageIsRefusedBeforeConnecting) {
 TEST(PlainTcp, GrantsTheLockClientRole) {
   TempDir dir;
   AsndProcess asnd(dir, unique_name("tcp"));
-  const std::string address = "127.0.0.1:" + std::to_string(free_port());
+  const std::string address = "127.0.0.1:" + std::to_string(free_tcp_port());
   ASSERT_TRUE(asnd.start({"--tcp", address})) << asnd.log();
   const auto read = run_command({ASNCTL_PATH, "--address", address, "regs", "read", "id.magic"});
   EXPECT_EQ(read.exit_code, 0) << read.all();
