@@ -307,28 +307,38 @@ class Client {
     for (const auto& f : tokens_) {
       for (const auto& byte : f) tokens.insert(byte.begin(), byte.end());
     }
-    grpc::ClientContext context;
-    set_deadline(context, 0.5);
     v1::KeepAliveRequest request;
     request.set_session(session_);
     auto* held = request.mutable_held();  // set even when empty: "holds nothing"
     for (const uint64_t t : tokens) held->add_tokens(t);
     v1::KeepAliveResponse response;
-    const double sent = clock_.now();
-    counters_.calls++;
-    const grpc::Status status = stub_->KeepAlive(&context, request, &response);
+    const grpc::Status status = keep_alive(request, response);
     if (status.ok()) {
-      touched(sent);
-      if (response.locks_lost()) learned_locks_lost(clock_.now());
       confirm_held_ = response.confirm_held();
       counters_.confirmed++;
       counters_.released_unconfirmed += response.released_unconfirmed();
     } else if (status.error_code() == grpc::StatusCode::FAILED_PRECONDITION) {
       gone(clock_.now());
     } else {
-      exhausted("name the grants held", status);
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
+  }
+
+  // One KeepAlive with what every answer tells: the lease renewed from when it was sent, a
+  // loss of the switch's locks, asnd asking which grants the session holds.
+  grpc::Status keep_alive(const v1::KeepAliveRequest& request, v1::KeepAliveResponse& response) {
+    grpc::ClientContext context;
+    set_deadline(context, 0.5);
+    const double sent = clock_.now();
+    counters_.calls++;
+    const grpc::Status status = stub_->KeepAlive(&context, request, &response);
+    exhausted("KeepAlive", status);
+    if (status.ok()) {
+      touched(sent);
+      if (response.locks_lost()) learned_locks_lost(clock_.now());
+      if (response.confirm_held()) confirm_held_ = true;
+    }
+    return status;
   }
 
   // Another principal at its quotas (the flooder) never stops this one from being served:
@@ -366,20 +376,13 @@ class Client {
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
         continue;
       }
-      grpc::ClientContext context;
-      set_deadline(context, 0.5);
       v1::KeepAliveRequest request;
       request.set_session(session);
       v1::KeepAliveResponse response;
       const double sent = clock_.now();
-      counters_.calls++;
-      const grpc::Status status = stub_->KeepAlive(&context, request, &response);
-      exhausted("KeepAlive", status);
+      const grpc::Status status = keep_alive(request, response);
       if (status.ok()) {
-        touched(sent);
         if (response.reattached()) counters_.reattached++;
-        if (response.locks_lost()) learned_locks_lost(clock_.now());
-        if (response.confirm_held()) confirm_held_ = true;
         next = sent + period;
       } else if (status.error_code() == grpc::StatusCode::FAILED_PRECONDITION) {
         gone(clock_.now());
@@ -403,21 +406,11 @@ class Client {
   // Is the session still open? (after a FAILED_PRECONDITION that may mean either)
   void probe() {
     for (int i = 0; i < 100 && !lost_; ++i) {
-      grpc::ClientContext context;
-      set_deadline(context, 0.5);
       v1::KeepAliveRequest request;
       request.set_session(session_);
       v1::KeepAliveResponse response;
-      const double sent = clock_.now();
-      counters_.calls++;
-      const grpc::Status status = stub_->KeepAlive(&context, request, &response);
-      exhausted("KeepAlive", status);
-      if (status.ok()) {
-        touched(sent);
-        if (response.locks_lost()) learned_locks_lost(clock_.now());
-        if (response.confirm_held()) confirm_held_ = true;
-        return;
-      }
+      const grpc::Status status = keep_alive(request, response);
+      if (status.ok()) return;
       if (status.error_code() == grpc::StatusCode::FAILED_PRECONDITION) {
         gone(clock_.now());
         return;
