@@ -19,6 +19,10 @@ packages=(
   linux-image-amd64 linux-headers-amd64 qemu-system-x86 busybox-static cpio
   # scripts/package.sh and scripts/install-test.sh: the packages' checks and asn-dkms's build
   lintian dkms man-db
+  # the fabric (issue 25): etcd's v3 API protos, compiled at build time (etcd/), and a real
+  # etcd cluster for the fabric tests
+  golang-etcd-server-dev golang-github-gogo-protobuf-dev
+  golang-github-grpc-ecosystem-grpc-gateway-dev etcd-server etcd-client
 )
 
 missing=()
