@@ -23,11 +23,14 @@
 
 #include "asn/regmap/types.hpp"
 #include "asn/text/text.hpp"
+#include "config_keys.hpp"
 #include "error.hpp"
 
 namespace asn {
 
-namespace {
+// The readers and checks of keys, shared with the fabric section (config_fabric.cc) through
+// config_keys.hpp.
+namespace config_keys {
 
 constexpr std::array kLogLevels = {"trace", "debug", "info", "warn", "error", "critical", "off"};
 constexpr std::array kBackends = {"emulated", "kernel"};
@@ -223,10 +226,6 @@ void check_pem_file(const std::string& where, const std::string& path, PemKind k
   }
 }
 
-// One key of the file: how to read it into the config.
-struct Key {
-  std::function<void(Config&, const std::string& where, const YAML::Node&)> read;
-};
 
 void validate_placement(const std::string& where, const std::string& placement) {
   constexpr std::string_view kPrefix = "software-prefix:";
@@ -278,7 +277,7 @@ bool boolean(const std::string& where, const YAML::Node& node) {
 }
 
 const std::map<std::string, Key>& keys() {
-  static const std::map<std::string, Key> table = {
+  static const std::map<std::string, Key> table = with_fabric_keys({
       {"log_level", {[](Config& c, const std::string& w, const YAML::Node& n) {
          c.log_level = scalar(w, n);
          validate_log_level(w, c.log_level);
@@ -408,7 +407,7 @@ const std::map<std::string, Key>& keys() {
        {[](Config& c, const std::string& w, const YAML::Node& n) {
          c.locks.max_switch_entries_per_principal = number(w, n, 1, 100000000);
        }}},
-  };
+  });
   return table;
 }
 
@@ -494,7 +493,9 @@ void validate_backend_keys(const Config& config, const ConfigOverrides& o) {
   }
 }
 
-}  // namespace
+}  // namespace config_keys
+
+using namespace config_keys;
 
 void validate_log_level(const std::string& where, const std::string& level) {
   if (std::find(kLogLevels.begin(), kLogLevels.end(), level) == kLogLevels.end()) {
@@ -598,6 +599,7 @@ Config parse_config(const std::string& text, const std::string& path) {
   read_map(config, path, root, "");
   // The three files together: all given, and the key the certificate's.
   if (config.listen.tls.enabled()) load_tls(config.listen.tls, path + ": ");
+  validate_fabric(config.fabric, path + ": ");
   return config;
 }
 

@@ -102,12 +102,34 @@ struct LocksConfig {
   unsigned max_switch_entries_per_principal = 4096;
 };
 
+// The fabric (issue 25): with a `fabric:` section asnd is the agent of one switch of a
+// fabric whose desired state lives in etcd; without one (name empty) nothing changes.
+struct FabricEtcdConfig {
+  std::vector<std::string> endpoints;  // host:port, http:// or https:// URLs
+  std::string prefix = "/asn";         // every key of asn's lives under it
+  std::string ca_file;                 // TLS: the members' CA
+  std::string cert_file;               // TLS client certificate (etcd --client-cert-auth)
+  std::string key_file;
+  std::string user;                    // etcd authentication; the password in password_file
+  std::string password_file;
+  unsigned timeout_ms = 2000;          // per call
+};
+
+struct FabricConfig {
+  std::string name;         // the fabric, as in the fabric file
+  std::string switch_name;  // this switch, as in the fabric file's switches
+  FabricEtcdConfig etcd;
+  unsigned status_ttl_s = 10;  // the lease of the status this asnd reports
+  bool enabled() const { return !name.empty(); }
+};
+
 struct Config {
   std::string log_level = "info";
   std::string state_dir = "/var/lib/asn";
   ListenConfig listen;
   BackendConfig backend;
   LocksConfig locks;
+  FabricConfig fabric;
   // Keys that still work but have a new name: logged at start ("<file>:<line>: ...").
   std::vector<std::string> deprecations;
 };

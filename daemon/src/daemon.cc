@@ -13,6 +13,7 @@
 #include "bus/bus_factory.hpp"
 #include "device/device.hpp"
 #include "error.hpp"
+#include "fabric/fabric_agent.hpp"
 #include "listeners.hpp"
 #include "locks/lock_manager.hpp"
 #include "locks/switch_domain.hpp"
@@ -97,6 +98,11 @@ class Daemon {
     reconciler_.add(tdm_);
     reconciler_.add(stripe_);
     reconciler_.add(locks_);
+    if (config.fabric.enabled()) {
+      fabric_agent_ = std::make_unique<FabricAgent>(config.fabric, config.listen.tcp, fabric_,
+                                                    device_, store_);
+      reconciler_.add(*fabric_agent_);  // after fabric_: it reports what that one restored
+    }
     const auto layout = device_.layout();
     spdlog::info("{}: {} ports, register map {}.{}, generation {}", bus_->describe(),
                  layout->caps.get(regmap::Cap::kPorts), layout->major, layout->minor,
@@ -113,9 +119,13 @@ class Daemon {
       }
     });
     reconciler_.watch(std::chrono::duration_cast<std::chrono::milliseconds>(kGenerationPoll));
+    if (fabric_agent_) fabric_agent_->start();
   }
 
-  ~Daemon() { bus_->set_event_handler({}); }
+  ~Daemon() {
+    if (fabric_agent_) fabric_agent_->stop();
+    bus_->set_event_handler({});
+  }
 
   // The services of one listener, bound to its policy.
   void add_services(grpc::ServerBuilder& builder, const ListenerPolicy& policy,
@@ -157,6 +167,7 @@ class Daemon {
   TdmManager tdm_;
   StripeManager stripe_;
   LockManager locks_;
+  std::unique_ptr<FabricAgent> fabric_agent_;  // with a fabric: section only
   mutable std::mutex failure_mutex_;
   std::string failure_;
 };

@@ -569,3 +569,61 @@ TEST_F(TlsConfigTest, TheThreeGoTogetherAndWithTcp) {
 
 }  // namespace
 }  // namespace asn
+
+namespace asn {
+namespace {
+
+// The fabric section (issue 25): all of it or none, every key checked.
+TEST(ConfigFabric, ReadsTheSectionAndNoSectionMeansNoFabric) {
+  test::TempDir dir;
+  test::write_file(dir.file("asnd.yaml"), R"(
+fabric:
+  name: rack7
+  switch: r3
+  status_ttl: 20s
+  etcd:
+    endpoints: [10.0.0.1:2379, "https://etcd-b.example:2379"]
+    prefix: /lab/asn
+    timeout: 5s
+)");
+  const Config c = load_config(dir.file("asnd.yaml"), true);
+  EXPECT_TRUE(c.fabric.enabled());
+  EXPECT_EQ(c.fabric.name, "rack7");
+  EXPECT_EQ(c.fabric.switch_name, "r3");
+  EXPECT_EQ(c.fabric.status_ttl_s, 20u);
+  EXPECT_EQ(c.fabric.etcd.endpoints,
+            (std::vector<std::string>{"10.0.0.1:2379", "https://etcd-b.example:2379"}));
+  EXPECT_EQ(c.fabric.etcd.prefix, "/lab/asn");
+  EXPECT_EQ(c.fabric.etcd.timeout_ms, 5000u);
+
+  test::write_file(dir.file("list.yaml"),
+                   "fabric: {name: f, switch: s, etcd: {endpoints: 'a:1,b:2'}}\n");
+  EXPECT_EQ(load_config(dir.file("list.yaml"), true).fabric.etcd.endpoints,
+            (std::vector<std::string>{"a:1", "b:2"}));
+  EXPECT_FALSE(load_config("/nonexistent/asnd.yaml", false).fabric.enabled());
+}
+
+TEST(ConfigFabric, RefusalsNameTheKeyAndWhatWouldBeAccepted) {
+  EXPECT_NE(load_error("fabric: {name: f, etcd: {endpoints: [a:1]}}\n").find("fabric.switch: is missing"),
+            std::string::npos);
+  EXPECT_NE(load_error("fabric: {name: f, switch: s}\n").find("fabric.etcd.endpoints: is missing"),
+            std::string::npos);
+  const std::string name = load_error("fabric: {name: Rack/7, switch: s, etcd: {endpoints: [a:1]}}\n");
+  EXPECT_NE(name.find(":1: fabric.name: 'Rack/7' is not a name"), std::string::npos) << name;
+  const std::string endpoint =
+      load_error("fabric: {name: f, switch: s, etcd: {endpoints: [a:99999]}}\n");
+  EXPECT_NE(endpoint.find("fabric.etcd.endpoints: port '99999'"), std::string::npos) << endpoint;
+  const std::string prefix =
+      load_error("fabric: {name: f, switch: s, etcd: {endpoints: [a:1], prefix: asn/}}\n");
+  EXPECT_NE(prefix.find("fabric.etcd.prefix: 'asn/' is not a key prefix"), std::string::npos) << prefix;
+  const std::string cert =
+      load_error("fabric: {name: f, switch: s, etcd: {endpoints: [a:1], cert_file: /c.pem}}\n");
+  EXPECT_NE(cert.find("cert_file and key_file go together"), std::string::npos) << cert;
+  const std::string typo = load_error("fabric: {name: f, switch: s, etcd: {endpoint: [a:1]}}\n");
+  EXPECT_NE(typo.find("fabric.etcd.endpoint: unknown key (did you mean 'fabric.etcd.endpoints'?)"),
+            std::string::npos)
+      << typo;
+}
+
+}  // namespace
+}  // namespace asn

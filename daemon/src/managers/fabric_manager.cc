@@ -231,6 +231,7 @@ TopologyOutcome FabricManager::set_topology(const TopologyRequest& request, bool
 
   TopologyOutcome outcome;
   const Plan plan = prepare(next, &outcome.times);
+  if (!validate_only) refuse_if_owned(next);
   if (!validate_only) {
     const bool same = state_.doc() && state_.doc()->SerializeAsString() == next.SerializeAsString();
     const bool held = board_holds(plan);  // read once: 16k words at N = 32768
@@ -308,6 +309,7 @@ RoutingView FabricManager::set_routing(const RoutingChange& change, bool validat
     refuse(ErrorCode::kInvalidArgument, "port: a port is given only with a threshold");
   }
   const Plan plan = prepare(next);
+  if (!validate_only) refuse_if_owned(next);
   if (validate_only) {
     RoutingView preview;
     preview.mode = {static_cast<RoutingMode>(next.mode()), next.enable()};
@@ -327,6 +329,60 @@ RoutingView FabricManager::set_routing(const RoutingChange& change, bool validat
   view.revision = state_.revision();
   view.thresholds = read_thresholds();
   return view;
+}
+
+void FabricManager::check_thresholds(const state::v1::FabricState& doc) const {
+  const auto layout = device_.layout();
+  const uint32_t depth = layout->caps.get(regmap::Cap::kQueueDepth);
+  const uint32_t ports = layout->caps.get(regmap::Cap::kPorts);
+  for (const auto& [port, packets] : doc.thresholds()) {
+    if (port >= ports) {
+      refuse(ErrorCode::kInvalidArgument,
+             fmt::format("thresholds: port {} does not exist; the board has ports 0 to {}", port,
+                         ports - 1));
+    }
+    if (packets > depth) {
+      refuse(ErrorCode::kInvalidArgument,
+             fmt::format("thresholds: {} packets for port {} is beyond the queue depth, {} "
+                         "(id.cap_queue_depth)",
+                         packets, port, depth));
+    }
+  }
+}
+
+void FabricManager::refuse_if_owned(const state::v1::FabricState& next) const {
+  if (!owner_) return;
+  if (state_.doc() && state_.doc()->SerializeAsString() == next.SerializeAsString()) return;
+  refuse(ErrorCode::kFailedPrecondition,
+         fmt::format("this switch's topology and routing are set by {}: change the fabric file "
+                     "and run 'asnctl fabric apply FILE'",
+                     *owner_));
+}
+
+TopologyOutcome FabricManager::apply_document(const state::v1::FabricState& doc,
+                                              bool validate_only) {
+  const auto start = Clock::now();
+  std::lock_guard lock(mutex_);
+  state_.require_usable();
+  check_thresholds(doc);
+  TopologyOutcome outcome;
+  const Plan plan = prepare(doc, &outcome.times);
+  if (!validate_only) {
+    const bool same = state_.doc() && state_.doc()->SerializeAsString() == doc.SerializeAsString();
+    const bool held = board_holds(plan);
+    if (!same || !held) {
+      change(doc, plan, held, outcome.times);
+      outcome.changed = true;
+    }
+  }
+  outcome.view = view_of(doc);
+  outcome.times.total_us = micros_since(start);
+  return outcome;
+}
+
+void FabricManager::set_owner(std::optional<std::string> owner) {
+  std::lock_guard lock(mutex_);
+  owner_ = std::move(owner);
 }
 
 RoutingView FabricManager::routing() {

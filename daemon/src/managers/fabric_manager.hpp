@@ -109,6 +109,14 @@ class FabricManager final : public Reconcilable {
   TopologyOutcome set_topology(const TopologyRequest& request, bool validate_only);
   TopologyView topology() const;
   RoutingView set_routing(const RoutingChange& change, bool validate_only);
+  // The whole document at once, as a fabric's agent gives it (daemon/src/fabric): the same
+  // checks and the same verify-then-commit change as the two above. Thresholds the document
+  // leaves out keep the board's values.
+  TopologyOutcome apply_document(const state::v1::FabricState& doc, bool validate_only);
+  // While set, the fabric decides this switch's topology and routing: set_topology and
+  // set_routing refuse a change (kFailedPrecondition naming `owner`, e.g. "fabric 'rack7'
+  // (switch r3, etcd revision 42)"); a call that changes nothing still succeeds.
+  void set_owner(std::optional<std::string> owner);
   RoutingView routing();
   RoutesView routes(std::optional<uint32_t> dest);
   // The ports asked for (all when empty); kNotFound for one the board lacks.
@@ -131,10 +139,14 @@ class FabricManager final : public Reconcilable {
   void change(const state::v1::FabricState& next, const Plan& plan, bool tables_held,
               PhaseTimes& times);
   TopologyView view_of(const state::v1::FabricState& doc) const;
+  void check_thresholds(const state::v1::FabricState& doc) const;
+  // Throws when an owner decides and `next` differs from the stored document.
+  void refuse_if_owned(const state::v1::FabricState& next) const;
 
   Device& device_;
   mutable std::mutex mutex_;
   DesiredState<state::v1::FabricState> state_;
+  std::optional<std::string> owner_;  // mutex_
 };
 
 }  // namespace asn

@@ -1,0 +1,380 @@
+#include "fabric/fabric_agent.hpp"
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+#include <google/protobuf/util/json_util.h>
+#include <spdlog/spdlog.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "asn/fabric/v1/fabric.pb.h"
+#include "asn/version.hpp"
+#include "error.hpp"
+
+namespace asn {
+
+namespace {
+
+constexpr std::string_view kKind = "fabric-member";
+constexpr uint32_t kSchema = 1;
+// Between tries while etcd cannot be reached.
+constexpr std::chrono::milliseconds kRetry{1000};
+
+std::string to_json(const google::protobuf::Message& message) {
+  std::string out;
+  google::protobuf::util::JsonPrintOptions options;
+  options.preserve_proto_field_names = true;
+  (void)google::protobuf::util::MessageToJsonString(message, &out, options);
+  return out;
+}
+
+std::string read_password(const std::string& path) {
+  if (path.empty()) return {};
+  std::ifstream in(path);
+  if (!in) {
+    throw Error(ErrorCode::kInvalidArgument,
+                fmt::format("fabric.etcd.password_file: cannot read {}", path));
+  }
+  std::string password;
+  std::getline(in, password);
+  return password;
+}
+
+etcd::Options etcd_options(const FabricEtcdConfig& config) {
+  etcd::Options o;
+  o.endpoints = config.endpoints;
+  o.ca_file = config.ca_file;
+  o.cert_file = config.cert_file;
+  o.key_file = config.key_file;
+  o.user = config.user;
+  o.password = read_password(config.password_file);
+  o.timeout = std::chrono::milliseconds(config.timeout_ms);
+  return o;
+}
+
+state::v1::FabricState to_fabric_state(const fabric::v1::SwitchSpec& spec) {
+  state::v1::FabricState doc;
+  doc.set_placed(true);
+  doc.set_terminals(spec.terminals());
+  doc.set_k(spec.k());
+  doc.set_router(spec.router());
+  doc.set_double_rate(spec.double_rate());
+  doc.set_mode(spec.routing().mode());
+  doc.set_enable(spec.routing().enable());
+  for (const auto& [port, packets] : spec.routing().thresholds()) {
+    (*doc.mutable_thresholds())[port] = packets;
+  }
+  return doc;
+}
+
+int64_t now_unix_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+std::string fabric_key(const std::string& prefix, const std::string& fabric) {
+  return fmt::format("{}/fabrics/{}/fabric", prefix, fabric);
+}
+
+std::string switch_key(const std::string& prefix, const std::string& fabric,
+                       const std::string& switch_name, const std::string& leaf) {
+  return fmt::format("{}/fabrics/{}/switches/{}/{}", prefix, fabric, switch_name, leaf);
+}
+
+FabricAgent::FabricAgent(const FabricConfig& config, std::string endpoint, FabricManager& fabric,
+                         Device& device, const StateStore& store)
+    : config_(config),
+      fabric_(fabric),
+      device_(device),
+      desired_key_(switch_key(config.etcd.prefix, config.name, config.switch_name, "desired")),
+      status_key_(switch_key(config.etcd.prefix, config.name, config.switch_name, "status")),
+      client_(std::make_unique<etcd::Client>(etcd_options(config.etcd))),
+      store_(store) {
+  watcher_ = std::make_unique<etcd::Watcher>(*client_, desired_key_);
+  status_.set_fabric(config.name);
+  status_.set_switch_name(config.switch_name);
+  status_.set_condition("starting");
+  status_.set_asnd_version(std::string(kVersion));
+  status_.set_endpoint(std::move(endpoint));
+  unreachable_since_ = std::chrono::system_clock::now();
+}
+
+FabricAgent::~FabricAgent() { stop(); }
+
+void FabricAgent::start() {
+  spdlog::info("fabric: switch {} of fabric {}, desired state from etcd at {} ({})",
+               config_.switch_name, config_.name, client_->endpoints_text(), desired_key_);
+  watch_thread_ = std::thread([this] { watch_loop(); });
+  status_thread_ = std::thread([this] { status_loop(); });
+}
+
+void FabricAgent::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  watcher_->cancel();
+  if (watch_thread_.joinable()) watch_thread_.join();
+  if (status_thread_.joinable()) status_thread_.join();
+}
+
+bool FabricAgent::wait_stop(std::chrono::milliseconds how_long) {
+  std::unique_lock lock(mutex_);
+  wake_.wait_for(lock, how_long, [this] { return stopping_; });
+  return stopping_;
+}
+
+std::string FabricAgent::reconcile(ReconcileCause cause) {
+  if (cause == ReconcileCause::kStart) {
+    fabric::v1::SwitchStatus saved;
+    std::optional<StoredHeader> header;
+    try {
+      header = store_.load(kKind, kSchema, saved);
+    } catch (const Error& e) {
+      spdlog::warn("fabric: {}", e.what());
+    }
+    if (header && saved.fabric() == config_.name && saved.switch_name() == config_.switch_name &&
+        saved.applied_revision() > 0) {
+      update([&](fabric::v1::SwitchStatus& s) {
+        s.set_applied_revision(saved.applied_revision());
+        s.set_desired_revision(saved.applied_revision());
+        s.set_condition("in-force");
+      });
+      fabric_.set_owner(owner_text(saved.applied_revision()));
+    }
+  }
+  update([&](fabric::v1::SwitchStatus& s) {
+    s.set_board_generation(static_cast<uint32_t>(device_.read(regs::id::kGenerationValue)));
+  });
+  return summary().status;
+}
+
+ManagerSummary FabricAgent::summary() const {
+  const fabric::v1::SwitchStatus s = snapshot();
+  ManagerSummary out;
+  out.manager = "fabric-member";
+  out.revision = static_cast<uint64_t>(s.applied_revision());
+  std::lock_guard lock(mutex_);
+  std::string store = store_reachable_
+                          ? "etcd reachable"
+                          : fmt::format("etcd unreachable since {:%F %T} UTC ({}); running on "
+                                        "what was applied last",
+                                        std::chrono::floor<std::chrono::seconds>(unreachable_since_),
+                                        store_error_);
+  out.status = fmt::format("{} {}/{}: {}", s.condition(), config_.name, config_.switch_name, store);
+  out.last_restore = s.error();
+  out.problem = !store_reachable_ || s.condition() != "in-force";
+  return out;
+}
+
+std::string FabricAgent::owner_text(int64_t revision) const {
+  return fmt::format("fabric '{}' (switch {}, etcd revision {})", config_.name,
+                     config_.switch_name, revision);
+}
+
+void FabricAgent::update(const std::function<void(fabric::v1::SwitchStatus&)>& change) {
+  {
+    std::lock_guard lock(mutex_);
+    fabric::v1::SwitchStatus before = status_;
+    change(status_);
+    if (before.SerializeAsString() == status_.SerializeAsString()) return;
+    status_dirty_ = true;
+  }
+  wake_.notify_all();
+}
+
+fabric::v1::SwitchStatus FabricAgent::snapshot() const {
+  std::lock_guard lock(mutex_);
+  return status_;
+}
+
+void FabricAgent::save_applied(const fabric::v1::SwitchStatus& status) {
+  try {
+    store_.save(kKind, StoredHeader{kSchema, static_cast<uint64_t>(status.applied_revision()), false},
+                status);
+  } catch (const Error& e) {
+    spdlog::error("fabric: cannot keep the applied revision: {}", e.what());
+  }
+}
+
+void FabricAgent::set_store_reachable(bool reachable, const std::string& error) {
+  std::lock_guard lock(mutex_);
+  if (reachable && !store_reachable_) {
+    spdlog::info("fabric: etcd reachable");
+  } else if (!reachable && store_reachable_) {
+    spdlog::warn("fabric: etcd unreachable, running on what was applied last: {}", error);
+    unreachable_since_ = std::chrono::system_clock::now();
+  }
+  if (!reachable) store_error_ = error;
+  store_reachable_ = reachable;
+}
+
+void FabricAgent::apply(const std::string& value, int64_t revision) {
+  if (value.empty()) {
+    const std::string why = fmt::format(
+        "fabric '{}' in etcd (prefix {}) has no switch '{}': add it to the fabric file and run "
+        "'asnctl fabric apply', or correct fabric.switch in asnd.yaml",
+        config_.name, config_.etcd.prefix, config_.switch_name);
+    spdlog::error("fabric: {}", why);
+    update([&](fabric::v1::SwitchStatus& s) {
+      s.set_desired_revision(revision);
+      s.set_condition("not-in-fabric");
+      s.set_error(why);
+    });
+    return;
+  }
+  fabric::v1::SwitchSpec spec;
+  std::string why;
+  if (!google::protobuf::util::JsonStringToMessage(value, &spec).ok()) {
+    why = fmt::format("the desired document at etcd revision {} ({}) is not a switch's part of a "
+                      "fabric: apply the fabric file again with this asnd's asnctl",
+                      revision, desired_key_);
+  } else if (spec.fabric() != config_.name || spec.name() != config_.switch_name) {
+    why = fmt::format("the desired document at {} names switch '{}' of fabric '{}'", desired_key_,
+                      spec.name(), spec.fabric());
+  }
+  update([&](fabric::v1::SwitchStatus& s) {
+    s.set_desired_revision(revision);
+    s.set_condition(why.empty() ? "applying" : "failed");
+    s.set_error(why);
+  });
+  if (!why.empty()) {
+    spdlog::error("fabric: revision {}: {}", revision, why);
+    return;
+  }
+  try {
+    const TopologyOutcome outcome = fabric_.apply_document(to_fabric_state(spec), false);
+    fabric_.set_owner(owner_text(revision));
+    spdlog::info("fabric: revision {} in force ({}; {} us)", revision,
+                 outcome.changed ? "the board was reprogrammed" : "the board already held it",
+                 outcome.times.total_us);
+    fabric::v1::SwitchStatus applied;
+    update([&](fabric::v1::SwitchStatus& s) {
+      s.set_applied_revision(revision);
+      s.set_condition("in-force");
+      s.clear_error();
+      applied = s;
+    });
+    save_applied(applied);
+  } catch (const Error& e) {
+    spdlog::error("fabric: revision {} refused: {}", revision, e.what());
+    update([&](fabric::v1::SwitchStatus& s) {
+      s.set_condition("failed");
+      s.set_error(e.what());
+    });
+  }
+}
+
+void FabricAgent::watch_loop() {
+  int64_t next = 0;  // the revision the watch starts from
+  bool read_all = true;
+  while (!wait_stop(std::chrono::milliseconds::zero())) {
+    if (read_all) {
+      try {
+        const etcd::Range range = client_->get(desired_key_);
+        const int64_t revision = range.kvs.empty() ? range.revision : range.kvs[0].mod_revision;
+        if (range.kvs.empty() || revision != snapshot().applied_revision()) {
+          apply(range.kvs.empty() ? std::string() : range.kvs[0].value, revision);
+        }
+        set_store_reachable(true, "");
+        next = range.revision + 1;
+        read_all = false;
+      } catch (const etcd::Error& e) {
+        set_store_reachable(false, e.what());
+        if (wait_stop(kRetry)) break;
+        continue;
+      }
+    }
+    const etcd::WatchEnd end = watcher_->run(next, [&](const auto& events, int64_t) {
+      for (const etcd::WatchEvent& e : events) {
+        if (e.kv.key != desired_key_) continue;
+        apply(e.deleted ? std::string() : e.kv.value, e.kv.mod_revision);
+        next = e.kv.mod_revision + 1;
+      }
+    });
+    if (end.cancelled) break;
+    if (end.compacted_to > 0) {
+      spdlog::info("fabric: revision {} was compacted (to {}): reading the document again", next,
+                   end.compacted_to);
+      read_all = true;
+      continue;
+    }
+    set_store_reachable(false, end.error);
+    if (wait_stop(kRetry)) break;
+  }
+}
+
+void FabricAgent::status_loop() {
+  const auto ttl = std::chrono::seconds(config_.status_ttl_s);
+  int64_t lease = 0;
+  while (!wait_stop(std::chrono::milliseconds::zero())) {
+    std::string health = "ok";
+    uint32_t generation = 0;
+    try {
+      generation = static_cast<uint32_t>(device_.read(regs::id::kGenerationValue));
+      if (device_.read(regs::id::kMagicValue) != regs::kMagic) health = "the board's magic changed";
+    } catch (const Error& e) {
+      health = std::string("the board does not answer: ") + e.what();
+    }
+    update([&](fabric::v1::SwitchStatus& s) {
+      s.set_health(health);
+      if (generation != 0) s.set_board_generation(generation);
+    });
+    bool failed = false;
+    try {
+      if (lease != 0 && client_->keep_alive(lease) == 0) {
+        spdlog::warn("fabric: the status lease had expired; reporting again");
+        lease = 0;
+      }
+      if (lease == 0) {
+        lease = client_->grant_lease(ttl);
+        std::lock_guard lock(mutex_);
+        status_dirty_ = true;
+      }
+      fabric::v1::SwitchStatus status;
+      bool dirty;
+      {
+        std::lock_guard lock(mutex_);
+        dirty = status_dirty_;
+        status_dirty_ = false;
+        status_.set_updated_unix_ms(now_unix_ms());
+        status = status_;
+      }
+      if (dirty) {
+        try {
+          client_->put({status_key_, to_json(status), lease});
+        } catch (const etcd::Error&) {
+          std::lock_guard lock(mutex_);
+          status_dirty_ = true;
+          throw;
+        }
+      }
+      set_store_reachable(true, "");
+    } catch (const etcd::Error& e) {
+      set_store_reachable(false, e.what());
+      failed = true;
+    }
+    // Renew at a third of the lease; a change of status is written at once, unless etcd
+    // just failed (then again after kRetry).
+    std::unique_lock lock(mutex_);
+    if (failed) {
+      wake_.wait_for(lock, kRetry, [this] { return stopping_; });
+    } else {
+      wake_.wait_for(lock, ttl / 3, [this] { return stopping_ || status_dirty_; });
+    }
+  }
+  if (lease != 0) {
+    try {
+      client_->revoke_lease(lease);  // the status goes with asnd, not a lease later
+    } catch (const etcd::Error&) {
+    }
+  }
+}
+
+}  // namespace asn
