@@ -259,6 +259,22 @@ TEST(FabricSpecErrors, ThresholdsBeyondTheQueueDepthOrThePorts) {
   EXPECT_THAT(p.message, HasSubstr("its ports are 0 to 63"));
 }
 
+TEST(FabricSpecErrors, StaticRoutingWithoutAStaticSchedule) {
+  // The conflict-free static schedule exists for k = 2..4 only.
+  const Problem p = problem_of(
+      "fabric: t\ntopology: {terminals: 64, k: 8}\n"
+      "routing: {mode: static}\nswitches:\n" +
+      item("a", 0));
+  EXPECT_EQ(p.field, "routing.mode");
+  EXPECT_EQ(p.mark.line, 3u);
+  EXPECT_THAT(p.message, HasSubstr("give minimal, ugal or aldfb"));
+  // Placed but not routing: nothing needs the schedule.
+  EXPECT_NO_THROW(
+      parse_fabric_spec("fabric: t\ntopology: {terminals: 64, k: 8}\n"
+                        "routing: {mode: static, enable: false}\nswitches:\n" +
+                        item("a", 0)));
+}
+
 TEST(FabricSpecErrors, EveryFindingIsListedInFileOrder) {
   const auto problems = problems_of(
       fabric_with(item("a", 0) + item("b", 0) + item("c", 99) + item("d", 3, "", "nope")));
