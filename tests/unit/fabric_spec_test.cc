@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
 
@@ -341,6 +342,14 @@ TEST(FabricSpecDocuments, DamageIsRefused) {
                std::invalid_argument);
   EXPECT_THROW(parse_switch_document("{\"fabric\": \"t\"}"), std::invalid_argument);
   try {
+    parse_switch_document(
+        "{\"fabric\": \"t\", \"name\": \"a\", \"terminals\": 64, \"k\": 4, \"router\": 3, "
+        "\"profile\": \"netfpga-sume\"}");
+    FAIL() << "parsed";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("switch 'a': profile: 'netfpga-sume' has 4 ports"));
+  }
+  try {
     parse_fabric_document(
         "{\"name\": \"t\", \"terminals\": 64, \"k\": 4, \"switches\": [{\"fabric\": \"t\", "
         "\"name\": \"a\", \"router\": 40, \"profile\": \"emulated-64port\"}]}");
@@ -350,7 +359,7 @@ TEST(FabricSpecDocuments, DamageIsRefused) {
   }
 }
 
-TEST(FabricSpecDiff, OneSwitchsThresholdsChangeOnlyItsDocument) {
+TEST(FabricSpecDiff, OneSwitchsThresholdsChangeOnlyThatSwitch) {
   const std::string text = read_file(kExample);
   std::string changed = text;
   const std::string from = "routing: {thresholds: {4: 8, 5: 8}}";
@@ -359,14 +368,19 @@ TEST(FabricSpecDiff, OneSwitchsThresholdsChangeOnlyItsDocument) {
                             etcd_documents(parse_fabric_spec(changed), "/asn"));
   EXPECT_THAT(d.added, IsEmpty());
   EXPECT_THAT(d.removed, IsEmpty());
-  EXPECT_EQ(d.unchanged, 16u);  // the fabric document too: switches' own settings are theirs
-  ASSERT_EQ(d.changed.size(), 1u);
-  EXPECT_EQ(d.changed[0].key, "/asn/fabrics/rack7/switches/r05/desired");
-  EXPECT_THAT(d.changed[0].fields, ElementsAre("routing.thresholds.4: 8 -> 6"));
+  EXPECT_EQ(d.unchanged, 15u);
+  // The fabric document holds every switch: it names the one changed.
+  ASSERT_EQ(d.changed.size(), 2u);
+  EXPECT_EQ(d.changed[0].key, "/asn/fabrics/rack7/fabric");
+  EXPECT_THAT(d.changed[0].fields, ElementsAre("switches: ~ r05"));
+  EXPECT_EQ(d.changed[1].key, "/asn/fabrics/rack7/switches/r05/desired");
+  EXPECT_THAT(d.changed[1].fields, ElementsAre("routing.thresholds.4: 8 -> 6"));
   EXPECT_EQ(render_diff(d),
+            "~ /asn/fabrics/rack7/fabric\n"
+            "    switches: ~ r05\n"
             "~ /asn/fabrics/rack7/switches/r05/desired\n"
             "    routing.thresholds.4: 8 -> 6\n"
-            "0 to add, 1 to change, 0 to remove, 16 unchanged.\n");
+            "0 to add, 2 to change, 0 to remove, 15 unchanged.\n");
 }
 
 TEST(FabricSpecDiff, AModeChangeAndASwitchAddedAndRemoved) {
@@ -379,14 +393,24 @@ TEST(FabricSpecDiff, AModeChangeAndASwitchAddedAndRemoved) {
   EXPECT_THAT(d.removed, ElementsAre("/p/fabrics/t/switches/b/desired"));
   ASSERT_EQ(d.changed.size(), 2u);
   EXPECT_EQ(d.changed[0].key, "/p/fabrics/t/fabric");
-  EXPECT_THAT(d.changed[0].fields,
-              ElementsAre("routing.mode: minimal -> aldfb", "switches: + c", "switches: - b"));
+  EXPECT_THAT(d.changed[0].fields, ElementsAre("routing.mode: minimal -> aldfb", "switches: ~ a",
+                                               "switches: + c", "switches: - b"));
+  // A change of every switch names a few.
+  const FabricDiff all = diff(etcd_documents(load_fabric_spec(kExample), "/asn"),
+                              etcd_documents(parse_fabric_spec(std::regex_replace(
+                                                 read_file(kExample), std::regex("aldfb"), "ugal")),
+                                             "/asn"));
+  ASSERT_EQ(all.changed.size(), 17u);
+  EXPECT_THAT(all.changed[0].fields,
+              ElementsAre("routing.mode: aldfb -> ugal",
+                          "switches: ~ r00, r01, r02, r03, r04, r05, r06, r07 and 8 more"));
   EXPECT_EQ(d.changed[1].key, "/p/fabrics/t/switches/a/desired");
   EXPECT_THAT(d.changed[1].fields, ElementsAre("routing.mode: minimal -> aldfb"));
   EXPECT_EQ(render_diff(d),
             "+ /p/fabrics/t/switches/c/desired\n"
             "~ /p/fabrics/t/fabric\n"
             "    routing.mode: minimal -> aldfb\n"
+            "    switches: ~ a\n"
             "    switches: + c\n"
             "    switches: - b\n"
             "~ /p/fabrics/t/switches/a/desired\n"

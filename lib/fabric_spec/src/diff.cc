@@ -1,8 +1,9 @@
 // diff and render_diff: what an apply would change, per document and per field.
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/reflection.h>
+#include <google/protobuf/util/message_differencer.h>
 
-#include <set>
+#include <algorithm>
 #include <stdexcept>
 #include <utility>
 
@@ -14,6 +15,7 @@ namespace {
 
 using google::protobuf::FieldDescriptor;
 using google::protobuf::Message;
+using google::protobuf::util::MessageDifferencer;
 using text::cat;
 
 // "routing.mode" -> "minimal", in the message's field order.
@@ -86,10 +88,19 @@ std::vector<std::string> field_changes(const Fields& before, const Fields& after
   return lines;
 }
 
-std::set<std::string> switch_names(const FabricSpec& spec) {
-  std::set<std::string> names;
-  for (const SwitchSpec& sw : spec.switches()) names.insert(sw.name());
-  return names;
+// "a, b, c", or the first few and how many more: a fabric of 100 switches whose routing
+// changed lists them in their own documents' diffs.
+std::string name_list(const std::vector<std::string>& names) {
+  constexpr size_t kShown = 8;
+  if (names.size() <= kShown) return text::join(names);
+  return cat(text::join(std::vector(names.begin(), names.begin() + kShown)), " and ",
+             names.size() - kShown, " more");
+}
+
+std::map<std::string, const SwitchSpec*> switches_by_name(const FabricSpec& spec) {
+  std::map<std::string, const SwitchSpec*> switches;
+  for (const SwitchSpec& sw : spec.switches()) switches.emplace(sw.name(), &sw);
+  return switches;
 }
 
 std::vector<std::string> describe_fabric(std::string_view stored, std::string_view wanted) {
@@ -99,13 +110,23 @@ std::vector<std::string> describe_fabric(std::string_view stored, std::string_vi
   flatten(before, "", old_fields);
   flatten(after, "", new_fields);
   std::vector<std::string> lines = field_changes(old_fields, new_fields);
-  const std::set<std::string> old_names = switch_names(before);
-  const std::set<std::string> new_names = switch_names(after);
-  for (const std::string& name : new_names) {
-    if (!old_names.contains(name)) lines.push_back(cat("switches: + ", name));
+  // The switches by name only: their fields are in their own documents' diffs.
+  const auto old_switches = switches_by_name(before);
+  const auto new_switches = switches_by_name(after);
+  std::vector<std::string> changed, added, removed;
+  for (const auto& [name, sw] : new_switches) {
+    auto old = old_switches.find(name);
+    if (old == old_switches.end()) {
+      added.push_back(name);
+    } else if (!MessageDifferencer::Equals(*old->second, *sw)) {
+      changed.push_back(name);
+    }
   }
-  for (const std::string& name : old_names) {
-    if (!new_names.contains(name)) lines.push_back(cat("switches: - ", name));
+  for (const auto& [name, sw] : old_switches) {
+    if (!new_switches.contains(name)) removed.push_back(name);
+  }
+  for (const auto& [sign, names] : {std::pair{"~", &changed}, {"+", &added}, {"-", &removed}}) {
+    if (!names->empty()) lines.push_back(cat("switches: ", sign, " ", name_list(*names)));
   }
   return lines;
 }
@@ -143,7 +164,8 @@ FabricDiff diff(const std::map<std::string, std::string>& stored,
       ++result.unchanged;
     } else {
       std::vector<std::string> fields = describe_change(key, old->second, value);
-      // Equal documents written differently (by hand, by another printer): no change.
+      // Equal in content, written differently (by hand, by another printer): nothing that
+      // an apply must rewrite.
       if (fields.empty()) {
         ++result.unchanged;
       } else {

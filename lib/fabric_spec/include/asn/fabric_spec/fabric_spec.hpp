@@ -7,15 +7,19 @@
 //   arm_margin: 100 ms                              # load-schedule --fabric's, optional
 //   switches:
 //     - {name: r0, router: 0, profile: emulated-64port, endpoint: unix:/run/asn/r0.sock}
-//     - {name: r1, router: 1, profile: emulated-64port, endpoint: 10.0.0.2:7411, timeout: 2s}
+//     - {name: r1, router: 1, profile: emulated-64port, endpoint: 10.0.0.2:7411, timeout: 2s,
+//        routing: {thresholds: {4: 6}}}            # this switch's own T_h over the fabric's
 //
 // The words are asnctl's: `fabric set --terminals --k --router --channels`, `routing set
 // --mode static|minimal|ugal|aldfb --enable|--disable --threshold [--port]`. routing.mode
 // given without enable routes (enable: true), as `routing set --mode` does; routing left out
 // places the tables and routes nothing. threshold is T_h for every port, thresholds T_h for
-// the ports named. The file is a superset of load-schedule's fabric file
-// (asn/schedule/fabric_file.hpp), whose reader reads the shared part here: one file serves
-// both. Keys for TDM plans, stripe groups or the lock map are refused: not supported yet.
+// the ports named; a switch's own routing takes only those two (its threshold replaces the
+// fabric's per-port ones), the mode being the fabric's. Format: docs/fabric-file.md.
+//
+// The file is a superset of load-schedule's fabric file (asn/schedule/fabric_file.hpp), whose
+// reader reads the shared part here: one file serves both. Keys for TDM plans, stripe groups
+// or the lock map are refused: not supported yet.
 //
 // Errors are asn::schedule::PlanErrors: file, line, column, the field ("switches[3].router"),
 // the switch, and what would be accepted; every finding of the checks as a whole is listed.
@@ -69,8 +73,9 @@ std::string switch_key(std::string_view prefix, std::string_view fabric, std::st
 std::string to_json(const google::protobuf::Message& document);
 
 // Documents back from etcd. Throw std::invalid_argument naming what is wrong: not JSON of
-// the message, an unknown field, a switch or fabric without a name, a FabricSpec that fails
-// the checks above (a document written by hand or by a newer asnctl).
+// the message, an unknown field, a switch or fabric without a name, a document that fails
+// the checks above (a SwitchSpec as the one switch of its fabric): written by hand, or by an
+// asnctl that knows other profiles.
 SwitchSpec parse_switch_document(std::string_view json);
 FabricSpec parse_fabric_document(std::string_view json);
 
