@@ -4,10 +4,11 @@
 
 #include <optional>
 
+#include "asn/schedule/detail/fabric_reader.hpp"
+#include "asn/schedule/detail/reader.hpp"
+#include "asn/schedule/detail/yaml_tree.hpp"
 #include "asn/schedule/plan_file.hpp"
-#include "reader.hpp"
 #include "text.hpp"
-#include "yaml_tree.hpp"
 
 namespace asn::schedule {
 namespace {
@@ -113,7 +114,10 @@ FabricFile FabricReader::read(const YamlNode& root) {
   if (root.is_null()) {
     reader_.fail_at({1, 1}, "", cat("the file is empty: a fabric file needs ", kFabricExample));
   }
-  MapView top = reader_.map(root, "", {"fabric", "switches", "arm_margin"}, kFabricExample);
+  // topology and routing belong to the fabric spec (lib/fabric_spec), which checks them; a
+  // load-schedule does not need them, so one file serves both.
+  MapView top = reader_.map(root, "", {"fabric", "topology", "routing", "arm_margin", "switches"},
+                            kFabricExample);
   FabricFile fabric;
   fabric.file = reader_.file();
   const YamlNode* name = top.get("fabric");
@@ -148,7 +152,9 @@ FabricFile FabricReader::read(const YamlNode& root) {
 // A switch; `earlier` are the ones before it, which must have other names and endpoints.
 FabricFile::Switch FabricReader::read_switch(const YamlNode& node, const std::string& field,
                                              const std::vector<FabricFile::Switch>& earlier) {
-  MapView map = reader_.map(node, field, {"name", "endpoint", "timeout"}, kSwitchExample);
+  // router, profile and routing: the fabric spec's, as topology and routing above.
+  MapView map = reader_.map(
+      node, field, {"name", "router", "profile", "endpoint", "timeout", "routing"}, kSwitchExample);
   FabricFile::Switch sw;
   sw.mark = node.mark;
   const YamlNode* name = map.get("name");
@@ -224,9 +230,17 @@ const FabricFile::Switch* FabricFile::find_switch(std::string_view switch_name) 
   return nullptr;
 }
 
+namespace detail {
+
+FabricFile read_fabric_file(const YamlNode& root, std::string file) {
+  return FabricReader(std::move(file)).read(root);
+}
+
+}  // namespace detail
+
 FabricFile parse_fabric_file(std::string_view text, std::string file) {
   detail::YamlNode root = detail::read_yaml(text, file, ParseLimits{});
-  return FabricReader(std::move(file)).read(root);
+  return detail::read_fabric_file(root, std::move(file));
 }
 
 FabricFile load_fabric_file(const std::string& path) {

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "asn/schedule/detail/reader.hpp"
 #include "asn/schedule/plan.hpp"
-#include "reader.hpp"
 
 namespace asn::schedule::detail {
 

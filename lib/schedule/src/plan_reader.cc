@@ -6,9 +6,9 @@
 #include <set>
 #include <vector>
 
+#include "asn/schedule/detail/reader.hpp"
 #include "asn/schedule/plan_file.hpp"
 #include "pattern_reader.hpp"
-#include "reader.hpp"
 #include "text.hpp"
 
 namespace asn::schedule {

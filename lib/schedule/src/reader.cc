@@ -1,4 +1,4 @@
-#include "reader.hpp"
+#include "asn/schedule/detail/reader.hpp"
 
 #include <charconv>
 

@@ -1,4 +1,4 @@
-#include "yaml_tree.hpp"
+#include "asn/schedule/detail/yaml_tree.hpp"
 
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/exceptions.h>

@@ -7,6 +7,12 @@
 //     - {name: r1, endpoint: 10.0.0.2:7411, timeout: 2s}   # per-switch RPC timeout
 //   arm_margin: 50 ms   # optional, default 100 ms
 //
+// The same file is the fabric spec of `asnctl fabric apply` (lib/fabric_spec,
+// docs/fabric-file.md): its keys 'topology' and 'routing', and each switch's 'router',
+// 'profile' and 'routing', are accepted here and left to that reader
+// (asn::fabric::parse_fabric_spec), which reads this part through
+// detail::read_fabric_file (asn/schedule/detail/fabric_reader.hpp).
+//
 // Durations are lengths as in a plan ('500 us', '2 ms'; parse_length) or seconds ('2s',
 // '1.5 s'); cycles are refused, since no board clock is at hand. Errors are PlanErrors with
 // the file, line, column, the key and what would be accepted, as the plan reader's.

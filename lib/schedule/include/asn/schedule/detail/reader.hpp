@@ -1,5 +1,6 @@
 // Typed access to the YAML tree with errors that carry the file, line, column and the key
-// path ("phases[1].slot_length"), and say what would be accepted. Internal to the parser.
+// path ("phases[1].slot_length"), and say what would be accepted. Shared by the plan reader,
+// the fabric file reader and lib/fabric_spec, so that their errors read alike.
 #pragma once
 
 #include <cstdint>
@@ -9,10 +10,10 @@
 #include <utility>
 #include <vector>
 
+#include "asn/schedule/detail/yaml_tree.hpp"
 #include "asn/schedule/error.hpp"
 #include "asn/schedule/plan.hpp"
 #include "asn/schedule/plan_file.hpp"
-#include "yaml_tree.hpp"
 
 namespace asn::schedule::detail {
 
