@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "asn/fabric/v1/fabric.pb.h"
+#include "asn/fabric_spec/fabric_spec.hpp"
 #include "asn/version.hpp"
 #include "error.hpp"
 
@@ -53,7 +54,9 @@ etcd::Options etcd_options(const FabricEtcdConfig& config) {
   return o;
 }
 
-state::v1::FabricState to_fabric_state(const fabric::v1::SwitchSpec& spec) {
+// The FabricManager's document for a switch's part: `threshold` (every port) first, then the
+// per-port ones over it, as `asnctl routing set` would leave them.
+state::v1::FabricState to_fabric_state(const fabric::v1::SwitchSpec& spec, uint32_t ports) {
   state::v1::FabricState doc;
   doc.set_placed(true);
   doc.set_terminals(spec.terminals());
@@ -62,6 +65,11 @@ state::v1::FabricState to_fabric_state(const fabric::v1::SwitchSpec& spec) {
   doc.set_double_rate(spec.double_rate());
   doc.set_mode(spec.routing().mode());
   doc.set_enable(spec.routing().enable());
+  if (spec.routing().has_threshold()) {
+    for (uint32_t port = 0; port < ports; ++port) {
+      (*doc.mutable_thresholds())[port] = spec.routing().threshold();
+    }
+  }
   for (const auto& [port, packets] : spec.routing().thresholds()) {
     (*doc.mutable_thresholds())[port] = packets;
   }
@@ -76,22 +84,15 @@ int64_t now_unix_ms() {
 
 }  // namespace
 
-std::string fabric_key(const std::string& prefix, const std::string& fabric) {
-  return fmt::format("{}/fabrics/{}/fabric", prefix, fabric);
-}
-
-std::string switch_key(const std::string& prefix, const std::string& fabric,
-                       const std::string& switch_name, const std::string& leaf) {
-  return fmt::format("{}/fabrics/{}/switches/{}/{}", prefix, fabric, switch_name, leaf);
-}
-
 FabricAgent::FabricAgent(const FabricConfig& config, std::string endpoint, FabricManager& fabric,
                          Device& device, const StateStore& store)
     : config_(config),
       fabric_(fabric),
       device_(device),
-      desired_key_(switch_key(config.etcd.prefix, config.name, config.switch_name, "desired")),
-      status_key_(switch_key(config.etcd.prefix, config.name, config.switch_name, "status")),
+      desired_key_(fabric::switch_key(config.etcd.prefix, config.name, config.switch_name)),
+      status_key_(fabric::status_key(config.etcd.prefix, config.name, config.switch_name)),
+      last_status_key_(
+          fabric::last_status_key(config.etcd.prefix, config.name, config.switch_name)),
       client_(std::make_unique<etcd::Client>(etcd_options(config.etcd))),
       store_(store) {
   watcher_ = std::make_unique<etcd::Watcher>(*client_, desired_key_);
@@ -231,13 +232,15 @@ void FabricAgent::apply(const std::string& value, int64_t revision) {
   }
   fabric::v1::SwitchSpec spec;
   std::string why;
-  if (!google::protobuf::util::JsonStringToMessage(value, &spec).ok()) {
-    why = fmt::format("the desired document at etcd revision {} ({}) is not a switch's part of a "
-                      "fabric: apply the fabric file again with this asnd's asnctl",
-                      revision, desired_key_);
-  } else if (spec.fabric() != config_.name || spec.name() != config_.switch_name) {
-    why = fmt::format("the desired document at {} names switch '{}' of fabric '{}'", desired_key_,
-                      spec.name(), spec.fabric());
+  try {
+    spec = fabric::parse_switch_document(value);
+    if (spec.fabric() != config_.name || spec.name() != config_.switch_name) {
+      why = fmt::format("the desired document at {} names switch '{}' of fabric '{}'",
+                        desired_key_, spec.name(), spec.fabric());
+    }
+  } catch (const std::invalid_argument& e) {
+    why = fmt::format("the desired document at etcd revision {} ({}) is refused: {}", revision,
+                      desired_key_, e.what());
   }
   update([&](fabric::v1::SwitchStatus& s) {
     s.set_desired_revision(revision);
@@ -249,7 +252,8 @@ void FabricAgent::apply(const std::string& value, int64_t revision) {
     return;
   }
   try {
-    const TopologyOutcome outcome = fabric_.apply_document(to_fabric_state(spec), false);
+    const TopologyOutcome outcome = fabric_.apply_document(
+        to_fabric_state(spec, device_.layout()->caps.get(regmap::Cap::kPorts)), false);
     fabric_.set_owner(owner_text(revision));
     spdlog::info("fabric: revision {} in force ({}; {} us)", revision,
                  outcome.changed ? "the board was reprogrammed" : "the board already held it",
@@ -348,7 +352,10 @@ void FabricAgent::status_loop() {
       }
       if (dirty) {
         try {
-          client_->put({status_key_, to_json(status), lease});
+          // The leased key says the switch is alive; the copy without a lease says what it
+          // reported last once it is not (`asnctl fabric status`: "unreachable, last ...").
+          const std::string json = to_json(status);
+          client_->txn({}, {etcd::Put{status_key_, json, lease}, etcd::Put{last_status_key_, json}});
         } catch (const etcd::Error&) {
           std::lock_guard lock(mutex_);
           status_dirty_ = true;

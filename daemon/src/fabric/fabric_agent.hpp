@@ -6,7 +6,8 @@
 //   desired-state store: etcd feeds the store, there is no second mechanism);
 // - reports under a lease of its own, at .../switches/<S>/status, the revision in force, the
 //   condition (in-force, applying, failed: why, not-in-fabric), the board's health and
-//   generation; the key vanishes when asnd stops renewing it;
+//   generation; the key vanishes when asnd stops renewing it (.../last-status, without a
+//   lease, keeps what it said last);
 // - refuses local changes of what the fabric decides (FabricManager::set_owner);
 // - keeps running on what it last applied while etcd is unreachable, says so in its
 //   summary, and catches up when etcd returns: it watches again from the revision after the
@@ -34,11 +35,6 @@
 #include "state/reconciler.hpp"
 
 namespace asn {
-
-// The keys of a fabric under `prefix` (asnctl uses the same).
-std::string fabric_key(const std::string& prefix, const std::string& fabric);
-std::string switch_key(const std::string& prefix, const std::string& fabric,
-                       const std::string& switch_name, const std::string& leaf);
 
 class FabricAgent final : public Reconcilable {
  public:
@@ -74,6 +70,7 @@ class FabricAgent final : public Reconcilable {
   Device& device_;
   std::string desired_key_;
   std::string status_key_;
+  std::string last_status_key_;
   std::unique_ptr<etcd::Client> client_;
   std::unique_ptr<etcd::Watcher> watcher_;
   const StateStore& store_;  // "fabric-member": the status as of the last apply

@@ -95,6 +95,15 @@ std::string switch_key(std::string_view prefix, std::string_view fabric, std::st
   return cat(prefix, "/fabrics/", fabric, "/switches/", name, "/desired");
 }
 
+std::string status_key(std::string_view prefix, std::string_view fabric, std::string_view name) {
+  return cat(prefix, "/fabrics/", fabric, "/switches/", name, "/status");
+}
+
+std::string last_status_key(std::string_view prefix, std::string_view fabric,
+                            std::string_view name) {
+  return cat(prefix, "/fabrics/", fabric, "/switches/", name, "/last-status");
+}
+
 std::map<std::string, std::string> etcd_documents(const FabricSpec& spec, std::string_view prefix) {
   std::map<std::string, std::string> documents;
   documents.emplace(fabric_key(prefix, spec.name()), to_json(spec));

@@ -70,6 +70,11 @@ const SwitchSpec* find_switch(const FabricSpec& spec, std::string_view name);
 std::map<std::string, std::string> etcd_documents(const FabricSpec& spec, std::string_view prefix);
 std::string fabric_key(std::string_view prefix, std::string_view fabric);
 std::string switch_key(std::string_view prefix, std::string_view fabric, std::string_view name);
+// What the switch's asnd reports (asn.fabric.v1.SwitchStatus): under its lease, and the
+// same without one, kept once the lease is gone (what it said last).
+std::string status_key(std::string_view prefix, std::string_view fabric, std::string_view name);
+std::string last_status_key(std::string_view prefix, std::string_view fabric,
+                            std::string_view name);
 std::string to_json(const google::protobuf::Message& document);
 
 // Documents back from etcd. Throw std::invalid_argument naming what is wrong: not JSON of
