@@ -1,6 +1,9 @@
 // The Locks service against other callers (issue 24): a session is usable only by the
 // principal that opened it (certificate subject, uid, or the session's secret on plain TCP),
 // and the admin's revoke and release.
+#include <tuple>
+#include <utility>
+
 #include "lock_ownership_fixture.hpp"
 
 namespace asn {
@@ -68,6 +71,84 @@ TEST_P(LockOwnershipTest, AnotherUidOrAPlainTcpCallerCannotUseASessionItDidNotOp
     EXPECT_THAT(refused.error_message(), Not(HasSubstr("mine")));
     EXPECT_THAT(refused.error_message(), Not(HasSubstr("test")));
   }
+}
+
+// A KeepAlive's answer: code, message and reason.
+std::tuple<grpc::StatusCode, std::string, std::string> keep_alive_answer(
+    v1::Locks::Stub& stub, uint64_t session, const std::string& secret) {
+  grpc::ClientContext c;
+  v1::KeepAliveRequest r;
+  r.set_session(session);
+  r.set_secret(secret);
+  v1::KeepAliveResponse response;
+  const grpc::Status status = stub.KeepAlive(&c, r, &response);
+  return {status.error_code(), status.error_message(), reason_of(c)};
+}
+
+void close_session(v1::Locks::Stub& stub, const v1::OpenSessionResponse& session) {
+  grpc::ClientContext c;
+  v1::CloseSessionRequest r;
+  r.set_session(session.session());
+  r.set_secret(session.secret());
+  v1::CloseSessionResponse closed;
+  ASSERT_OK(stub.CloseSession(&c, r, &closed));
+}
+
+TEST_P(LockOwnershipTest, AStrangerCannotTellALiveSessionFromAnEndedOrUnknownOne) {
+  const auto live = open_on(*stub_, "live");
+  ASSERT_OK(try_lock(request(live.session(), "f", 0, 10)));
+  const auto closed = open_on(*stub_, "closed");
+  const auto remote = open_on(*tcp_, "remote");
+  close_session(*stub_, closed);
+  close_session(*tcp_, remote);
+  const std::string forged(kSessionSecretBytes, '\7');
+  struct Stranger {
+    v1::Locks::Stub* stub;
+    std::string secret;
+    const char* who;
+  };
+  const Stranger strangers[] = {
+      {other_uid_.get(), "", "another uid"},
+      {other_uid_.get(), remote.secret(), "another uid with the secret of a plain-TCP session"},
+      {tcp_.get(), "", "plain TCP without a secret"},
+      {tcp_.get(), forged, "plain TCP with a forged secret"},
+  };
+  for (const Stranger& s : strangers) {
+    const auto answer = keep_alive_answer(*s.stub, live.session(), s.secret);
+    EXPECT_EQ(std::get<0>(answer), grpc::StatusCode::FAILED_PRECONDITION) << s.who;
+    EXPECT_EQ(std::get<2>(answer), "session-gone") << s.who;
+    for (uint64_t other : {closed.session(), remote.session(), kNeverIssued}) {
+      EXPECT_EQ(keep_alive_answer(*s.stub, other, s.secret), answer) << s.who << ", " << other;
+    }
+  }
+  expect_unchanged(live.session());
+
+  // Their owners are told when and how they ended: the id, the time, CloseSession.
+  const std::pair<v1::Locks::Stub*, const v1::OpenSessionResponse*> owners[] = {
+      {stub_.get(), &closed}, {tcp_.get(), &remote}};
+  for (const auto& [stub, session] : owners) {
+    const std::string secret = stub == tcp_.get() ? session->secret() : std::string();
+    const auto [code, message, reason] = keep_alive_answer(*stub, session->session(), secret);
+    EXPECT_EQ(code, grpc::StatusCode::FAILED_PRECONDITION);
+    EXPECT_EQ(reason, "session-gone");
+    EXPECT_THAT(message, HasSubstr("session " + std::to_string(session->session()) + " ended at"));
+    EXPECT_THAT(message, HasSubstr("it was closed (CloseSession)"));
+  }
+  // And so is the owner of a session whose lease ran out.
+  grpc::ClientContext c;
+  v1::OpenSessionRequest short_lease;
+  short_lease.set_ttl_seconds(1);
+  v1::OpenSessionResponse lapsed;
+  ASSERT_OK(stub_->OpenSession(&c, short_lease, &lapsed));
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(scaled_s(30));
+  while (stats().sessions() > 1u && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  const auto [code, message, reason] = keep_alive_answer(*stub_, lapsed.session(), "");
+  EXPECT_EQ(code, grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(message, HasSubstr("its lease expired (no call for 1 s)"));
+  EXPECT_EQ(keep_alive_answer(*tcp_, lapsed.session(), ""),
+            keep_alive_answer(*tcp_, kNeverIssued, ""));
 }
 
 TEST_P(LockOwnershipTest, TheSecretOpensTheSessionOnPlainTcpAndTheOwnerNeedsNone) {

@@ -462,6 +462,9 @@ void LockManager::timer_loop() {
                       Error(ErrorCode::kAborted,
                             fmt::format("the wait was cancelled: session {} expired", public_id))
                           .with_reason(kReasonSessionGone),
+                      s->second->reattached
+                          ? fmt::format("its lease expired (no call for {} s)", s->second->ttl)
+                          : std::string("it did not re-attach after asnd restarted"),
                       finished);
         ++counters_.expired;
       }
