@@ -151,6 +151,34 @@ TEST_P(LockOwnershipTest, AStrangerCannotTellALiveSessionFromAnEndedOrUnknownOne
             keep_alive_answer(*tcp_, kNeverIssued, ""));
 }
 
+// The domains keep sessions by ids of their own; what a client reads names the ids it knows.
+TEST_P(LockOwnershipTest, RefusalsNameSessionsByTheIdsClientsKnow) {
+  const auto holder = open_on(*stub_, "holder"), writer = open_on(*stub_, "writer"),
+             reader = open_on(*stub_, "reader");
+  ASSERT_OK(try_lock(request(holder.session(), "f", 0, 10, /*exclusive=*/false)));
+  auto waiting = lock_async(request(writer.session(), "f", 0, 10));
+  wait_for_waiting(1);
+  const grpc::Status behind_writer = try_lock(request(reader.session(), "f", 5, 1, false));
+  EXPECT_EQ(behind_writer.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(behind_writer.error_message(),
+              HasSubstr("of session " + std::to_string(writer.session()) + " (exclusive)"));
+  const grpc::Status held = try_lock(request(reader.session(), "f", 0, 1));
+  EXPECT_THAT(held.error_message(),
+              HasSubstr("session " + std::to_string(holder.session()) + "'s shared lock"));
+  const grpc::Status not_held = unlock(reader.session(), "f", 0, 10);
+  EXPECT_EQ(not_held.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(not_held.error_message(),
+              HasSubstr("session " + std::to_string(reader.session()) + " holds no lock"));
+  // A file's name is quoted as it is, whatever it says.
+  ASSERT_OK(try_lock(request(holder.session(), "session 1", 0, 10)));
+  EXPECT_THAT(try_lock(request(reader.session(), "session 1", 0, 10)).error_message(),
+              HasSubstr("of file 'session 1' conflicts with session " +
+                        std::to_string(holder.session()) + "'s exclusive lock"));
+  ASSERT_OK(unlock(holder.session(), "f", 0, 10));
+  ASSERT_TRUE(finishes(*waiting, std::chrono::seconds(30)));
+  EXPECT_OK(waiting->done.get());
+}
+
 TEST_P(LockOwnershipTest, TheSecretOpensTheSessionOnPlainTcpAndTheOwnerNeedsNone) {
   const auto s = open_on(*tcp_, "tcp client");
   // Every call of the owner with its secret works over plain TCP...

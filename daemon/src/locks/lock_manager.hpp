@@ -362,6 +362,9 @@ class LockManager final : public Reconcilable {
   // Ends the session; `how` ("its lease expired", ...) is for its owner's next call.
   uint64_t expire_locked(uint64_t session, const Error& why, std::string how, Finished& finished);
   locks::SessionId domain_session(const Session& session, int domain) const;
+  // A domain's refusal as the client hears it: the sessions its message names by the
+  // domain's ids named by their public ids.
+  Error client_error(int domain, const locks::LockError& e) const;
   void prune_placement();
   // Fencing tokens grow per file across tables (tokens.cc in lock_manager_start.cc).
   void align_token_floors(locks::Token floor);

@@ -336,4 +336,19 @@ locks::SessionId LockManager::domain_session(const Session& session, int domain)
   return domain == software_ ? session.id : session.switch_session;
 }
 
+Error LockManager::client_error(int domain, const locks::LockError& e) const {
+  const Error error = error_of(e);
+  return Error(error.code(), with_public_sessions(e.what(), [&](uint64_t sid) {
+                 std::optional<uint64_t> out;
+                 uint64_t id = sid;
+                 if (domain != software_) {
+                   auto it = by_switch_session_.find(sid);
+                   if (it == by_switch_session_.end()) return out;
+                   id = it->second;
+                 }
+                 if (auto s = sessions_.find(id); s != sessions_.end()) out = s->second->public_id;
+                 return out;
+               }));
+}
+
 }  // namespace asn
