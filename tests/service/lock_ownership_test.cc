@@ -260,9 +260,10 @@ TEST_P(LockOwnershipTest, AnAdminRevokesASessionItsWaitsEndRevokedItsLocksGoToTh
     k.set_session(holder.session());
     k.set_secret(holder.secret());
     v1::KeepAliveResponse response;
-    EXPECT_EQ(stub_->KeepAlive(&c, k, &response).error_code(),
-              grpc::StatusCode::FAILED_PRECONDITION);
+    const grpc::Status gone = stub_->KeepAlive(&c, k, &response);
+    EXPECT_EQ(gone.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
     EXPECT_EQ(reason_of(c), "session-gone");
+    EXPECT_THAT(gone.error_message(), HasSubstr("an administrator revoked it"));
   }
   // Revoking it again, or a session that never was: NOT_FOUND naming it, nothing changed.
   for (uint64_t id : {holder.session(), uint64_t{12345}}) {

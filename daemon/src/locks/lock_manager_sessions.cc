@@ -222,9 +222,14 @@ void LockManager::remember_ended(const Session& session, std::string how) {
     ended_.erase(ended_order_.front());
     ended_order_.pop_front();
   }
-  ended_[session.public_id] = EndedSession{session.owner_key, session.secret_sha256, std::move(how),
-                                           now, std::chrono::system_clock::now()};
-  ended_order_.push_back(session.public_id);
+  // One entry in ended_order_ for each in ended_ (an id ends once; new ids avoid these).
+  const bool fresh =
+      ended_
+          .insert_or_assign(session.public_id,
+                            EndedSession{session.owner_key, session.secret_sha256, std::move(how),
+                                         now, std::chrono::system_clock::now()})
+          .second;
+  if (fresh) ended_order_.push_back(session.public_id);
 }
 
 KeptAlive LockManager::keep_alive(uint64_t id, bool reclaim_complete,
@@ -293,8 +298,7 @@ SessionRevoked LockManager::revoke_session(uint64_t id, const std::string& who) 
                                   "administrator; its locks are released",
                                   id))
                     .with_reason(kReasonRevoked);
-    out.released = expire_locked(session->id, why,
-                                 fmt::format("an administrator ({}) revoked it", who), finished);
+    out.released = expire_locked(session->id, why, "an administrator revoked it", finished);
     ++counters_.revoked;
     spdlog::warn(
         "locks: {} revoked session {} of {} ({}): {} lock entries released, {} waiting "
