@@ -92,8 +92,10 @@ TEST_F(LocksOwnershipTest, AStrangerOnTcpCannotUseAnotherCallersSession) {
 
   auto stranger = tcp();
   const grpc::Status renew = keep_alive(*stranger, session, "");
-  EXPECT_EQ(renew.error_code(), grpc::StatusCode::PERMISSION_DENIED) << renew.error_message();
-  EXPECT_THAT(renew.error_message(), Not(HasSubstr("uid")));
+  // Refused as a session that is not open: a stranger cannot tell it is alive.
+  EXPECT_EQ(renew.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << renew.error_message();
+  EXPECT_THAT(renew.error_message(), HasSubstr("not open to this caller"));
+  EXPECT_THAT(renew.error_message(), Not(::testing::ContainsRegex("uid [0-9]")));  // the owner
   {
     grpc::ClientContext c;
     with_deadline(c);
@@ -102,7 +104,8 @@ TEST_F(LocksOwnershipTest, AStrangerOnTcpCannotUseAnotherCallersSession) {
     r.set_file("/data/mine");
     r.add_ranges()->set_length(4096);
     v1::UnlockResponse response;
-    EXPECT_EQ(stranger->Unlock(&c, r, &response).error_code(), grpc::StatusCode::PERMISSION_DENIED);
+    EXPECT_EQ(stranger->Unlock(&c, r, &response).error_code(),
+              grpc::StatusCode::FAILED_PRECONDITION);
   }
   {
     grpc::ClientContext c;
@@ -112,7 +115,7 @@ TEST_F(LocksOwnershipTest, AStrangerOnTcpCannotUseAnotherCallersSession) {
     r.set_secret(std::string(32, 'x'));
     v1::CloseSessionResponse response;
     EXPECT_EQ(stranger->CloseSession(&c, r, &response).error_code(),
-              grpc::StatusCode::PERMISSION_DENIED);
+              grpc::StatusCode::FAILED_PRECONDITION);
   }
   EXPECT_THAT(asnd_.asnctl({"locks", "list"}).out, HasSubstr("/data/mine"));
   const auto held = holder.get();
@@ -232,12 +235,12 @@ TEST_F(LocksOwnershipTest, ASessionIsStillOwnedAfterAKillDashNine) {
   std::string wrong = opened.secret();
   wrong[0] = static_cast<char>(wrong[0] ^ 1);
   EXPECT_EQ(keep_alive(*remote, opened.session(), "").error_code(),
-            grpc::StatusCode::PERMISSION_DENIED);
+            grpc::StatusCode::FAILED_PRECONDITION);
   EXPECT_EQ(keep_alive(*remote, opened.session(), wrong).error_code(),
-            grpc::StatusCode::PERMISSION_DENIED);
+            grpc::StatusCode::FAILED_PRECONDITION);
   // On the Unix socket, the same user is no owner of a session opened over plain TCP.
   EXPECT_EQ(keep_alive(*unix_socket(), opened.session(), "").error_code(),
-            grpc::StatusCode::PERMISSION_DENIED);
+            grpc::StatusCode::FAILED_PRECONDITION);
   bool reattached = false;
   const grpc::Status back = keep_alive(*remote, opened.session(), opened.secret(), &reattached);
   ASSERT_TRUE(back.ok()) << back.error_message();

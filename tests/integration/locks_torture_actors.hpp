@@ -69,26 +69,25 @@ class Roster {
 };
 
 struct HostileCounters {
-  std::atomic<uint64_t> attempts{0}, denied{0}, gone{0}, unavailable{0}, unanswered{0},
-      violations{0}, unexpected{0}, own_calls{0}, own_ok{0};
+  std::atomic<uint64_t> attempts{0}, denied{0}, unavailable{0}, unanswered{0}, violations{0},
+      unexpected{0}, own_calls{0}, own_ok{0};
 
   uint64_t calls() const { return attempts + own_calls; }
   std::string report() const {
     std::ostringstream out;
     out << "hostile (plain TCP, the clients' session ids): " << attempts << " attempts: " << denied
-        << " PERMISSION_DENIED, " << gone << " session gone, " << unavailable << " UNAVAILABLE, "
-        << unanswered << " unanswered, " << violations << " let through (violations), "
-        << unexpected << " unexpected; " << own_calls << " calls on its own session (" << own_ok
-        << " OK)";
+        << " refused as not open, " << unavailable << " UNAVAILABLE, " << unanswered
+        << " unanswered, " << violations << " let through (violations), " << unexpected
+        << " unexpected; " << own_calls << " calls on its own session (" << own_ok << " OK)";
     return out.str();
   }
 };
 
 // Calls on the regular clients' sessions as another principal. What asnd may answer
-// (services/lock_ops.cc, LockManager::check_owner): PERMISSION_DENIED while the session is
-// open (the owner check runs before anything else, also before the locks-lost check);
-// FAILED_PRECONDITION "is not open" (reason session-gone) when it had ended, the owner check
-// having nothing to compare with; UNAVAILABLE while asnd is down (a broken Batch stream too);
+// (services/lock_ops.cc, LockManager::check_owner): FAILED_PRECONDITION "not open to this
+// caller" (reason session-gone), whether the session is open (the owner check runs before
+// anything else, also before the locks-lost check) or ended: a stranger cannot tell which;
+// UNAVAILABLE while asnd is down (a broken Batch stream too);
 // DEADLINE_EXCEEDED when no answer came in time (counted apart: no outcome is known, and the
 // victims' records would show what a lost answer did). OK is a violation; anything else
 // (e.g. the locks-lost FAILED_PRECONDITION, which only a caller that passed the owner check
@@ -293,12 +292,9 @@ class Hostile {
                         << " of another principal was let through";
         }
         return;
-      case grpc::StatusCode::PERMISSION_DENIED:
-        counters.denied++;
-        return;
       case grpc::StatusCode::FAILED_PRECONDITION:
-        if (status.error_message().find("is not open") != std::string::npos) {
-          counters.gone++;
+        if (status.error_message().find("not open to this caller") != std::string::npos) {
+          counters.denied++;
           return;
         }
         break;

@@ -281,15 +281,15 @@ TEST_F(TlsTest, ALockSessionBelongsToTheCertificateThatOpenedIt) {
     deadline(c);
     v1::UnlockResponse response;
     const grpc::Status status = two->Unlock(&c, unlock, &response);
-    EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED);
-    // The refusal does not say whose session it is.
+    // Refused as a session that is not open; it does not say whose session it is.
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
     EXPECT_THAT(status.error_message(), Not(HasSubstr("pfs-client-1")));
   }
   {
     grpc::ClientContext c;
     deadline(c);
     v1::LockResponse granted;
-    EXPECT_EQ(two->TryLock(&c, lock, &granted).error_code(), grpc::StatusCode::PERMISSION_DENIED);
+    EXPECT_EQ(two->TryLock(&c, lock, &granted).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   }
   // Nor through a Batch stream: each op is refused as its unary call; the stream goes on.
   {
@@ -316,7 +316,7 @@ TEST_F(TlsTest, ALockSessionBelongsToTheCertificateThatOpenedIt) {
     EXPECT_TRUE(stream->Finish().ok());
     ASSERT_EQ(results.size(), 3u);
     for (const auto& [id, r] : results) {
-      EXPECT_EQ(r.code(), grpc::StatusCode::PERMISSION_DENIED) << "op " << id;
+      EXPECT_EQ(r.code(), grpc::StatusCode::FAILED_PRECONDITION) << "op " << id;
     }
     EXPECT_THAT(results[1].message(), Not(HasSubstr("pfs-client-1")));
   }

@@ -152,17 +152,28 @@ class LockOwnershipTest : public LockServiceTest {
     return out;
   }
 
-  // Every call naming `session` through `stub` is refused, naming neither owner nor secret.
+  // An id no session has (ids are random 64-bit numbers, above 2^32 but once in 4 billion).
+  static constexpr uint64_t kNeverIssued = 12345;
+
+  // Every call naming `session` through `stub` is refused exactly as the same call naming a
+  // session never opened (code and message byte for byte), naming neither owner nor secret.
   void expect_refused(v1::Locks::Stub& stub, uint64_t session, const std::string& secret,
                       const std::string& who) {
     const auto calls = every_call(stub, session, secret);
-    EXPECT_EQ(calls.size(), 11u);
-    for (const auto& [name, status] : calls) {
-      EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED)
+    const auto unknown = every_call(stub, kNeverIssued, secret);
+    ASSERT_EQ(calls.size(), 11u);
+    ASSERT_EQ(unknown.size(), 11u);
+    for (size_t i = 0; i < calls.size(); ++i) {
+      const auto& [name, status] = calls[i];
+      EXPECT_EQ(name, unknown[i].first);
+      EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION)
           << who << " " << name << ": " << status.error_message();
+      EXPECT_EQ(status.error_code(), unknown[i].second.error_code()) << who << " " << name;
+      EXPECT_EQ(status.error_message(), unknown[i].second.error_message()) << who << " " << name;
       EXPECT_THAT(status.error_message(), ::testing::Not(::testing::HasSubstr("uid 0")));
-      EXPECT_THAT(status.error_message(), ::testing::Not(::testing::HasSubstr("belongs to")));
-      EXPECT_THAT(status.error_message(), ::testing::HasSubstr("may not use it"));
+      EXPECT_THAT(status.error_message(),
+                  ::testing::Not(::testing::HasSubstr(std::to_string(session))));
+      EXPECT_THAT(status.error_message(), ::testing::HasSubstr("not open to this caller"));
     }
   }
 

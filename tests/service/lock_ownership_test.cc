@@ -1,6 +1,9 @@
 // The Locks service against other callers (issue 24): a session is usable only by the
 // principal that opened it (certificate subject, uid, or the session's secret on plain TCP),
 // and the admin's revoke and release.
+#include <tuple>
+#include <utility>
+
 #include "lock_ownership_fixture.hpp"
 
 namespace asn {
@@ -68,6 +71,112 @@ TEST_P(LockOwnershipTest, AnotherUidOrAPlainTcpCallerCannotUseASessionItDidNotOp
     EXPECT_THAT(refused.error_message(), Not(HasSubstr("mine")));
     EXPECT_THAT(refused.error_message(), Not(HasSubstr("test")));
   }
+}
+
+// A KeepAlive's answer: code, message and reason.
+std::tuple<grpc::StatusCode, std::string, std::string> keep_alive_answer(
+    v1::Locks::Stub& stub, uint64_t session, const std::string& secret) {
+  grpc::ClientContext c;
+  v1::KeepAliveRequest r;
+  r.set_session(session);
+  r.set_secret(secret);
+  v1::KeepAliveResponse response;
+  const grpc::Status status = stub.KeepAlive(&c, r, &response);
+  return {status.error_code(), status.error_message(), reason_of(c)};
+}
+
+void close_session(v1::Locks::Stub& stub, const v1::OpenSessionResponse& session) {
+  grpc::ClientContext c;
+  v1::CloseSessionRequest r;
+  r.set_session(session.session());
+  r.set_secret(session.secret());
+  v1::CloseSessionResponse closed;
+  ASSERT_OK(stub.CloseSession(&c, r, &closed));
+}
+
+TEST_P(LockOwnershipTest, AStrangerCannotTellALiveSessionFromAnEndedOrUnknownOne) {
+  const auto live = open_on(*stub_, "live");
+  ASSERT_OK(try_lock(request(live.session(), "f", 0, 10)));
+  const auto closed = open_on(*stub_, "closed");
+  const auto remote = open_on(*tcp_, "remote");
+  close_session(*stub_, closed);
+  close_session(*tcp_, remote);
+  const std::string forged(kSessionSecretBytes, '\7');
+  struct Stranger {
+    v1::Locks::Stub* stub;
+    std::string secret;
+    const char* who;
+  };
+  const Stranger strangers[] = {
+      {other_uid_.get(), "", "another uid"},
+      {other_uid_.get(), remote.secret(), "another uid with the secret of a plain-TCP session"},
+      {tcp_.get(), "", "plain TCP without a secret"},
+      {tcp_.get(), forged, "plain TCP with a forged secret"},
+  };
+  for (const Stranger& s : strangers) {
+    const auto answer = keep_alive_answer(*s.stub, live.session(), s.secret);
+    EXPECT_EQ(std::get<0>(answer), grpc::StatusCode::FAILED_PRECONDITION) << s.who;
+    EXPECT_EQ(std::get<2>(answer), "session-gone") << s.who;
+    for (uint64_t other : {closed.session(), remote.session(), kNeverIssued}) {
+      EXPECT_EQ(keep_alive_answer(*s.stub, other, s.secret), answer) << s.who << ", " << other;
+    }
+  }
+  expect_unchanged(live.session());
+
+  // Their owners are told when and how they ended: the id, the time, CloseSession.
+  const std::pair<v1::Locks::Stub*, const v1::OpenSessionResponse*> owners[] = {
+      {stub_.get(), &closed}, {tcp_.get(), &remote}};
+  for (const auto& [stub, session] : owners) {
+    const std::string secret = stub == tcp_.get() ? session->secret() : std::string();
+    const auto [code, message, reason] = keep_alive_answer(*stub, session->session(), secret);
+    EXPECT_EQ(code, grpc::StatusCode::FAILED_PRECONDITION);
+    EXPECT_EQ(reason, "session-gone");
+    EXPECT_THAT(message, HasSubstr("session " + std::to_string(session->session()) + " ended at"));
+    EXPECT_THAT(message, HasSubstr("it was closed (CloseSession)"));
+  }
+  // And so is the owner of a session whose lease ran out.
+  grpc::ClientContext c;
+  v1::OpenSessionRequest short_lease;
+  short_lease.set_ttl_seconds(1);
+  v1::OpenSessionResponse lapsed;
+  ASSERT_OK(stub_->OpenSession(&c, short_lease, &lapsed));
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(scaled_s(30));
+  while (stats().sessions() > 1u && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  const auto [code, message, reason] = keep_alive_answer(*stub_, lapsed.session(), "");
+  EXPECT_EQ(code, grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(message, HasSubstr("its lease expired (no call for 1 s)"));
+  EXPECT_EQ(keep_alive_answer(*tcp_, lapsed.session(), ""),
+            keep_alive_answer(*tcp_, kNeverIssued, ""));
+}
+
+// The domains keep sessions by ids of their own; what a client reads names the ids it knows.
+TEST_P(LockOwnershipTest, RefusalsNameSessionsByTheIdsClientsKnow) {
+  const auto holder = open_on(*stub_, "holder"), writer = open_on(*stub_, "writer"),
+             reader = open_on(*stub_, "reader");
+  ASSERT_OK(try_lock(request(holder.session(), "f", 0, 10, /*exclusive=*/false)));
+  auto waiting = lock_async(request(writer.session(), "f", 0, 10));
+  wait_for_waiting(1);
+  const grpc::Status behind_writer = try_lock(request(reader.session(), "f", 5, 1, false));
+  EXPECT_EQ(behind_writer.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(behind_writer.error_message(),
+              HasSubstr("of session " + std::to_string(writer.session()) + " (exclusive)"));
+  const grpc::Status held = try_lock(request(reader.session(), "f", 0, 1));
+  EXPECT_THAT(held.error_message(),
+              HasSubstr("session " + std::to_string(holder.session()) + "'s shared lock"));
+  const grpc::Status not_held = unlock(reader.session(), "f", 0, 10);
+  EXPECT_EQ(not_held.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(not_held.error_message(),
+              HasSubstr("session " + std::to_string(reader.session()) + " holds no lock"));
+  // A file's name is quoted as it is, whatever it says.
+  ASSERT_OK(try_lock(request(holder.session(), "session 1", 0, 10)));
+  EXPECT_THAT(try_lock(request(reader.session(), "session 1", 0, 10)).error_message(),
+              HasSubstr("of file 'session 1' conflicts with session " +
+                        std::to_string(holder.session()) + "'s exclusive lock"));
+  ASSERT_OK(unlock(holder.session(), "f", 0, 10));
+  ASSERT_TRUE(finishes(*waiting, std::chrono::seconds(30)));
+  EXPECT_OK(waiting->done.get());
 }
 
 TEST_P(LockOwnershipTest, TheSecretOpensTheSessionOnPlainTcpAndTheOwnerNeedsNone) {
@@ -151,9 +260,10 @@ TEST_P(LockOwnershipTest, AnAdminRevokesASessionItsWaitsEndRevokedItsLocksGoToTh
     k.set_session(holder.session());
     k.set_secret(holder.secret());
     v1::KeepAliveResponse response;
-    EXPECT_EQ(stub_->KeepAlive(&c, k, &response).error_code(),
-              grpc::StatusCode::FAILED_PRECONDITION);
+    const grpc::Status gone = stub_->KeepAlive(&c, k, &response);
+    EXPECT_EQ(gone.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
     EXPECT_EQ(reason_of(c), "session-gone");
+    EXPECT_THAT(gone.error_message(), HasSubstr("an administrator revoked it"));
   }
   // Revoking it again, or a session that never was: NOT_FOUND naming it, nothing changed.
   for (uint64_t id : {holder.session(), uint64_t{12345}}) {

@@ -282,6 +282,71 @@ TEST(LocksTableChange, FullTableRefusesWithNothingGranted) {
 }
 
 // The sizes of issue 9: a million held entries and ten thousand waiters.
+// Shared requests look only at the exclusive holders and waiters (they cannot conflict with
+// shared ones): an exclusive waiter among shared ones still holds back the later ones it
+// overlaps, and not its own session's.
+TEST(LocksTableChange, SharedWaitersNeverOvertakeAnExclusiveWaiterBetweenThem) {
+  LockTable table;
+  SessionId a = table.open_session();
+  SessionId b = table.open_session();
+  SessionId c = table.open_session();
+  SessionId d = table.open_session();
+  SessionId e = table.open_session();
+  ASSERT_EQ(lock(table, a, kX, {{0, 100}}).status, Status::kGranted);
+  Outcome first_reader = lock(table, b, kS, {{0, 10}});
+  Outcome writer = lock(table, c, kX, {{5, 10}});
+  Outcome behind_writer = lock(table, d, kS, {{0, 10}});
+  Outcome apart = lock(table, d, kS, {{50, 10}});
+  Outcome writers_own = lock(table, c, kS, {{12, 2}});  // c's own waiter does not block it
+  ASSERT_EQ(writers_own.status, Status::kQueued);
+
+  Change release = table.release(a, "f", Ranges{{0, 100}});
+  ASSERT_TRUE(release.ok());
+  EXPECT_EQ(requests(release.granted),
+            (std::vector<RequestId>{first_reader.request, writers_own.request, apart.request}));
+  EXPECT_LT(release.granted[0].token, release.granted[1].token);
+  EXPECT_LT(release.granted[1].token, release.granted[2].token);
+  // Only shared locks are held on [0, 10) now, yet a new shared request there waits behind
+  // the exclusive waiter; one beside it is granted at once.
+  Outcome tried = table.request(Request{e, "f", kS, Ranges{{8, 1}}, Wait::kTry});
+  ASSERT_EQ(tried.status, Status::kConflict);
+  EXPECT_THAT(tried.error->what(),
+              HasSubstr("request " + std::to_string(writer.request) + " of session " +
+                        std::to_string(c) + " (exclusive), waiting before it"));
+  EXPECT_EQ(table.request(Request{e, "f", kS, Ranges{{20, 5}}, Wait::kTry}).status,
+            Status::kGranted);
+
+  Change first_gone = table.release(b, "f", Ranges{{0, 10}});
+  EXPECT_EQ(requests(first_gone.granted), (std::vector<RequestId>{writer.request}));
+  Change writer_gone = table.release(c, "f", Ranges{{5, 10}});
+  EXPECT_EQ(requests(writer_gone.granted), (std::vector<RequestId>{behind_writer.request}));
+}
+
+// A downgrade turns exclusive bytes shared and an upgrade waits as an exclusive request: a
+// shared request sees each at once.
+TEST(LocksTableChange, DowngradeAndUpgradeChangeWhatSharedRequestsWaitFor) {
+  LockTable table;
+  SessionId a = table.open_session();
+  SessionId b = table.open_session();
+  SessionId c = table.open_session();
+  ASSERT_EQ(lock(table, a, kX, {{0, 100}}).status, Status::kGranted);
+  ASSERT_TRUE(table.downgrade(a, "f", Ranges{{0, 50}}).ok());
+  EXPECT_EQ(lock(table, b, kS, {{10, 5}}).status, Status::kGranted);
+  Outcome reader = lock(table, b, kS, {{60, 5}});
+  EXPECT_EQ(reader.status, Status::kQueued);  // [50, 100) is still exclusive
+
+  Outcome upgrade = lock(table, a, kX, {{0, 50}});  // a holds it shared; b shares [10, 15)
+  ASSERT_EQ(upgrade.status, Status::kQueued);
+  Outcome behind_upgrade = lock(table, c, kS, {{20, 5}});
+  EXPECT_EQ(behind_upgrade.status, Status::kQueued);
+  Change release = table.release(a, "f", Ranges{{50, 50}});
+  EXPECT_EQ(requests(release.granted), (std::vector<RequestId>{reader.request}));
+  Change reader_gone = table.release(b, "f", Ranges{{10, 5}});
+  EXPECT_EQ(requests(reader_gone.granted), (std::vector<RequestId>{upgrade.request}));
+  Change downgraded = table.downgrade(a, "f", Ranges{{0, 50}});
+  EXPECT_EQ(requests(downgraded.granted), (std::vector<RequestId>{behind_upgrade.request}));
+}
+
 TEST(LocksTableChange, StaysFastAtAMillionEntriesAndTenThousandWaiters) {
   auto start = std::chrono::steady_clock::now();
   LockTable table(TableLimits{1'010'000, kDefaultMaxRanges});

@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cctype>
 
 #include "asn/text/text.hpp"
 #include "locks/lock_manager_internal.hpp"
@@ -44,6 +45,37 @@ Error with_not_held(Error e) {
 }
 
 std::string printable(std::string_view file) { return text::escaped(file, 64); }
+
+std::string with_public_sessions(
+    std::string_view text, const std::function<std::optional<uint64_t>(uint64_t)>& public_id) {
+  constexpr std::string_view kFile = "file '", kSession = "session ";
+  auto digit = [&](size_t i) { return i < text.size() && text[i] >= '0' && text[i] <= '9'; };
+  std::string out;
+  out.reserve(text.size());
+  size_t i = 0;
+  while (i < text.size()) {
+    if (text.substr(i, kFile.size()) == kFile) {  // copied as it is: a name may say anything
+      size_t end = i + kFile.size();
+      while (end < text.size() && text[end] != '\'') end += text[end] == '\\' ? 2 : 1;
+      end = std::min(end + 1, text.size());
+      out.append(text.substr(i, end - i));
+      i = end;
+      continue;
+    }
+    const bool word_start = i == 0 || !std::isalnum(static_cast<unsigned char>(text[i - 1]));
+    if (word_start && text.substr(i, kSession.size()) == kSession && digit(i + kSession.size())) {
+      size_t end = i + kSession.size();
+      uint64_t id = 0;
+      for (; digit(end); ++end) id = id * 10 + static_cast<uint64_t>(text[end] - '0');
+      const std::optional<uint64_t> shown = public_id(id);
+      out += shown ? fmt::format("session {}", *shown) : std::string("another session");
+      i = end;
+      continue;
+    }
+    out += text[i++];
+  }
+  return out;
+}
 
 std::vector<locks::ByteRange> subtract(std::vector<locks::ByteRange> from,
                                        const std::vector<locks::ByteRange>& minus) {
@@ -209,10 +241,10 @@ uint64_t LockManager::lock(const LockCall& call, locks::Wait wait,
         }
         throw Error(ErrorCode::kResourceExhausted, "the lock table is full");
       case locks::Status::kConflict:
-        if (outcome.error) throw error_of(*outcome.error).with_reason(kReasonConflict);
+        if (outcome.error) throw client_error(d, *outcome.error).with_reason(kReasonConflict);
         throw Error(ErrorCode::kInternal, "a lock domain refused a request without saying why");
       case locks::Status::kInvalid:
-        if (outcome.error) throw error_of(*outcome.error);
+        if (outcome.error) throw client_error(d, *outcome.error);
         throw Error(ErrorCode::kInternal, "a lock domain refused a request without saying why");
     }
     if (placement_.size() > std::max(kPlacementPruneFloor, 2 * placement_pruned_at_)) {
@@ -336,7 +368,7 @@ UnlockDone LockManager::carve(uint64_t id, const std::string& file, const locks:
     }
     locks::Change change = downgrade ? domains_[d]->downgrade(sid, file, ranges)
                                      : domains_[d]->release(sid, file, ranges);
-    if (change.error) throw with_not_held(error_of(*change.error));
+    if (change.error) throw with_not_held(client_error(d, *change.error));
     add_held(session, d, added);
     out.released = change.released;
     out.granted = change.granted.size();
@@ -462,6 +494,9 @@ void LockManager::timer_loop() {
                       Error(ErrorCode::kAborted,
                             fmt::format("the wait was cancelled: session {} expired", public_id))
                           .with_reason(kReasonSessionGone),
+                      s->second->reattached
+                          ? fmt::format("its lease expired (no call for {} s)", s->second->ttl)
+                          : std::string("it did not re-attach after asnd restarted"),
                       finished);
         ++counters_.expired;
       }

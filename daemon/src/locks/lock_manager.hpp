@@ -31,6 +31,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -261,10 +262,13 @@ class LockManager final : public Reconcilable {
   OpenedSession open_session(const std::string& owner, const std::string& owner_key,
                              const std::string& name, uint32_t ttl_seconds,
                              const std::string& quota_key = {});
-  // Throws kPermissionDenied unless `caller` may use the session: a secret it gives must be
-  // the session's (compared in constant time); without one it must have a principal, and
-  // with a principal it must be the session's owner. The refusal names neither the owner nor
-  // the secret. A session that is not open passes: the call itself then says so.
+  // Throws unless `caller` may use the session: a secret it gives must be the session's
+  // (compared in constant time); without one it must have a principal, and with a principal
+  // it must be the session's owner. A caller that is not the owner is answered exactly as
+  // for a session that was never opened (kFailedPrecondition, kReasonSessionGone, a message
+  // naming no session), so that nobody can probe which ids are alive. The owner of a session
+  // that ended lately (kept: kEndedSessionsKept, for kEndedSessionKeptFor) is told when and
+  // how it ended.
   void check_owner(uint64_t session, const SessionCaller& caller) const;
   // Admin: ends the session as if it expired, its waits finishing with ABORTED, reason
   // "revoked". Throws kNotFound for a session that is not open. `who` is logged.
@@ -355,8 +359,12 @@ class LockManager final : public Reconcilable {
   void withdraw_locked(const std::vector<std::vector<locks::RequestId>>& by_domain,
                        Finished& finished);
   void finish_waiter(const WaitKey& key, LockResult result, Finished& finished);
-  uint64_t expire_locked(uint64_t session, const Error& why, Finished& finished);
+  // Ends the session; `how` ("its lease expired", ...) is for its owner's next call.
+  uint64_t expire_locked(uint64_t session, const Error& why, std::string how, Finished& finished);
   locks::SessionId domain_session(const Session& session, int domain) const;
+  // A domain's refusal as the client hears it: the sessions its message names by the
+  // domain's ids named by their public ids.
+  Error client_error(int domain, const locks::LockError& e) const;
   void prune_placement();
   // Fencing tokens grow per file across tables (tokens.cc in lock_manager_start.cc).
   void align_token_floors(locks::Token floor);
@@ -405,6 +413,18 @@ class LockManager final : public Reconcilable {
   // By the software domain's session id; clients know each by its random public id.
   std::map<uint64_t, std::unique_ptr<Session>> sessions_;
   std::map<uint64_t, uint64_t> by_public_id_;  // public id -> software domain's id
+  // Sessions that ended lately, by public id, with who owned them: check_owner() tells their
+  // owner how they ended, and nobody else. The oldest first in ended_order_.
+  struct EndedSession {
+    std::string owner_key;
+    std::string secret_sha256;
+    std::string how;
+    LockClock::time_point at{};
+    std::chrono::system_clock::time_point wall{};
+  };
+  std::map<uint64_t, EndedSession> ended_;
+  std::deque<uint64_t> ended_order_;
+  void remember_ended(const Session& session, std::string how);
   std::map<locks::SessionId, uint64_t> by_switch_session_;
   std::set<std::pair<LockClock::time_point, uint64_t>> leases_;  // expiry, session
   std::map<WaitKey, std::unique_ptr<Waiter>> waiters_;

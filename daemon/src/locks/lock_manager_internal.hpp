@@ -6,6 +6,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -58,6 +59,10 @@ struct LockManager::Waiter {
 namespace lock_manager_detail {
 
 Error error_of(const locks::LockError& e);
+// `text` (a lock table's message) with each "session N" outside a quoted file name rewritten
+// as "session P", P = public_id(N); "another session" where public_id() has none.
+std::string with_public_sessions(std::string_view text,
+                                 const std::function<std::optional<uint64_t>(uint64_t)>& public_id);
 // An unlock or downgrade refused in the table's state names bytes the session does not hold.
 Error with_not_held(Error e);
 std::string printable(std::string_view file);

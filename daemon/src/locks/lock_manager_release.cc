@@ -87,7 +87,7 @@ LocksReleased LockManager::release_locks(const std::string& file,
         std::vector<locks::ByteRange> part(merged.begin() + static_cast<std::ptrdiff_t>(i),
                                            merged.begin() + static_cast<std::ptrdiff_t>(i + n));
         locks::Change change = domains_[d]->release(sid, file, part);
-        if (change.error) throw error_of(*change.error);
+        if (change.error) throw client_error(d, *change.error);
         mark_changed(d, sid);
         out.granted += change.granted.size();
         apply(d, change, finished);
@@ -155,7 +155,7 @@ bool LockManager::release_grant(int domain, locks::SessionId sid, const std::str
     const std::vector<locks::ByteRange> free = subtract(mine, others);
     if (free.empty()) return false;
     locks::Change change = domains_[domain]->release(sid, file, free);
-    if (change.error) throw error_of(*change.error);
+    if (change.error) throw client_error(domain, *change.error);
     mark_changed(domain, sid);
     apply(domain, change, finished);
     return true;

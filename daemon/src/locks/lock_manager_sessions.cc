@@ -1,5 +1,6 @@
 // The LockManager's sessions (lock_manager.hpp): open, owner check, keep-alive, close, revoke
 // and expiry. Locks and time are in lock_manager.cc, quotas in lock_manager_quotas.cc.
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -52,6 +53,34 @@ bool secret_matches(const std::string& secret, const std::string& expected) {
   return !expected.empty() && hash.size() == expected.size() &&
          CRYPTO_memcmp(hash.data(), expected.data(), hash.size()) == 0;
 }
+
+// Whether `caller` owns a session of `owner_key` and `secret_sha256` (check_owner()'s rule).
+// A record with neither (a session never opened) is owned by nobody; the secret is hashed
+// all the same, so the answer takes as long.
+bool owns(const SessionCaller& caller, const std::string& owner_key,
+          const std::string& secret_sha256) {
+  const bool secret_ok = caller.secret.empty() ? !caller.owner_key.empty()
+                                               : secret_matches(caller.secret, secret_sha256);
+  const bool owner_ok = caller.owner_key.empty() || caller.owner_key == owner_key;
+  return secret_ok && owner_ok && !(owner_key.empty() && secret_sha256.empty());
+}
+
+// The answer for a session the caller may not use, whether it is open (another's), ended or
+// was never opened: the same words for each, so that no caller can tell them apart.
+Error session_not_open() {
+  return Error(ErrorCode::kFailedPrecondition,
+               "the session is not open to this caller: it expired, was closed or never existed "
+               "(its locks are released: open a new session), or another client opened it (a "
+               "client uses only the sessions it opened: as the same uid or certificate "
+               "subject, or with the secret OpenSession returned for it)")
+      .with_reason(kReasonSessionGone);
+}
+
+// Ended sessions kept for their owners' next call: a client that missed its lease calls again
+// within seconds or minutes; a flood of short sessions pushes the oldest out (their owners
+// then get session_not_open(), which says as much, only less precisely).
+constexpr size_t kEndedSessionsKept = 10000;
+constexpr auto kEndedSessionKeptFor = std::chrono::minutes(15);
 
 }  // namespace
 
@@ -130,7 +159,7 @@ uint64_t LockManager::new_public_id() const {
     uint64_t id = 0;
     const std::string bytes = random_bytes(sizeof id);
     std::memcpy(&id, bytes.data(), sizeof id);
-    if (id != 0 && !by_public_id_.contains(id)) return id;
+    if (id != 0 && !by_public_id_.contains(id) && !ended_.contains(id)) return id;
   }
 }
 
@@ -138,13 +167,8 @@ LockManager::Session& LockManager::session_or_throw(uint64_t id, LockClock::time
                                                     bool lost_ok) {
   if (stopping_) throw Error(ErrorCode::kUnavailable, "asnd is stopping; retry when it is back");
   Session* session = find_session(id);
-  if (session == nullptr) {
-    throw Error(ErrorCode::kFailedPrecondition,
-                fmt::format("session {} is not open: it expired, was closed or never existed, "
-                            "and its locks are released; open a new session",
-                            id))
-        .with_reason(kReasonSessionGone);
-  }
+  // check_owner() passed: the session ended since (the owner is told how by its next call).
+  if (session == nullptr) throw session_not_open();
   // A session whose switch locks were lost is told so by its next call: KeepAlive (which
   // says locks_lost), a reclaim and CloseSession go on; any other call fails, and renews
   // nothing. So no lease outlives the loss grace unless its holder has heard of the loss
@@ -170,20 +194,42 @@ void LockManager::touch(Session& session, LockClock::time_point now) {
 
 void LockManager::check_owner(uint64_t id, const SessionCaller& caller) const {
   std::lock_guard lock(mu_);
-  const Session* session = find_session(id);
-  if (session == nullptr) return;
-  const bool secret_ok = caller.secret.empty()
-                             ? !caller.owner_key.empty()
-                             : secret_matches(caller.secret, session->secret_sha256);
-  const bool owner_ok = caller.owner_key.empty() || caller.owner_key == session->owner_key;
-  if (secret_ok && owner_ok) return;
-  throw Error(
-      ErrorCode::kPermissionDenied,
-      fmt::format("session {}: this caller may not use it: a client uses only the "
-                  "sessions it opened{}",
-                  id,
-                  caller.owner_key.empty() ? ", with the secret OpenSession returned for it"
-                                           : " (with the same certificate, or as the same uid)"));
+  if (const Session* session = find_session(id)) {
+    if (owns(caller, session->owner_key, session->secret_sha256)) return;
+    throw session_not_open();
+  }
+  auto ended = ended_.find(id);
+  if (ended == ended_.end() || LockClock::now() - ended->second.at > kEndedSessionKeptFor) {
+    owns(caller, {}, {});  // as long as for a session that is open
+    throw session_not_open();
+  }
+  const EndedSession& e = ended->second;
+  if (!owns(caller, e.owner_key, e.secret_sha256)) throw session_not_open();
+  throw Error(ErrorCode::kFailedPrecondition,
+              fmt::format("session {} ended at {:%Y-%m-%d %H:%M:%S} UTC ({:.0f} s ago): {}; its "
+                          "locks were released and its waiting requests cancelled: open a new "
+                          "session",
+                          id, std::chrono::floor<std::chrono::seconds>(e.wall),
+                          std::chrono::duration<double>(LockClock::now() - e.at).count(), e.how))
+      .with_reason(kReasonSessionGone);
+}
+
+void LockManager::remember_ended(const Session& session, std::string how) {
+  const auto now = LockClock::now();
+  while (!ended_order_.empty() &&
+         (ended_order_.size() >= kEndedSessionsKept ||
+          now - ended_.at(ended_order_.front()).at > kEndedSessionKeptFor)) {
+    ended_.erase(ended_order_.front());
+    ended_order_.pop_front();
+  }
+  // One entry in ended_order_ for each in ended_ (an id ends once; new ids avoid these).
+  const bool fresh =
+      ended_
+          .insert_or_assign(session.public_id,
+                            EndedSession{session.owner_key, session.secret_sha256, std::move(how),
+                                         now, std::chrono::system_clock::now()})
+          .second;
+  if (fresh) ended_order_.push_back(session.public_id);
 }
 
 KeptAlive LockManager::keep_alive(uint64_t id, bool reclaim_complete,
@@ -225,7 +271,7 @@ SessionClosed LockManager::close_session(uint64_t id) {
     out.cancelled = session.waiters.size();
     Error why(ErrorCode::kAborted,
               fmt::format("the wait was cancelled: session {} was closed", id));
-    out.released = expire_locked(session.id, why, finished);
+    out.released = expire_locked(session.id, why, "it was closed (CloseSession)", finished);
     ++counters_.closed;
   }
   run(finished);
@@ -252,7 +298,7 @@ SessionRevoked LockManager::revoke_session(uint64_t id, const std::string& who) 
                                   "administrator; its locks are released",
                                   id))
                     .with_reason(kReasonRevoked);
-    out.released = expire_locked(session->id, why, finished);
+    out.released = expire_locked(session->id, why, "an administrator revoked it", finished);
     ++counters_.revoked;
     spdlog::warn(
         "locks: {} revoked session {} of {} ({}): {} lock entries released, {} waiting "
@@ -264,7 +310,8 @@ SessionRevoked LockManager::revoke_session(uint64_t id, const std::string& who) 
 }
 
 // Ends a session in every domain; its waiters finish with `why`. Returns the entries released.
-uint64_t LockManager::expire_locked(uint64_t id, const Error& why, Finished& finished) {
+uint64_t LockManager::expire_locked(uint64_t id, const Error& why, std::string how,
+                                    Finished& finished) {
   auto it = sessions_.find(id);
   if (it == sessions_.end()) return 0;
   uint64_t released = 0;
@@ -284,12 +331,28 @@ uint64_t LockManager::expire_locked(uint64_t id, const Error& why, Finished& fin
   left_loss_grace(id);
   count_session(session, -1);
   by_public_id_.erase(session.public_id);
+  remember_ended(session, std::move(how));
   sessions_.erase(it);
   return released;
 }
 
 locks::SessionId LockManager::domain_session(const Session& session, int domain) const {
   return domain == software_ ? session.id : session.switch_session;
+}
+
+Error LockManager::client_error(int domain, const locks::LockError& e) const {
+  const Error error = error_of(e);
+  return Error(error.code(), with_public_sessions(e.what(), [&](uint64_t sid) {
+                 std::optional<uint64_t> out;
+                 uint64_t id = sid;
+                 if (domain != software_) {
+                   auto it = by_switch_session_.find(sid);
+                   if (it == by_switch_session_.end()) return out;
+                   id = it->second;
+                 }
+                 if (auto s = sessions_.find(id); s != sessions_.end()) out = s->second->public_id;
+                 return out;
+               }));
 }
 
 }  // namespace asn

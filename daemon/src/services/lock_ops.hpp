@@ -76,8 +76,9 @@ class LockOps {
                       v1::KeepAliveResponse* response) const;
 
   // A caller uses only the sessions it opened (LockManager::check_owner): as the same
-  // certificate subject or uid, or with the session's secret (required on plain TCP). A
-  // secret of the wrong length is INVALID_ARGUMENT.
+  // certificate subject or uid, or with the session's secret (required on plain TCP); anyone
+  // else is answered as for a session never opened. A secret of the wrong length is
+  // INVALID_ARGUMENT.
   void check_owner(const grpc::ServerContextBase& context, uint64_t session,
                    const std::string& secret) const;
 

@@ -121,6 +121,7 @@ uint64_t LockTable::Impl::add_entry(const Entry& entry) {
     entries_[id - 1] = entry;
   }
   entry.file->held.add(entry.first, entry.last, id);
+  if (entry.mode == Mode::kExclusive) entry.file->held_exclusive.add(entry.first, entry.last, id);
   sessions_.at(entry.session).entries.insert(id);
   ++held_;
   return id;
@@ -129,6 +130,9 @@ uint64_t LockTable::Impl::add_entry(const Entry& entry) {
 Entry LockTable::Impl::remove_entry(uint64_t id) {
   Entry entry = entries_[id - 1];
   entry.file->held.remove(entry.first, entry.last, id);
+  if (entry.mode == Mode::kExclusive) {
+    entry.file->held_exclusive.remove(entry.first, entry.last, id);
+  }
   if (auto it = sessions_.find(entry.session); it != sessions_.end()) {
     it->second.entries.erase(id);
   }
@@ -149,7 +153,11 @@ std::vector<uint64_t> LockTable::Impl::hold(FileState& file, const Waiter& reque
 }
 
 void LockTable::Impl::enqueue(Waiter waiter) {
-  for (const ByteRange& r : waiter.ranges) waiter.file->waiting.add(r.offset, r.last(), waiter.id);
+  const bool exclusive = waiter.mode == Mode::kExclusive;
+  for (const ByteRange& r : waiter.ranges) {
+    waiter.file->waiting.add(r.offset, r.last(), waiter.id);
+    if (exclusive) waiter.file->waiting_exclusive.add(r.offset, r.last(), waiter.id);
+  }
   waiter.file->waiters.insert(waiter.id);
   sessions_.at(waiter.session).waiters.insert(waiter.id);
   waiting_entries_ += waiter.ranges.size();
@@ -161,7 +169,11 @@ Waiter LockTable::Impl::dequeue(RequestId id) {
   auto it = waiters_.find(id);
   Waiter waiter = std::move(it->second);
   waiters_.erase(it);
-  for (const ByteRange& r : waiter.ranges) waiter.file->waiting.remove(r.offset, r.last(), id);
+  const bool exclusive = waiter.mode == Mode::kExclusive;
+  for (const ByteRange& r : waiter.ranges) {
+    waiter.file->waiting.remove(r.offset, r.last(), id);
+    if (exclusive) waiter.file->waiting_exclusive.remove(r.offset, r.last(), id);
+  }
   waiter.file->waiters.erase(id);
   if (auto s = sessions_.find(waiter.session); s != sessions_.end()) s->second.waiters.erase(id);
   waiting_entries_ -= waiter.ranges.size();
@@ -176,7 +188,7 @@ uint64_t LockTable::Impl::held_conflict(const FileState& file, SessionId session
   // (the lowest token): the choice depends on the locks, not on the entry slots they took,
   // so a table restored from a snapshot names the same lock.
   uint64_t found = 0;
-  file.held.any(first, last, [&](uint64_t, uint64_t, const detail::IdSet& ids) {
+  file.held_for(mode).any(first, last, [&](uint64_t, uint64_t, const detail::IdSet& ids) {
     ids.any([&](uint64_t id) {
       const Entry& e = entries_[id - 1];
       if (e.session == session || compatible(mode, e.mode)) return false;
@@ -193,7 +205,7 @@ RequestId LockTable::Impl::waiting_conflict(const FileState& file, SessionId ses
   // Of the first segment's conflicting waiters, the earliest (as for held_conflict()): the
   // ids come in increasing order, so the first that conflicts, and none from `before` on.
   RequestId found = 0;
-  file.waiting.any(first, last, [&](uint64_t, uint64_t, const detail::IdSet& ids) {
+  file.waiting_for(mode).any(first, last, [&](uint64_t, uint64_t, const detail::IdSet& ids) {
     ids.any([&](uint64_t id) {
       if (id >= before) return true;
       const Waiter& w = waiters_.at(id);
@@ -220,6 +232,34 @@ std::optional<Blocker> LockTable::Impl::first_conflict(const FileState& file, Se
     }
   }
   return std::nullopt;
+}
+
+bool LockTable::Impl::blocked(const FileState& file, const Waiter& w) const {
+  const detail::SegmentIndex& held = file.held_for(w.mode);
+  const detail::SegmentIndex& waiting = file.waiting_for(w.mode);
+  auto conflicting_entry = [&](uint64_t id) {
+    const Entry& e = entries_[id - 1];
+    return e.session != w.session && !compatible(w.mode, e.mode);
+  };
+  for (const ByteRange& r : w.ranges) {
+    if (held.any(r.offset, r.last(), [&](uint64_t, uint64_t, const detail::IdSet& ids) {
+          return ids.any(conflicting_entry);
+        })) {
+      return true;
+    }
+    bool found = false;
+    waiting.any(r.offset, r.last(), [&](uint64_t, uint64_t, const detail::IdSet& ids) {
+      ids.any([&](uint64_t id) {
+        if (id >= w.id) return true;  // only an earlier waiter counts
+        const Waiter& other = waiters_.at(id);
+        found = other.session != w.session && !compatible(w.mode, other.mode);
+        return found;
+      });
+      return found;
+    });
+    if (found) return true;
+  }
+  return false;
 }
 
 LockError LockTable::Impl::conflict_error(const Blocker& blocker, const Request& request,

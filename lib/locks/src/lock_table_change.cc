@@ -231,6 +231,7 @@ std::optional<LockError> LockTable::Impl::precheck_withdraw(
 
 void LockTable::Impl::dequeue_all(std::span<const RequestId> ids, FreedFiles& freed) {
   std::map<FileState*, std::vector<detail::SegmentIndex::Cover>> covers;
+  std::map<FileState*, std::vector<detail::SegmentIndex::Cover>> exclusive_covers;
   for (RequestId id : ids) {
     auto it = waiters_.find(id);
     Waiter& waiter = it->second;
@@ -241,6 +242,8 @@ void LockTable::Impl::dequeue_all(std::span<const RequestId> ids, FreedFiles& fr
     auto& mine = covers[file];
     for (const ByteRange& r : waiter.ranges) {
       mine.push_back({r.offset, r.last(), id});
+      if (waiter.mode == Mode::kExclusive)
+        exclusive_covers[file].push_back({r.offset, r.last(), id});
       f.spans.push_back({r.offset, r.last()});
     }
     file->waiters.erase(id);
@@ -249,6 +252,7 @@ void LockTable::Impl::dequeue_all(std::span<const RequestId> ids, FreedFiles& fr
     waiters_.erase(it);
   }
   for (auto& [file, list] : covers) file->waiting.remove_all(std::move(list));
+  for (auto& [file, list] : exclusive_covers) file->waiting_exclusive.remove_all(std::move(list));
 }
 
 void LockTable::Impl::pump_all(FreedFiles& freed, Change& out) {
@@ -332,17 +336,21 @@ std::vector<Grant> LockTable::Impl::pump(FileState& file, const std::vector<Span
   std::vector<std::vector<uint64_t>> granted_entries;
   for (RequestId id : candidates) {  // FIFO: an earlier waiter is decided first
     const Waiter& w = waiters_.at(id);
-    if (first_conflict(file, w.session, w.mode, w.ranges, id)) continue;
+    if (blocked(file, w)) continue;
     granted_entries.push_back(hold(file, w, 0));
     granted_ids.push_back(id);
   }
   std::vector<Granted> granted;
   granted.reserve(granted_ids.size());
   std::vector<detail::SegmentIndex::Cover> covers;
+  std::vector<detail::SegmentIndex::Cover> exclusive_covers;
   for (size_t i = 0; i < granted_ids.size(); ++i) {
     auto it = waiters_.find(granted_ids[i]);
     Waiter& w = it->second;
-    for (const ByteRange& r : w.ranges) covers.push_back({r.offset, r.last(), w.id});
+    for (const ByteRange& r : w.ranges) {
+      covers.push_back({r.offset, r.last(), w.id});
+      if (w.mode == Mode::kExclusive) exclusive_covers.push_back({r.offset, r.last(), w.id});
+    }
     file.waiters.erase(w.id);
     if (auto s = sessions_.find(w.session); s != sessions_.end()) s->second.waiters.erase(w.id);
     waiting_entries_ -= w.ranges.size();
@@ -350,6 +358,7 @@ std::vector<Grant> LockTable::Impl::pump(FileState& file, const std::vector<Span
     waiters_.erase(it);
   }
   file.waiting.remove_all(std::move(covers));
+  file.waiting_exclusive.remove_all(std::move(exclusive_covers));
   // Issued in file-offset order: the tokens follow it.
   std::sort(granted.begin(), granted.end(), [](const Granted& a, const Granted& b) {
     uint64_t ao = a.waiter.ranges.front().offset;

@@ -45,11 +45,24 @@ struct Waiter {
   std::vector<ByteRange> ranges;  // file-offset order
 };
 
+// Shared never conflicts with shared, so a shared request looks only at the exclusive
+// indexes: it never walks the shared holders and waiters, which may be many on one range
+// (granting W shared waiters at once would otherwise cost O(W^2)).
 struct FileState {
   std::string name;
-  detail::SegmentIndex held;     // entry ids (slot + 1)
-  detail::SegmentIndex waiting;  // waiting request ids
-  std::set<RequestId> waiters;   // FIFO: request ids count up
+  detail::SegmentIndex held;               // entry ids (slot + 1)
+  detail::SegmentIndex held_exclusive;     // the exclusive entries of `held`
+  detail::SegmentIndex waiting;            // waiting request ids
+  detail::SegmentIndex waiting_exclusive;  // the exclusive requests of `waiting`
+  std::set<RequestId> waiters;             // FIFO: request ids count up
+
+  // The indexes a request of mode `mode` can conflict with.
+  const detail::SegmentIndex& held_for(Mode mode) const {
+    return mode == Mode::kShared ? held_exclusive : held;
+  }
+  const detail::SegmentIndex& waiting_for(Mode mode) const {
+    return mode == Mode::kShared ? waiting_exclusive : waiting;
+  }
 };
 
 struct SessionState {
@@ -143,6 +156,9 @@ class LockTable::Impl {
                              uint64_t last, RequestId before) const;
   std::optional<Blocker> first_conflict(const FileState& file, SessionId session, Mode mode,
                                         std::span<const ByteRange> ranges, RequestId before) const;
+  // Whether anything keeps waiter `w` waiting: first_conflict() without naming the blocker,
+  // so it stops at the first conflict it sees (pump() asks it of every candidate).
+  bool blocked(const FileState& file, const Waiter& w) const;
   LockError conflict_error(const Blocker& blocker, const Request& request,
                            std::span<const ByteRange> ranges) const;
   uint64_t add_entry(const Entry& entry);
