@@ -193,6 +193,14 @@ TEST_F(FabricEtcdTest, SwitchesRideOutEtcdFailuresAndCatchUpWhenItReturns) {
   const CommandResult down = fabric({"status", "lab"});
   EXPECT_EQ(down.exit_code, 3) << down.all();
   EXPECT_NE(down.err.find("etcd cannot be reached"), std::string::npos) << down.err;
+  // A switch restarted meanwhile still knows what its board holds, and says so.
+  switches_[1]->stop();
+  ASSERT_TRUE(start_switch(1)) << switches_[1]->log();
+  const std::string restarted = switches_[1]->asnctl({"status"}).out;
+  EXPECT_NE(restarted.find("in-force lab/s01: etcd unreachable since"), std::string::npos)
+      << restarted;
+  EXPECT_EQ(json_string(switches_[1]->asnctl({"routing", "show", "-o", "json"}).out, "mode"),
+            "MINIMAL");
 
   // Back: a change made while they were cut off reaches them.
   for (int i = 0; i < etcd_.size(); ++i) ASSERT_TRUE(etcd_.start_member(i));
