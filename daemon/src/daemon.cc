@@ -146,6 +146,10 @@ class Daemon {
 
   // Waiting Lock calls end before the listeners stop, so that the shutdown waits for none.
   void stop_locks() { locks_.stop(); }
+  // The fabric agent's status leaves etcd with asnd, within the stop's time.
+  void stop_fabric_agent() {
+    if (fabric_agent_) fabric_agent_->stop();
+  }
   const RegisterBus& bus() const { return *bus_; }
   Device& device() { return device_; }
   // Why the board can no longer be used, or "".
@@ -251,6 +255,7 @@ int run_daemon(const Config& config, const std::string& config_path, bool config
   }
   const auto stop_started = std::chrono::steady_clock::now();
   notifier.stopping();
+  daemon.stop_fabric_agent();
   listeners.set_serving(false);
   daemon.stop_locks();  // withdraws every waiting Lock at once
   // Calls in flight (a Batch stream stays open until its client closes it) get what is left

@@ -166,7 +166,17 @@ auto Client::with_member(std::string_view what, bool idempotent, Call&& call) {
         }
       }
       if (!token.empty()) context.AddMetadata("token", token);
+      {
+        std::lock_guard lock(mutex_);
+        if (cancelled_) throw Error(grpc::StatusCode::CANCELLED, false, "etcd client stopped");
+        in_flight_.push_back(&context);
+      }
       status = call(member, context);
+      {
+        std::lock_guard lock(mutex_);
+        std::erase(in_flight_, &context);
+        if (cancelled_) throw Error(grpc::StatusCode::CANCELLED, false, "etcd client stopped");
+      }
       if (status.ok() || attempt == 1 || options_.user.empty() || !is_auth_failure(status)) break;
       std::lock_guard lock(member.token_mutex);
       member.token.clear();  // expired: authenticate again once
@@ -348,6 +358,12 @@ Client::Connection Client::connect() {
     return status;
   });
   return out;
+}
+
+void Client::cancel_all() {
+  std::lock_guard lock(mutex_);
+  cancelled_ = true;
+  for (grpc::ClientContext* context : in_flight_) context->TryCancel();
 }
 
 void Client::mark_failed(const std::string& endpoint) {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <grpcpp/channel.h>
+#include <grpcpp/client_context.h>
 
 #include <chrono>
 #include <cstdint>
@@ -127,6 +128,10 @@ class Client {
   // The Watch stream broke on this member: the next connect() starts with the next one.
   void mark_failed(const std::string& endpoint);
 
+  // Ends every call in flight (they throw Error, CANCELLED) and makes later ones fail at
+  // once: for a shutdown that must not wait out a timeout on a silent member.
+  void cancel_all();
+
  private:
   struct Member;
   template <typename Call>
@@ -137,6 +142,8 @@ class Client {
   std::vector<std::unique_ptr<Member>> members_;
   std::mutex mutex_;
   size_t current_ = 0;  // the member that last answered (mutex_)
+  bool cancelled_ = false;                     // mutex_
+  std::vector<grpc::ClientContext*> in_flight_;  // mutex_
 };
 
 }  // namespace asn::etcd

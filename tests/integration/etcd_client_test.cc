@@ -139,6 +139,43 @@ TEST_F(EtcdClientTest, OneDeadMemberChangesNothingAndNoMemberIsAClearUnreachable
   }, 30s));
 }
 
+TEST_F(EtcdClientTest, WithEtcdAuthenticationTheUserIsNeededAndItsTokenRenewed) {
+  const std::string e = cluster_.endpoints();
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"user", "add", "root:rootpw"},
+        std::vector<std::string>{"user", "add", "asnd:asndpw"},
+        std::vector<std::string>{"role", "add", "fabric"},
+        std::vector<std::string>{"role", "grant-permission", "fabric", "--prefix=true", "readwrite", "/asn/"},
+        std::vector<std::string>{"user", "grant-role", "asnd", "fabric"},
+        std::vector<std::string>{"auth", "enable"}}) {
+    // Before `auth enable` nothing needs a user.
+    std::vector<std::string> argv = {"/usr/bin/etcdctl", "--endpoints", e};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const CommandResult r = run_command(argv);
+    ASSERT_EQ(r.exit_code, 0) << r.all();
+  }
+  etcd::Options options = this->options();
+  options.user = "asnd";
+  options.password = "asndpw";
+  etcd::Client client(options);
+  client.put({"/asn/auth", "1"});
+  EXPECT_EQ(client.get("/asn/auth").kvs.at(0).value, "1");
+  try {
+    client.put({"/elsewhere", "1"});
+    FAIL() << "a write outside the user's role succeeded";
+  } catch (const etcd::Error& e) {
+    EXPECT_FALSE(e.unreachable());
+    EXPECT_NE(std::string(e.what()).find("permission denied"), std::string::npos) << e.what();
+  }
+  options.password = "wrong";
+  try {
+    etcd::Client(options).get("/asn/auth");
+    FAIL() << "a wrong password was taken";
+  } catch (const etcd::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("refused user 'asnd'"), std::string::npos) << e.what();
+  }
+}
+
 TEST(EtcdClientOptions, BadOptionsNameTheField) {
   EXPECT_THROW(etcd::Client(etcd::Options{}), std::invalid_argument);
   etcd::Options half;

@@ -236,6 +236,23 @@ TEST_F(FabricEtcdTest, AKilledSwitchShowsUnreachableAndComesBackInForceOnItsOwn)
   EXPECT_EQ(status.exit_code, 0) << status.all();
 }
 
+// A partition (every etcd member SIGSTOPped: connections stay open, nothing answers): the
+// switch keeps serving, and SIGTERM still stops asnd within the 5 s the guide promises
+// instead of waiting out etcd timeouts.
+TEST_F(FabricEtcdTest, ASilentEtcdNeitherStopsTheSwitchNorHoldsItsShutdown) {
+  start_switches(1);
+  ASSERT_EQ(wait_in_force(apply(fabric_file())).exit_code, 0);
+  for (int i = 0; i < etcd_.size(); ++i) etcd_.kill_member(i, SIGSTOP);
+  ASSERT_TRUE(wait_until([&] {
+    return switches_[0]->asnctl({"status"}).out.find("etcd unreachable since") != std::string::npos;
+  }, 60s)) << switches_[0]->asnctl({"status"}).out;
+  EXPECT_EQ(switches_[0]->asnctl({"fabric", "show"}).exit_code, 0);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(switches_[0]->stop(), 0) << switches_[0]->log();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, scaled(5s));
+  for (int i = 0; i < etcd_.size(); ++i) etcd_.kill_member(i, SIGCONT);
+}
+
 TEST_F(FabricEtcdTest, LocalChangesOfWhatTheFabricDecidesAreRefusedNamingIt) {
   start_switches(2);
   const int64_t revision = apply(fabric_file());

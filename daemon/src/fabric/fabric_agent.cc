@@ -5,6 +5,7 @@
 #include <google/protobuf/util/json_util.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -121,8 +122,29 @@ void FabricAgent::stop() {
   }
   wake_.notify_all();
   watcher_->cancel();
+  client_->cancel_all();  // a silent member must not hold the shutdown for its timeouts
   if (watch_thread_.joinable()) watch_thread_.join();
   if (status_thread_.joinable()) status_thread_.join();
+  revoke_status();
+}
+
+void FabricAgent::revoke_status() {
+  int64_t lease;
+  {
+    std::lock_guard lock(mutex_);
+    lease = std::exchange(lease_, 0);
+  }
+  if (lease == 0) return;
+  // The status goes with asnd, not a lease later; within half a second per member, since
+  // asnd's stop is bounded (SIGTERM: gone within 5 s).
+  etcd::Options options = etcd_options(config_.etcd);
+  options.timeout = std::min(options.timeout, std::chrono::milliseconds(500));
+  try {
+    etcd::Client(options).revoke_lease(lease);
+  } catch (const std::exception& e) {
+    spdlog::warn("fabric: the status lease could not be revoked ({}); it expires in {} s",
+                 e.what(), config_.status_ttl_s);
+  }
 }
 
 bool FabricAgent::wait_stop(std::chrono::milliseconds how_long) {
@@ -206,6 +228,7 @@ void FabricAgent::save_applied(const fabric::v1::SwitchStatus& status) {
 
 void FabricAgent::set_store_reachable(bool reachable, const std::string& error) {
   std::lock_guard lock(mutex_);
+  if (stopping_) return;  // the calls stopping cancelled say nothing about etcd
   if (reachable && !store_reachable_) {
     spdlog::info("fabric: etcd reachable");
   } else if (!reachable && store_reachable_) {
@@ -376,12 +399,8 @@ void FabricAgent::status_loop() {
       wake_.wait_for(lock, ttl / 3, [this] { return stopping_ || status_dirty_; });
     }
   }
-  if (lease != 0) {
-    try {
-      client_->revoke_lease(lease);  // the status goes with asnd, not a lease later
-    } catch (const etcd::Error&) {
-    }
-  }
+  std::lock_guard lock(mutex_);
+  lease_ = lease;  // revoked by stop()
 }
 
 }  // namespace asn

@@ -45,7 +45,8 @@ class FabricAgent final : public Reconcilable {
 
   // Starts the watch and the status threads; returns at once (etcd may be down).
   void start();
-  // Stops both and revokes the status lease (best effort).
+  // Stops both (cancelling calls in flight) and revokes the status lease (best effort,
+  // bounded). Idempotent.
   void stop();
 
   std::string_view kind() const override { return "fabric-member"; }
@@ -64,6 +65,7 @@ class FabricAgent final : public Reconcilable {
   fabric::v1::SwitchStatus snapshot() const;
   std::string owner_text(int64_t revision) const;
   bool wait_stop(std::chrono::milliseconds how_long);
+  void revoke_status();
 
   FabricConfig config_;
   FabricManager& fabric_;
@@ -80,6 +82,7 @@ class FabricAgent final : public Reconcilable {
   fabric::v1::SwitchStatus status_;  // mutex_
   bool status_dirty_ = true;         // mutex_: to be written
   bool stopping_ = false;            // mutex_
+  int64_t lease_ = 0;                // mutex_: the status lease, once the status thread ended
   bool store_reachable_ = false;     // mutex_
   std::string store_error_ = "not contacted yet";  // mutex_
   std::chrono::system_clock::time_point unreachable_since_;  // mutex_
