@@ -12,8 +12,9 @@
 # target 20,000), atomic 16-range requests/s, the
 # handoff latency of 16 clients on one range (BM_HandoffAsync), the reference (a GetLockStats
 # round trip to that asnd) and the ratios to it; and asnd's own CPU time and context switches
-# per pair over the 16-client runs (/proc/<asnd>/stat and task status), next to the client's
-# (locks_bench's cpu_us_per_pair). Exits 1 when the 16-client figure misses 50,000 pairs/s,
+# per pair over the 16-client runs and over the unary runs (/proc/<asnd>/stat and task
+# status), next to the clients' (locks_bench's cpu_us_per_pair), and for the unary runs the
+# pairs/s that 2 cores could serve at that CPU per pair (client and asnd share them). Exits 1 when the 16-client figure misses 50,000 pairs/s,
 # the unary one 20,000, or the handoff p50 misses 200 us, in either domain.
 #   bench/locks_asnd_bench.sh [--repetitions N]   (default 3; the median is reported)
 # Uses the asnd and locks_bench of $BENCH_BUILD_DIR (default build/), building them if missing.
@@ -69,7 +70,13 @@ for domain in switch software; do
     --benchmark_repetitions="$repetitions" --benchmark_format=json \
     --benchmark_out="$dir/async16.json" --benchmark_out_format=json >/dev/null
   echo "$(($(switches) - switches0)) $(($(ticks) - ticks0)) $(getconf CLK_TCK)" >"$dir/asnd_use"
-  "$bench" --benchmark_filter='BM_GetLockStats|BM_LockUnlockAsync/clients:1/|BM_LockUnlockAsync/clients:16/ranges:16|BM_HandoffAsync|BM_LockUnlock/.*threads:16' \
+  switches0=$(switches)
+  ticks0=$(ticks)
+  "$bench" --benchmark_filter='BM_LockUnlock/.*threads:16' \
+    --benchmark_repetitions="$repetitions" --benchmark_format=json \
+    --benchmark_out="$dir/unary16.json" --benchmark_out_format=json >/dev/null
+  echo "$(($(switches) - switches0)) $(($(ticks) - ticks0)) $(getconf CLK_TCK)" >"$dir/asnd_use_unary"
+  "$bench" --benchmark_filter='BM_GetLockStats|BM_LockUnlockAsync/clients:1/|BM_LockUnlockAsync/clients:16/ranges:16|BM_HandoffAsync' \
     --benchmark_repetitions="$repetitions" --benchmark_format=json \
     --benchmark_out="$dir/rest.json" --benchmark_out_format=json >/dev/null
   kill "$pid"
@@ -103,7 +110,8 @@ def median(rows, key):
 
 print(f"{'domain':<9} {'benchmark':<46} {'median':>14} {'target':>16} {'x reference':>12}")
 for domain in ("switch", "software"):
-    results = runs(f"{run}/{domain}/async16.json") | runs(f"{run}/{domain}/rest.json")
+    results = (runs(f"{run}/{domain}/async16.json") | runs(f"{run}/{domain}/unary16.json")
+               | runs(f"{run}/{domain}/rest.json"))
     reference = median(results["BM_GetLockStats"], "real_time")  # us
     print(f"{domain:<9} {'BM_GetLockStats (the reference)':<46} {reference:>11.1f} us {'':>16} {1.0:>12.2f}")
     for name, rows in sorted(results.items()):
@@ -140,6 +148,16 @@ for domain in ("switch", "software"):
     client_cpu = median(rows, "cpu_us_per_pair")
     print(f"{'':<9} {'16 clients: CPU us per pair, asnd / client':<46} {ticks / hz * 1e6 / pairs:>8.1f} / {client_cpu:.1f}")
     print(f"{'':<9} {'16 clients: asnd context switches per pair':<46} {switches / pairs:>14.2f}")
+    # The same for the unary run: with the clients' CPU, what 2 shared cores allow at most.
+    with open(f"{run}/{domain}/asnd_use_unary") as f:
+        switches, ticks, hz = (int(x) for x in f.read().split())
+    rows = next(iter(runs(f"{run}/{domain}/unary16.json").values()))
+    pairs = sum(r["iterations"] for r in rows)
+    asnd_cpu = ticks / hz * 1e6 / pairs
+    client_cpu = median(rows, "cpu_us_per_pair")
+    print(f"{'':<9} {'unary: CPU us per pair, asnd / client':<46} {asnd_cpu:>8.1f} / {client_cpu:.1f}")
+    print(f"{'':<9} {'unary: asnd context switches per pair':<46} {switches / pairs:>14.2f}")
+    print(f"{'':<9} {'unary: pairs/s 2 cores allow at this CPU':<46} {2e6 / (asnd_cpu + client_cpu):>9,.0f} /s")
 if missed:
     print("missed: " + "; ".join(missed), file=sys.stderr)
     sys.exit(1)
