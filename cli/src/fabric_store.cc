@@ -49,7 +49,8 @@ void read_context_file(const std::string& path, FabricContext& context) {
   for (const auto& item : root) {
     const std::string key = item.first.as<std::string>();
     const YAML::Node& value = item.second;
-    const std::string where = strprintf("%s:%d: %s", path.c_str(), item.first.Mark().line + 1, key.c_str());
+    const std::string where =
+        strprintf("%s:%d: %s", path.c_str(), item.first.Mark().line + 1, key.c_str());
     try {
       if (key == "endpoints") {
         if (value.IsSequence()) {
@@ -70,8 +71,9 @@ void read_context_file(const std::string& path, FabricContext& context) {
       } else if (key == "password_file") {
         context.etcd.password = read_password(value.as<std::string>());
       } else {
-        throw UsageError(where + ": unknown key (keys: endpoints, prefix, ca_file, cert_file, "
-                                 "key_file, user, password_file)");
+        throw UsageError(where +
+                         ": unknown key (keys: endpoints, prefix, ca_file, cert_file, "
+                         "key_file, user, password_file)");
       }
     } catch (const YAML::Exception&) {
       throw UsageError(where + ": expected a value");

@@ -27,8 +27,8 @@ namespace asnctl {
 
 // The options every `asnctl fabric` command against etcd takes.
 struct EtcdFlags {
-  std::string etcd;     // --etcd: endpoints "a:2379,b:2379" or a context file
-  std::string prefix;   // --prefix; default /asn (or the context file's)
+  std::string etcd;    // --etcd: endpoints "a:2379,b:2379" or a context file
+  std::string prefix;  // --prefix; default /asn (or the context file's)
   void add_to(CLI::App* sub);
 };
 
@@ -54,8 +54,8 @@ struct StoredFabric {
   int64_t revision = 0;         // the store's revision the read saw
   int64_t fabric_revision = 0;  // the fabric document's mod_revision (0: never applied)
   std::optional<asn::fabric::v1::FabricSpec> spec;
-  std::map<std::string, SwitchEntry> switches;       // by name
-  std::map<std::string, std::string> documents;      // the desired keys and the fabric key
+  std::map<std::string, SwitchEntry> switches;   // by name
+  std::map<std::string, std::string> documents;  // the desired keys and the fabric key
 };
 
 // Reads everything of fabric `name` in one read (one revision).

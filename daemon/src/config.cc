@@ -226,7 +226,6 @@ void check_pem_file(const std::string& where, const std::string& path, PemKind k
   }
 }
 
-
 void validate_placement(const std::string& where, const std::string& placement) {
   constexpr std::string_view kPrefix = "software-prefix:";
   if (placement == "first-fit") return;

@@ -110,9 +110,9 @@ struct FabricEtcdConfig {
   std::string ca_file;                 // TLS: the members' CA
   std::string cert_file;               // TLS client certificate (etcd --client-cert-auth)
   std::string key_file;
-  std::string user;                    // etcd authentication; the password in password_file
+  std::string user;  // etcd authentication; the password in password_file
   std::string password_file;
-  unsigned timeout_ms = 2000;          // per call
+  unsigned timeout_ms = 2000;  // per call
 };
 
 struct FabricConfig {

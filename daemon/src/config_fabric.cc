@@ -91,8 +91,9 @@ std::map<std::string, Key> with_fabric_keys(std::map<std::string, Key> table) {
          c.fabric.etcd.prefix = scalar(w, n);
          if (!c.fabric.etcd.prefix.starts_with('/') || c.fabric.etcd.prefix.ends_with('/') ||
              c.fabric.etcd.prefix.size() > 128) {
-           bad(w, fmt::format("{} is not a key prefix such as /asn (a leading '/', no trailing one)",
-                              text::quoted(c.fabric.etcd.prefix)));
+           bad(w,
+               fmt::format("{} is not a key prefix such as /asn (a leading '/', no trailing one)",
+                           text::quoted(c.fabric.etcd.prefix)));
          }
        }}},
       {"fabric.etcd.ca_file", {[](Config& c, const std::string& w, const YAML::Node& n) {

@@ -99,8 +99,8 @@ class Daemon {
     reconciler_.add(stripe_);
     reconciler_.add(locks_);
     if (config.fabric.enabled()) {
-      fabric_agent_ = std::make_unique<FabricAgent>(config.fabric, config.listen.tcp, fabric_,
-                                                    device_, store_);
+      fabric_agent_ =
+          std::make_unique<FabricAgent>(config.fabric, config.listen.tcp, fabric_, device_, store_);
       reconciler_.add(*fabric_agent_);  // after fabric_: it reports what that one restored
     }
     const auto layout = device_.layout();

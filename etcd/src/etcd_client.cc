@@ -33,8 +33,8 @@ std::pair<std::string, bool> split_scheme(const std::string& endpoint) {
 }
 
 KeyValue from_pb(const mvccpb::KeyValue& kv) {
-  return KeyValue{kv.key(), kv.value(), kv.create_revision(), kv.mod_revision(), kv.version(),
-                  kv.lease()};
+  return KeyValue{kv.key(),          kv.value(),   kv.create_revision(),
+                  kv.mod_revision(), kv.version(), kv.lease()};
 }
 
 bool is_auth_failure(const grpc::Status& status) {
@@ -97,7 +97,8 @@ Client::Client(Options options) : options_(std::move(options)) {
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5000);
   for (const std::string& endpoint : options_.endpoints) {
     auto [target, https] = split_scheme(endpoint);
-    if (target.empty()) throw std::invalid_argument(fmt::format("etcd endpoint '{}': no address", endpoint));
+    if (target.empty())
+      throw std::invalid_argument(fmt::format("etcd endpoint '{}': no address", endpoint));
     const bool tls = https || !options_.ca_file.empty();
     auto member = std::make_unique<Member>();
     member->endpoint = endpoint;
@@ -112,7 +113,9 @@ Client::Client(Options options) : options_(std::move(options)) {
 
 Client::~Client() = default;
 
-std::string Client::endpoints_text() const { return fmt::format("{}", fmt::join(options_.endpoints, ", ")); }
+std::string Client::endpoints_text() const {
+  return fmt::format("{}", fmt::join(options_.endpoints, ", "));
+}
 
 std::string Client::authenticate(Member& member) {
   if (options_.user.empty()) return {};
@@ -196,8 +199,9 @@ auto Client::with_member(std::string_view what, bool idempotent, Call&& call) {
     const bool retry = code == grpc::StatusCode::UNAVAILABLE ||
                        (idempotent && code == grpc::StatusCode::DEADLINE_EXCEEDED);
     if (!retry) {
-      throw Error(code, false,
-                  fmt::format("etcd {} failed at {}: {}", what, member.endpoint, status.error_message()));
+      throw Error(
+          code, false,
+          fmt::format("etcd {} failed at {}: {}", what, member.endpoint, status.error_message()));
     }
     failures.push_back(fmt::format("{}: {}", member.endpoint, status.error_message()));
   }

@@ -141,8 +141,8 @@ class Client {
   Options options_;
   std::vector<std::unique_ptr<Member>> members_;
   std::mutex mutex_;
-  size_t current_ = 0;  // the member that last answered (mutex_)
-  bool cancelled_ = false;                     // mutex_
+  size_t current_ = 0;                           // the member that last answered (mutex_)
+  bool cancelled_ = false;                       // mutex_
   std::vector<grpc::ClientContext*> in_flight_;  // mutex_
 };
 

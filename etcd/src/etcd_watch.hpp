@@ -23,9 +23,9 @@ struct WatchEvent {
 
 // Why run() returned.
 struct WatchEnd {
-  bool cancelled = false;      // cancel() was called
-  int64_t compacted_to = 0;    // > 0: the start revision is gone; read everything again
-  std::string error;           // the stream broke (a member died, the network): watch again
+  bool cancelled = false;    // cancel() was called
+  int64_t compacted_to = 0;  // > 0: the start revision is gone; read everything again
+  std::string error;         // the stream broke (a member died, the network): watch again
 };
 
 class Watcher {

@@ -1,12 +1,13 @@
 // The etcd client (etcd/src) against a real 3-member etcd cluster on loopback: KV, the
 // revision-guarded Txn, leases, Watch, and what it does when members die (issue 25).
+#include "etcd_client.hpp"
+
 #include <gtest/gtest.h>
 #include <signal.h>
 
 #include <atomic>
 #include <thread>
 
-#include "etcd_client.hpp"
 #include "etcd_cluster.hpp"
 #include "etcd_watch.hpp"
 
@@ -80,17 +81,20 @@ TEST_F(EtcdClientTest, WatchSeesPutsAndDeletesFromTheStartRevisionAndCancels) {
   std::mutex mutex;
   std::vector<std::string> seen;
   std::thread thread([&] {
-    etcd::WatchEnd end = watcher.run(before, [&](const std::vector<etcd::WatchEvent>& events, int64_t) {
-      std::lock_guard lock(mutex);
-      for (const auto& e : events) seen.push_back((e.deleted ? "-" : "+") + e.kv.key);
-    });
+    etcd::WatchEnd end =
+        watcher.run(before, [&](const std::vector<etcd::WatchEvent>& events, int64_t) {
+          std::lock_guard lock(mutex);
+          for (const auto& e : events) seen.push_back((e.deleted ? "-" : "+") + e.kv.key);
+        });
     EXPECT_TRUE(end.cancelled) << end.error;
   });
   client.put({"/asn/w/c", "3"});
-  ASSERT_TRUE(wait_until([&] {
-    std::lock_guard lock(mutex);
-    return seen.size() >= 4;
-  }, 30s));
+  ASSERT_TRUE(wait_until(
+      [&] {
+        std::lock_guard lock(mutex);
+        return seen.size() >= 4;
+      },
+      30s));
   watcher.cancel();
   thread.join();
   EXPECT_EQ(seen, (std::vector<std::string>{"+/asn/w/a", "+/asn/w/b", "-/asn/w/a", "+/asn/w/c"}));
@@ -130,13 +134,15 @@ TEST_F(EtcdClientTest, OneDeadMemberChangesNothingAndNoMemberIsAClearUnreachable
   // The members come back on their data: the client uses them again, and nothing was lost.
   for (int i = 0; i < cluster_.size(); ++i) ASSERT_TRUE(cluster_.start_member(i));
   ASSERT_TRUE(cluster_.wait_serving()) << cluster_.logs();
-  ASSERT_TRUE(wait_until([&] {
-    try {
-      return client.get("/asn/k").kvs.at(0).value == "2";
-    } catch (const etcd::Error&) {
-      return false;
-    }
-  }, 30s));
+  ASSERT_TRUE(wait_until(
+      [&] {
+        try {
+          return client.get("/asn/k").kvs.at(0).value == "2";
+        } catch (const etcd::Error&) {
+          return false;
+        }
+      },
+      30s));
 }
 
 TEST_F(EtcdClientTest, WithEtcdAuthenticationTheUserIsNeededAndItsTokenRenewed) {
@@ -145,7 +151,8 @@ TEST_F(EtcdClientTest, WithEtcdAuthenticationTheUserIsNeededAndItsTokenRenewed) 
        {std::vector<std::string>{"user", "add", "root:rootpw"},
         std::vector<std::string>{"user", "add", "asnd:asndpw"},
         std::vector<std::string>{"role", "add", "fabric"},
-        std::vector<std::string>{"role", "grant-permission", "fabric", "--prefix=true", "readwrite", "/asn/"},
+        std::vector<std::string>{"role", "grant-permission", "fabric", "--prefix=true", "readwrite",
+                                 "/asn/"},
         std::vector<std::string>{"user", "grant-role", "asnd", "fabric"},
         std::vector<std::string>{"auth", "enable"}}) {
     // Before `auth enable` nothing needs a user.

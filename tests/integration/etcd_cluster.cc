@@ -1,11 +1,10 @@
 #include "etcd_cluster.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <fmt/format.h>
 
 #include "asnd_harness.hpp"
 
@@ -45,19 +44,29 @@ bool EtcdCluster::spawn(Member& m) {
                etcd_binary());
     return false;
   }
-  std::vector<std::string> argv = {
-      etcd_binary(),
-      "--name", m.name,
-      "--data-dir", m.data_dir,
-      "--listen-client-urls", fmt::format("http://127.0.0.1:{}", m.client_port),
-      "--advertise-client-urls", fmt::format("http://127.0.0.1:{}", m.client_port),
-      "--listen-peer-urls", fmt::format("http://127.0.0.1:{}", m.peer_port),
-      "--initial-advertise-peer-urls", fmt::format("http://127.0.0.1:{}", m.peer_port),
-      "--initial-cluster", initial_cluster_,
-      "--initial-cluster-token", token_,
-      "--initial-cluster-state", "new",
-      "--log-level", "warn",
-      "--logger", "zap"};
+  std::vector<std::string> argv = {etcd_binary(),
+                                   "--name",
+                                   m.name,
+                                   "--data-dir",
+                                   m.data_dir,
+                                   "--listen-client-urls",
+                                   fmt::format("http://127.0.0.1:{}", m.client_port),
+                                   "--advertise-client-urls",
+                                   fmt::format("http://127.0.0.1:{}", m.client_port),
+                                   "--listen-peer-urls",
+                                   fmt::format("http://127.0.0.1:{}", m.peer_port),
+                                   "--initial-advertise-peer-urls",
+                                   fmt::format("http://127.0.0.1:{}", m.peer_port),
+                                   "--initial-cluster",
+                                   initial_cluster_,
+                                   "--initial-cluster-token",
+                                   token_,
+                                   "--initial-cluster-state",
+                                   "new",
+                                   "--log-level",
+                                   "warn",
+                                   "--logger",
+                                   "zap"};
   m.pid = fork();
   if (m.pid == 0) {
     const int fd = ::open(m.log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
@@ -76,8 +85,9 @@ bool EtcdCluster::wait_serving() {
   // Serving: a write through etcdctl commits (a quorum has a leader).
   return wait_until(
       [&] {
-        const CommandResult r = run_command({"/usr/bin/etcdctl", "--endpoints", endpoints(),
-                                             "--command-timeout=2s", "put", "/asn-test/ready", "1"});
+        const CommandResult r =
+            run_command({"/usr/bin/etcdctl", "--endpoints", endpoints(), "--command-timeout=2s",
+                         "put", "/asn-test/ready", "1"});
         return r.exit_code == 0;
       },
       std::chrono::seconds(60));
@@ -126,7 +136,9 @@ std::vector<std::string> EtcdCluster::endpoint_list() const {
   return out;
 }
 
-std::string EtcdCluster::endpoints() const { return fmt::format("{}", fmt::join(endpoint_list(), ",")); }
+std::string EtcdCluster::endpoints() const {
+  return fmt::format("{}", fmt::join(endpoint_list(), ","));
+}
 
 std::string EtcdCluster::logs() const {
   std::string out;

@@ -2,10 +2,9 @@
 // real asnd processes on emulated boards as its members, driven by the real asnctl
 // (fabric apply, diff, status). Faults: etcd members killed and all stopped, a switch
 // killed and restarted, two applies racing, local changes, bad fabric files.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-
-#include <fmt/format.h>
 
 #include <algorithm>
 #include <future>
@@ -57,10 +56,11 @@ class FabricEtcdTest : public ::testing::Test {
         "switches:\n",
         routing);
     for (size_t i = 0; i < switches_.size(); ++i) {
-      text += fmt::format("  - {{name: {}, router: {}, profile: emulated-64port, endpoint: "
-                          "'unix:{}'{}}}\n",
-                          switch_name(static_cast<int>(i)), i, switches_[i]->socket(),
-                          static_cast<int>(i) == special ? ", " + extra : "");
+      text += fmt::format(
+          "  - {{name: {}, router: {}, profile: emulated-64port, endpoint: "
+          "'unix:{}'{}}}\n",
+          switch_name(static_cast<int>(i)), i, switches_[i]->socket(),
+          static_cast<int>(i) == special ? ", " + extra : "");
     }
     return text;
   }
@@ -116,11 +116,13 @@ TEST_F(FabricEtcdTest, SixteenSwitchesComeInForceAndAChangeRewritesOnlyWhatChang
   for (int i = 0; i < kRouters; ++i) before.push_back(fabric_revision_of(i));
 
   // One switch's thresholds change: the diff names it alone, and only its asnd writes.
-  const std::string changed = fabric_file("{mode: aldfb, enable: true}", 5, "routing: {thresholds: {4: 9}}");
+  const std::string changed =
+      fabric_file("{mode: aldfb, enable: true}", 5, "routing: {thresholds: {4: 9}}");
   write_file(dir_.file("changed.yaml"), changed);
   const CommandResult diff = fabric({"diff", dir_.file("changed.yaml")});
   EXPECT_EQ(diff.exit_code, 1) << diff.all();
-  EXPECT_NE(diff.out.find("~ /asn/fabrics/lab/switches/s05/desired"), std::string::npos) << diff.out;
+  EXPECT_NE(diff.out.find("~ /asn/fabrics/lab/switches/s05/desired"), std::string::npos)
+      << diff.out;
   EXPECT_NE(diff.out.find("0 to add, 2 to change, 0 to remove, 15 unchanged."), std::string::npos)
       << diff.out;
   const int64_t second = apply(changed);
@@ -144,12 +146,15 @@ TEST_F(FabricEtcdTest, OfConcurrentAppliesEachWinnerSawTheStateItReplacedAndNone
   std::vector<std::string> files;
   for (int t = 0; t < 8; ++t) {
     files.push_back(dir_.file(fmt::format("race{}.yaml", t)));
-    write_file(files.back(), fabric_file("{mode: aldfb, enable: true}", 1,
-                                         fmt::format("routing: {{thresholds: {{4: {}}}}}", 10 + t)));
+    write_file(files.back(),
+               fabric_file("{mode: aldfb, enable: true}", 1,
+                           fmt::format("routing: {{thresholds: {{4: {}}}}}", 10 + t)));
   }
   std::vector<std::future<CommandResult>> runs;
   for (const std::string& f : files) {
-    runs.push_back(std::async(std::launch::async, [&, f] { return fabric({"apply", f, "-o", "json"}); }));
+    runs.push_back(std::async(std::launch::async, [&, f] {
+      return fabric({"apply", f, "-o", "json"});
+    }));
   }
   int64_t last_revision = 0;
   int last_winner = -1, winners = 0;
@@ -185,9 +190,13 @@ TEST_F(FabricEtcdTest, SwitchesRideOutEtcdFailuresAndCatchUpWhenItReturns) {
 
   // Every member dead: the switches serve on what they applied, and say why.
   etcd_.stop_all();
-  ASSERT_TRUE(wait_until([&] {
-    return switches_[1]->asnctl({"status"}).out.find("etcd unreachable since") != std::string::npos;
-  }, 30s)) << switches_[1]->asnctl({"status"}).out;
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return switches_[1]->asnctl({"status"}).out.find("etcd unreachable since") !=
+               std::string::npos;
+      },
+      30s))
+      << switches_[1]->asnctl({"status"}).out;
   EXPECT_EQ(json_string(switches_[1]->asnctl({"routing", "show", "-o", "json"}).out, "mode"),
             "MINIMAL");
   const CommandResult down = fabric({"status", "lab"});
@@ -220,14 +229,17 @@ TEST_F(FabricEtcdTest, AKilledSwitchShowsUnreachableAndComesBackInForceOnItsOwn)
   ASSERT_EQ(wait_in_force(revision).exit_code, 0);
   switches_[2]->signal(SIGKILL);
   // Within its lease (3 s) and a renewal: unreachable, with what it said last.
-  ASSERT_TRUE(wait_until([&] {
-    return fabric({"status", "lab"}).out.find("unreachable: no status within its lease") !=
-           std::string::npos;
-  }, 20s)) << fabric({"status", "lab"}).out;
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return fabric({"status", "lab"}).out.find("unreachable: no status within its lease") !=
+               std::string::npos;
+      },
+      20s))
+      << fabric({"status", "lab"}).out;
   CommandResult status = fabric({"status", "lab"});
   EXPECT_EQ(status.exit_code, 1);
-  EXPECT_NE(squeezed(status.out).find("s02 2 " + std::to_string(revision) + " " +
-                                      std::to_string(revision)),
+  EXPECT_NE(squeezed(status.out)
+                .find("s02 2 " + std::to_string(revision) + " " + std::to_string(revision)),
             std::string::npos)
       << status.out;
   // It comes back by itself (a systemd restart): in force at the same revision.
@@ -243,9 +255,13 @@ TEST_F(FabricEtcdTest, ASilentEtcdNeitherStopsTheSwitchNorHoldsItsShutdown) {
   start_switches(1);
   ASSERT_EQ(wait_in_force(apply(fabric_file())).exit_code, 0);
   for (int i = 0; i < etcd_.size(); ++i) etcd_.kill_member(i, SIGSTOP);
-  ASSERT_TRUE(wait_until([&] {
-    return switches_[0]->asnctl({"status"}).out.find("etcd unreachable since") != std::string::npos;
-  }, 60s)) << switches_[0]->asnctl({"status"}).out;
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return switches_[0]->asnctl({"status"}).out.find("etcd unreachable since") !=
+               std::string::npos;
+      },
+      60s))
+      << switches_[0]->asnctl({"status"}).out;
   EXPECT_EQ(switches_[0]->asnctl({"fabric", "show"}).exit_code, 0);
   const auto start = std::chrono::steady_clock::now();
   EXPECT_EQ(switches_[0]->stop(), 0) << switches_[0]->log();
@@ -257,15 +273,18 @@ TEST_F(FabricEtcdTest, LocalChangesOfWhatTheFabricDecidesAreRefusedNamingIt) {
   start_switches(2);
   const int64_t revision = apply(fabric_file());
   ASSERT_EQ(wait_in_force(revision).exit_code, 0);
-  const CommandResult set = switches_[1]->asnctl({"fabric", "set", "-N", "64", "-k", "4", "-r", "7"});
+  const CommandResult set =
+      switches_[1]->asnctl({"fabric", "set", "-N", "64", "-k", "4", "-r", "7"});
   EXPECT_EQ(set.exit_code, 1);
-  EXPECT_NE(set.err.find(fmt::format("set by fabric 'lab' (switch s01, etcd revision {})", revision)),
-            std::string::npos)
+  EXPECT_NE(
+      set.err.find(fmt::format("set by fabric 'lab' (switch s01, etcd revision {})", revision)),
+      std::string::npos)
       << set.err;
   const CommandResult routing = switches_[1]->asnctl({"routing", "set", "--mode", "minimal"});
   EXPECT_EQ(routing.exit_code, 1) << routing.all();
   // A call that changes nothing is no contradiction.
-  const CommandResult same = switches_[1]->asnctl({"fabric", "set", "-N", "64", "-k", "4", "-r", "1"});
+  const CommandResult same =
+      switches_[1]->asnctl({"fabric", "set", "-N", "64", "-k", "4", "-r", "1"});
   EXPECT_EQ(same.exit_code, 0) << same.all();
   EXPECT_EQ(fabric_revision_of(1), 1u);
 }
@@ -282,7 +301,8 @@ TEST_F(FabricEtcdTest, BadFabricFilesAndStrangeStoresWriteNothing) {
   const CommandResult none = fabric({"status", "lab"});
   EXPECT_EQ(none.exit_code, 1);
   EXPECT_NE(none.out.find("0 of 2 switches in force"), std::string::npos) << none.all();
-  EXPECT_NE(squeezed(none.out).find("s01 - - - ok 1 not in fabric"), std::string::npos) << none.all();
+  EXPECT_NE(squeezed(none.out).find("s01 - - - ok 1 not in fabric"), std::string::npos)
+      << none.all();
   const CommandResult unknown = fabric({"status", "nosuch"});
   EXPECT_EQ(unknown.exit_code, 1);
   EXPECT_NE(unknown.err.find("etcd has no fabric 'nosuch'"), std::string::npos) << unknown.all();
@@ -292,10 +312,14 @@ TEST_F(FabricEtcdTest, BadFabricFilesAndStrangeStoresWriteNothing) {
   AsndProcess ghost(ghost_dir, unique_name("fab"));
   ASSERT_TRUE(ghost.start({}, member_config("ghost"))) << ghost.log();
   apply(fabric_file());
-  ASSERT_TRUE(wait_until([&] {
-    const CommandResult status = fabric({"status", "lab"});
-    return status.exit_code == 1 && status.out.find("2 of 3 switches in force") != std::string::npos;
-  }, 30s)) << fabric({"status", "lab"}).out;
+  ASSERT_TRUE(wait_until(
+      [&] {
+        const CommandResult status = fabric({"status", "lab"});
+        return status.exit_code == 1 &&
+               status.out.find("2 of 3 switches in force") != std::string::npos;
+      },
+      30s))
+      << fabric({"status", "lab"}).out;
   const std::string status = squeezed(fabric({"status", "lab"}).out);
   EXPECT_NE(status.find("ghost - - - ok 1 not in fabric: the fabric has no such switch"),
             std::string::npos)

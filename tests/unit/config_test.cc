@@ -604,18 +604,21 @@ fabric:
 }
 
 TEST(ConfigFabric, RefusalsNameTheKeyAndWhatWouldBeAccepted) {
-  EXPECT_NE(load_error("fabric: {name: f, etcd: {endpoints: [a:1]}}\n").find("fabric.switch: is missing"),
-            std::string::npos);
+  EXPECT_NE(
+      load_error("fabric: {name: f, etcd: {endpoints: [a:1]}}\n").find("fabric.switch: is missing"),
+      std::string::npos);
   EXPECT_NE(load_error("fabric: {name: f, switch: s}\n").find("fabric.etcd.endpoints: is missing"),
             std::string::npos);
-  const std::string name = load_error("fabric: {name: Rack/7, switch: s, etcd: {endpoints: [a:1]}}\n");
+  const std::string name =
+      load_error("fabric: {name: Rack/7, switch: s, etcd: {endpoints: [a:1]}}\n");
   EXPECT_NE(name.find(":1: fabric.name: 'Rack/7' is not a name"), std::string::npos) << name;
   const std::string endpoint =
       load_error("fabric: {name: f, switch: s, etcd: {endpoints: [a:99999]}}\n");
   EXPECT_NE(endpoint.find("fabric.etcd.endpoints: port '99999'"), std::string::npos) << endpoint;
   const std::string prefix =
       load_error("fabric: {name: f, switch: s, etcd: {endpoints: [a:1], prefix: asn/}}\n");
-  EXPECT_NE(prefix.find("fabric.etcd.prefix: 'asn/' is not a key prefix"), std::string::npos) << prefix;
+  EXPECT_NE(prefix.find("fabric.etcd.prefix: 'asn/' is not a key prefix"), std::string::npos)
+      << prefix;
   const std::string cert =
       load_error("fabric: {name: f, switch: s, etcd: {endpoints: [a:1], cert_file: /c.pem}}\n");
   EXPECT_NE(cert.find("cert_file and key_file go together"), std::string::npos) << cert;

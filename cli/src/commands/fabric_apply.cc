@@ -102,7 +102,8 @@ class FabricDiffCommand final : public FabricFileCommand {
 class FabricApplyCommand final : public FabricFileCommand {
  public:
   explicit FabricApplyCommand(CLI::App* sub) : FabricFileCommand(sub) {
-    sub->add_flag("--dry-run", dry_run_, "Check the file and show what would change; write nothing");
+    sub->add_flag("--dry-run", dry_run_,
+                  "Check the file and show what would change; write nothing");
   }
 
  protected:
@@ -140,11 +141,12 @@ class FabricApplyCommand final : public FabricFileCommand {
     if (json) {
       print_json(result_of(plan, txn.revision, true));
     } else {
-      std::printf("fabric %s: wrote %zu document%s at etcd revision %lld; follow it with "
-                  "'asnctl fabric status %s --wait %lld'\n",
-                  plan.spec.name().c_str(), ops.size(), ops.size() == 1 ? "" : "s",
-                  static_cast<long long>(txn.revision), plan.spec.name().c_str(),
-                  static_cast<long long>(txn.revision));
+      std::printf(
+          "fabric %s: wrote %zu document%s at etcd revision %lld; follow it with "
+          "'asnctl fabric status %s --wait %lld'\n",
+          plan.spec.name().c_str(), ops.size(), ops.size() == 1 ? "" : "s",
+          static_cast<long long>(txn.revision), plan.spec.name().c_str(),
+          static_cast<long long>(txn.revision));
     }
     return kExitOk;
   }

@@ -43,12 +43,11 @@ SwitchStatusView view_of(const SwitchEntry& e) {
   v.set_reachable(e.status.has_value());
   if (!e.status) {
     v.set_condition("unreachable");
-    v.set_error(e.last_status
-                    ? "no status within its lease; last report " +
-                          local_time(e.last_status->updated_unix_ms()) + ": " +
-                          e.last_status->condition() + " at revision " +
-                          std::to_string(e.last_status->applied_revision())
-                    : "its asnd has never reported");
+    v.set_error(e.last_status ? "no status within its lease; last report " +
+                                    local_time(e.last_status->updated_unix_ms()) + ": " +
+                                    e.last_status->condition() + " at revision " +
+                                    std::to_string(e.last_status->applied_revision())
+                              : "its asnd has never reported");
   } else if (!e.spec) {
     v.set_condition("not-in-fabric");
     v.set_error("the fabric has no such switch, and its asnd still reports");
@@ -160,8 +159,9 @@ class FabricStatus final : public Command {
     const std::vector<std::string> names = fabric_names(client, prefix);
     if (names.size() == 1) return names[0];
     if (names.empty()) {
-      throw asn::etcd::Error(5, false, "etcd holds no fabric under " + prefix +
-                                           ": apply a fabric file first (asnctl fabric apply FILE)");
+      throw asn::etcd::Error(5, false,
+                             "etcd holds no fabric under " + prefix +
+                                 ": apply a fabric file first (asnctl fabric apply FILE)");
     }
     std::string list;
     for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;

@@ -142,8 +142,8 @@ void FabricAgent::revoke_status() {
   try {
     etcd::Client(options).revoke_lease(lease);
   } catch (const std::exception& e) {
-    spdlog::warn("fabric: the status lease could not be revoked ({}); it expires in {} s",
-                 e.what(), config_.status_ttl_s);
+    spdlog::warn("fabric: the status lease could not be revoked ({}); it expires in {} s", e.what(),
+                 config_.status_ttl_s);
   }
 }
 
@@ -184,12 +184,13 @@ ManagerSummary FabricAgent::summary() const {
   out.manager = "fabric-member";
   out.revision = static_cast<uint64_t>(s.applied_revision());
   std::lock_guard lock(mutex_);
-  std::string store = store_reachable_
-                          ? "etcd reachable"
-                          : fmt::format("etcd unreachable since {:%F %T} UTC ({}); running on "
-                                        "what was applied last",
-                                        std::chrono::floor<std::chrono::seconds>(unreachable_since_),
-                                        store_error_);
+  std::string store =
+      store_reachable_
+          ? "etcd reachable"
+          : fmt::format(
+                "etcd unreachable since {:%F %T} UTC ({}); running on "
+                "what was applied last",
+                std::chrono::floor<std::chrono::seconds>(unreachable_since_), store_error_);
   out.status = fmt::format("{} {}/{}: {}", s.condition(), config_.name, config_.switch_name, store);
   out.last_restore = s.error();
   out.problem = !store_reachable_ || s.condition() != "in-force";
@@ -197,8 +198,8 @@ ManagerSummary FabricAgent::summary() const {
 }
 
 std::string FabricAgent::owner_text(int64_t revision) const {
-  return fmt::format("fabric '{}' (switch {}, etcd revision {})", config_.name,
-                     config_.switch_name, revision);
+  return fmt::format("fabric '{}' (switch {}, etcd revision {})", config_.name, config_.switch_name,
+                     revision);
 }
 
 void FabricAgent::update(const std::function<void(fabric::v1::SwitchStatus&)>& change) {
@@ -219,7 +220,8 @@ fabric::v1::SwitchStatus FabricAgent::snapshot() const {
 
 void FabricAgent::save_applied(const fabric::v1::SwitchStatus& status) {
   try {
-    store_.save(kKind, StoredHeader{kSchema, static_cast<uint64_t>(status.applied_revision()), false},
+    store_.save(kKind,
+                StoredHeader{kSchema, static_cast<uint64_t>(status.applied_revision()), false},
                 status);
   } catch (const Error& e) {
     spdlog::error("fabric: cannot keep the applied revision: {}", e.what());
@@ -258,8 +260,8 @@ void FabricAgent::apply(const std::string& value, int64_t revision) {
   try {
     spec = fabric::parse_switch_document(value);
     if (spec.fabric() != config_.name || spec.name() != config_.switch_name) {
-      why = fmt::format("the desired document at {} names switch '{}' of fabric '{}'",
-                        desired_key_, spec.name(), spec.fabric());
+      why = fmt::format("the desired document at {} names switch '{}' of fabric '{}'", desired_key_,
+                        spec.name(), spec.fabric());
     }
   } catch (const std::invalid_argument& e) {
     why = fmt::format("the desired document at etcd revision {} ({}) is refused: {}", revision,
@@ -378,7 +380,8 @@ void FabricAgent::status_loop() {
           // The leased key says the switch is alive; the copy without a lease says what it
           // reported last once it is not (`asnctl fabric status`: "unreachable, last ...").
           const std::string json = to_json(status);
-          client_->txn({}, {etcd::Put{status_key_, json, lease}, etcd::Put{last_status_key_, json}});
+          client_->txn({},
+                       {etcd::Put{status_key_, json, lease}, etcd::Put{last_status_key_, json}});
         } catch (const etcd::Error&) {
           std::lock_guard lock(mutex_);
           status_dirty_ = true;

@@ -18,8 +18,8 @@
 #pragma once
 
 #include <chrono>
-#include <functional>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -31,8 +31,8 @@
 #include "etcd_client.hpp"
 #include "etcd_watch.hpp"
 #include "managers/fabric_manager.hpp"
-#include "state/store.hpp"
 #include "state/reconciler.hpp"
+#include "state/store.hpp"
 
 namespace asn {
 
@@ -84,7 +84,7 @@ class FabricAgent final : public Reconcilable {
   bool stopping_ = false;            // mutex_
   int64_t lease_ = 0;                // mutex_: the status lease, once the status thread ended
   bool store_reachable_ = false;     // mutex_
-  std::string store_error_ = "not contacted yet";  // mutex_
+  std::string store_error_ = "not contacted yet";            // mutex_
   std::chrono::system_clock::time_point unreachable_since_;  // mutex_
   std::thread watch_thread_;
   std::thread status_thread_;
