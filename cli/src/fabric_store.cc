@@ -101,7 +101,7 @@ void EtcdFlags::add_to(CLI::App* sub) {
   sub->add_option("--prefix", prefix, "The key prefix of asn's keys in etcd (default: /asn)");
 }
 
-FabricContext resolve_context(const EtcdFlags& flags, double timeout_seconds) {
+FabricContext resolve_context(const EtcdFlags& flags) {
   std::string where = flags.etcd;
   if (where.empty()) {
     const char* env = std::getenv("ASN_FABRIC");
@@ -124,8 +124,13 @@ FabricContext resolve_context(const EtcdFlags& flags, double timeout_seconds) {
   if (context.prefix.empty() || context.prefix.front() != '/' || context.prefix.back() == '/') {
     throw UsageError("--prefix: '" + context.prefix + "' is not a key prefix such as /asn");
   }
-  context.etcd.timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_seconds * 1000));
   return context;
+}
+
+std::unique_ptr<asn::etcd::Client> open_etcd(const FabricContext& context, double timeout_seconds) {
+  asn::etcd::Options options = context.etcd;
+  options.timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_seconds * 1000));
+  return std::make_unique<asn::etcd::Client>(options);
 }
 
 StoredFabric read_fabric(asn::etcd::Client& client, const std::string& prefix,

@@ -15,6 +15,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,7 +39,9 @@ struct FabricContext {
 };
 
 // --etcd, else $ASN_FABRIC; throws UsageError when neither is given or a context file is bad.
-FabricContext resolve_context(const EtcdFlags& flags, double timeout_seconds);
+FabricContext resolve_context(const EtcdFlags& flags);
+// A client of the context's etcd whose calls have asnctl's --timeout.
+std::unique_ptr<asn::etcd::Client> open_etcd(const FabricContext& context, double timeout_seconds);
 
 // One switch as etcd holds it.
 struct SwitchEntry {

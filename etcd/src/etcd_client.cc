@@ -209,9 +209,7 @@ auto Client::with_member(std::string_view what, bool idempotent, Call&& call) {
               fmt::format("etcd cannot be reached ({}): {}", what, fmt::join(failures, "; ")));
 }
 
-Range Client::get(std::string_view key) {
-  pb::RangeRequest request;
-  request.set_key(std::string(key));
+Range Client::range(const etcdserverpb::RangeRequest& request) {
   Range out;
   with_member("get", true, [&](Member& m, grpc::ClientContext& context) {
     pb::RangeResponse response;
@@ -226,6 +224,12 @@ Range Client::get(std::string_view key) {
   return out;
 }
 
+Range Client::get(std::string_view key) {
+  pb::RangeRequest request;
+  request.set_key(std::string(key));
+  return range(request);
+}
+
 Range Client::get_prefix(std::string_view prefix, int64_t revision) {
   pb::RangeRequest request;
   request.set_key(std::string(prefix));
@@ -233,18 +237,7 @@ Range Client::get_prefix(std::string_view prefix, int64_t revision) {
   request.set_revision(revision);
   request.set_sort_order(pb::RangeRequest::ASCEND);
   request.set_sort_target(pb::RangeRequest::KEY);
-  Range out;
-  with_member("get", true, [&](Member& m, grpc::ClientContext& context) {
-    pb::RangeResponse response;
-    grpc::Status status = m.kv->Range(&context, request, &response);
-    if (status.ok()) {
-      out.revision = response.header().revision();
-      out.kvs.clear();
-      for (const auto& kv : response.kvs()) out.kvs.push_back(from_pb(kv));
-    }
-    return status;
-  });
-  return out;
+  return range(request);
 }
 
 int64_t Client::put(const Put& put) {

@@ -24,6 +24,10 @@
 #include <variant>
 #include <vector>
 
+namespace etcdserverpb {
+class RangeRequest;
+}
+
 namespace asn::etcd {
 
 struct Options {
@@ -137,6 +141,7 @@ class Client {
   template <typename Call>
   auto with_member(std::string_view what, bool idempotent, Call&& call);
   std::string authenticate(Member& member);
+  Range range(const etcdserverpb::RangeRequest& request);
 
   Options options_;
   std::vector<std::unique_ptr<Member>> members_;

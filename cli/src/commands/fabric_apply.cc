@@ -52,15 +52,13 @@ class FabricFileCommand : public Command {
     sub->add_option("FILE", file_, "The fabric file (docs/fabric-file.md)")->required();
     flags_.add_to(sub);
   }
-  void check() override { context_ = resolve_context(flags_, 10); }
+  void check() override { context_ = resolve_context(flags_); }
 
   int run(Session& s) override {
-    FabricContext context = context_;
-    context.etcd.timeout =
-        std::chrono::milliseconds(static_cast<int64_t>(s.connection.timeout_seconds() * 1000));
     try {
-      asn::etcd::Client client(context.etcd);
-      return run(s, client, plan_apply(client, context.prefix, file_));
+      const auto etcd = open_etcd(context_, s.connection.timeout_seconds());
+      asn::etcd::Client& client = *etcd;
+      return run(s, client, plan_apply(client, context_.prefix, file_));
     } catch (const asn::etcd::Error& e) {
       return report_etcd_error(e);
     } catch (const asn::schedule::PlanError& e) {

@@ -112,16 +112,14 @@ class FabricStatus final : public Command {
     sub->add_option("--wait-timeout", wait_seconds_, "How long --wait waits (default 60 s)");
   }
 
-  void check() override { context_ = resolve_context(flags_, 10); }
+  void check() override { context_ = resolve_context(flags_); }
 
   int run(Session& s) override {
-    FabricContext context = context_;
-    context.etcd.timeout =
-        std::chrono::milliseconds(static_cast<int64_t>(s.connection.timeout_seconds() * 1000));
     try {
-      asn::etcd::Client client(context.etcd);
-      const std::string name = name_.empty() ? only_fabric(client, context.prefix) : name_;
-      FabricStatusView view = read_view(client, context.prefix, name);
+      const auto etcd = open_etcd(context_, s.connection.timeout_seconds());
+      asn::etcd::Client& client = *etcd;
+      const std::string name = name_.empty() ? only_fabric(client, context_.prefix) : name_;
+      FabricStatusView view = read_view(client, context_.prefix, name);
       if (wait_revision_ > 0) {
         Progress progress("waiting for fabric " + name + " to be in force");
         const auto deadline = std::chrono::steady_clock::now() +
@@ -129,7 +127,7 @@ class FabricStatus final : public Command {
         while (!(view.revision() >= wait_revision_ && view.all_in_force()) &&
                std::chrono::steady_clock::now() < deadline) {
           std::this_thread::sleep_for(std::chrono::milliseconds(200));
-          view = read_view(client, context.prefix, name);
+          view = read_view(client, context_.prefix, name);
         }
       }
       if (s.format == OutputFormat::kJson) {
