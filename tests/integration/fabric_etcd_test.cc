@@ -287,6 +287,26 @@ TEST_F(FabricEtcdTest, LocalChangesOfWhatTheFabricDecidesAreRefusedNamingIt) {
       switches_[1]->asnctl({"fabric", "set", "-N", "64", "-k", "4", "-r", "1"});
   EXPECT_EQ(same.exit_code, 0) << same.all();
   EXPECT_EQ(fabric_revision_of(1), 1u);
+
+  // Taken out of the fabric (its part deleted), the switch is the operator's again. The apply
+  // goes through a context file named by ASN_FABRIC, as an operator's profile would have it.
+  write_file(dir_.file("context.yaml"),
+             fmt::format("endpoints: '{}'\nprefix: /asn\n", etcd_.endpoints()));
+  write_file(dir_.file("one.yaml"), fabric_file().substr(0, fabric_file().rfind("  - {name: s01")));
+  const CommandResult shrink =
+      run_command({"/usr/bin/env", "ASN_FABRIC=" + dir_.file("context.yaml"), ASNCTL_PATH, "fabric",
+                   "apply", dir_.file("one.yaml")});
+  ASSERT_EQ(shrink.exit_code, 0) << shrink.all();
+  EXPECT_NE(shrink.out.find("- /asn/fabrics/lab/switches/s01/desired"), std::string::npos)
+      << shrink.out;
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return switches_[1]
+                   ->asnctl({"fabric", "set", "-N", "64", "-k", "4", "-r", "7"})
+                   .exit_code == 0;
+      },
+      30s))
+      << switches_[1]->asnctl({"status"}).out;
 }
 
 TEST_F(FabricEtcdTest, BadFabricFilesAndStrangeStoresWriteNothing) {

@@ -248,6 +248,7 @@ void FabricAgent::apply(const std::string& value, int64_t revision) {
         "'asnctl fabric apply', or correct fabric.switch in asnd.yaml",
         config_.name, config_.etcd.prefix, config_.switch_name);
     spdlog::error("fabric: {}", why);
+    fabric_.set_owner(std::nullopt);  // no part of the fabric: the switch is the operator's again
     update([&](fabric::v1::SwitchStatus& s) {
       s.set_desired_revision(revision);
       s.set_condition("not-in-fabric");
