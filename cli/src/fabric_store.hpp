@@ -57,8 +57,10 @@ struct StoredFabric {
   int64_t revision = 0;         // the store's revision the read saw
   int64_t fabric_revision = 0;  // the fabric document's mod_revision (0: never applied)
   std::optional<asn::fabric::v1::FabricSpec> spec;
-  std::map<std::string, SwitchEntry> switches;   // by name
-  std::map<std::string, std::string> documents;  // the desired keys and the fabric key
+  std::optional<asn::fabric::v1::LockMap> locks;  // the lock map, with its epochs
+  int64_t locks_revision = 0;                     // its mod_revision (0: none)
+  std::map<std::string, SwitchEntry> switches;    // by name
+  std::map<std::string, std::string> documents;   // the desired keys, the fabric and lock map
 };
 
 // Reads everything of fabric `name` in one read (one revision).

@@ -288,7 +288,7 @@ TEST(FabricSpecErrors, EveryFindingIsListedInFileOrder) {
 TEST(FabricSpecErrors, KeysOfLaterWorkAreRefused) {
   Problem p = problem_of(fabric_with(item("a", 0)) + "plans: [halo]\n");
   EXPECT_EQ(p.field, "plans");
-  EXPECT_THAT(p.message, HasSubstr("TDM plans, stripe groups and the lock map are not part"));
+  EXPECT_THAT(p.message, HasSubstr("TDM plans and stripe groups are not part"));
   p = problem_of(fabric_with(item("a", 0, ", stripe_groups: [g0]")));
   EXPECT_EQ(p.field, "switches[0].stripe_groups");
   EXPECT_THAT(p.message, HasSubstr("unknown key"));

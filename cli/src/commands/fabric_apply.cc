@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "asn/fabric_spec/fabric_spec.hpp"
+#include "asn/fabric_spec/lock_map.hpp"
 #include "asn/schedule/error.hpp"
 #include "command.hpp"
 #include "errors.hpp"
@@ -28,6 +29,13 @@ Plan plan_apply(asn::etcd::Client& client, const std::string& prefix, const std:
   Plan plan;
   plan.spec = asn::fabric::load_fabric_spec(file);
   plan.stored = read_fabric(client, prefix, plan.spec.name());
+  // Epochs continue etcd's: a fabric that had a lock map keeps one (an empty map grants
+  // nothing anywhere), so that no epoch is ever numbered twice.
+  if (plan.spec.has_locks() || plan.stored.locks) {
+    plan.spec.mutable_locks()->set_fabric(plan.spec.name());
+    asn::fabric::number_lock_map(*plan.spec.mutable_locks(),
+                                 plan.stored.locks ? &*plan.stored.locks : nullptr);
+  }
   plan.wanted = asn::fabric::etcd_documents(plan.spec, prefix);
   plan.diff = asn::fabric::diff(plan.stored.documents, plan.wanted);
   return plan;
@@ -124,9 +132,12 @@ class FabricApplyCommand final : public FabricFileCommand {
       ops.push_back(asn::etcd::Put{change.key, plan.wanted.at(change.key)});
     }
     for (const auto& key : plan.diff.removed) ops.push_back(asn::etcd::Delete{key});
-    // The fabric document changes with any switch, so guarding it guards them all.
+    // The fabric document changes with any switch, so guarding it guards them all; the lock
+    // map is apart (its epochs were numbered from what this apply read).
     const std::string guard = asn::fabric::fabric_key(context_.prefix, plan.spec.name());
-    const asn::etcd::TxnResult txn = client.txn({{guard, plan.stored.fabric_revision}}, ops);
+    const std::string locks = asn::fabric::lock_map_key(context_.prefix, plan.spec.name());
+    const asn::etcd::TxnResult txn = client.txn(
+        {{guard, plan.stored.fabric_revision}, {locks, plan.stored.locks_revision}}, ops);
     if (!txn.succeeded) {
       std::fprintf(stderr,
                    "asnctl: fabric %s changed in etcd after this apply read it at revision %lld "

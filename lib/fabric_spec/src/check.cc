@@ -161,6 +161,9 @@ std::vector<Finding> check_spec(const FabricSpec& spec) {
     }
     check_profile(sw, shape, findings);
   }
+  std::set<std::string, std::less<>> names;
+  for (const SwitchSpec& sw : spec.switches()) names.insert(sw.name());
+  check_lock_map(spec.locks(), &names, findings);
   return findings;
 }
 

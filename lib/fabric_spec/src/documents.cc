@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "asn/fabric_spec/fabric_spec.hpp"
+#include "asn/fabric_spec/lock_map.hpp"
 #include "asn/text/text.hpp"
 #include "check.hpp"
 
@@ -106,7 +107,11 @@ std::string last_status_key(std::string_view prefix, std::string_view fabric,
 
 std::map<std::string, std::string> etcd_documents(const FabricSpec& spec, std::string_view prefix) {
   std::map<std::string, std::string> documents;
-  documents.emplace(fabric_key(prefix, spec.name()), to_json(spec));
+  // The lock map is a key of its own: the switches watch it, and its epochs are etcd's.
+  FabricSpec fabric = spec;
+  fabric.clear_locks();
+  documents.emplace(fabric_key(prefix, spec.name()), to_json(fabric));
+  if (spec.has_locks()) documents.emplace(lock_map_key(prefix, spec.name()), to_json(spec.locks()));
   for (const SwitchSpec& sw : spec.switches()) {
     documents.emplace(switch_key(prefix, spec.name(), sw.name()), to_json(sw));
   }
@@ -145,6 +150,22 @@ FabricSpec parse_fabric_document(std::string_view json) {
   }
   check_document(spec, "the fabric document");
   return spec;
+}
+
+LockMap parse_lock_map_document(std::string_view json) {
+  LockMap map = parse_json<LockMap>(json, "the lock map document");
+  std::vector<detail::Finding> findings;
+  detail::check_lock_map(map, nullptr, findings);
+  for (int i = 1; findings.empty() && i < map.assignments_size(); ++i) {
+    if (map.assignments(i).first_slot() <= map.assignments(i - 1).first_slot()) {
+      findings.push_back({"", "assignments", "not in ascending slot order"});
+    }
+  }
+  if (!findings.empty()) {
+    throw std::invalid_argument(cat("the lock map document fails its checks: ",
+                                    findings.front().key, ": ", findings.front().message));
+  }
+  return map;
 }
 
 }  // namespace asn::fabric

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "asn/fabric_spec/fabric_spec.hpp"
+#include "asn/fabric_spec/lock_map.hpp"
 #include "asn/schedule/detail/fabric_reader.hpp"
 #include "asn/schedule/detail/yaml_tree.hpp"
 #include "asn/schedule/plan_file.hpp"
@@ -33,8 +34,10 @@ constexpr std::string_view kTopologyExample = "'{terminals: 64, k: 4, channels: 
 constexpr std::string_view kRoutingExample =
     "'{mode: aldfb, enable: true, threshold: 12, thresholds: {4: 8}}'";
 constexpr std::string_view kThresholdsExample = "'{4: 8, 5: 8}' (port: T_h in packets)";
-const std::vector<std::string> kTopLevelKeys = {"fabric", "topology", "routing", "arm_margin",
-                                                "switches"};
+const std::vector<std::string> kTopLevelKeys = {"fabric",     "topology", "routing",
+                                                "arm_margin", "switches", "locks"};
+constexpr std::string_view kLocksExample =
+    "'{owners: [{switch: r0, slots: 0-2047}, {switch: r1, slots: 2048-4095}]}'";
 
 struct ModeName {
   std::string_view name;
@@ -58,6 +61,7 @@ class SpecReader {
   void read_thresholds(const YamlNode& node, const std::string& field,
                        const std::string& switch_name, Routing& routing);
   void read_switch_routing(const YamlNode& node, const std::string& field, SwitchSpec& sw);
+  void read_locks(const YamlNode& node, FabricSpec& spec);
   SwitchSpec read_switch(const YamlNode& node, const std::string& field,
                          const schedule::FabricFile::Switch& shared, const FabricSpec& spec);
   void remember(const std::string& switch_name, const std::string& key, const YamlNode& node);
@@ -84,15 +88,15 @@ void SpecReader::check_top_level_keys(const YamlNode& root) const {
     reader_.fail(key, key.scalar,
                  cat("unknown key", near ? cat(" (did you mean '", *near, "'?)") : "",
                      ": a fabric file has ", text::join(kTopLevelKeys),
-                     " (TDM plans, stripe groups and the lock map are not part of it yet)"));
+                     " (TDM plans and stripe groups are not part of it yet)"));
   }
 }
 
 FabricSpec SpecReader::read(const YamlNode& root) {
   check_top_level_keys(root);
   const schedule::FabricFile shared = schedule::detail::read_fabric_file(root, reader_.file());
-  MapView top =
-      reader_.map(root, "", {"fabric", "topology", "routing", "arm_margin", "switches"}, "");
+  MapView top = reader_.map(
+      root, "", {"fabric", "topology", "routing", "arm_margin", "switches", "locks"}, "");
   FabricSpec spec;
   spec.set_name(shared.name);
   remember("", "fabric", *top.get("fabric"));
@@ -113,10 +117,70 @@ FabricSpec SpecReader::read(const YamlNode& root) {
   }
   std::sort(spec.mutable_switches()->begin(), spec.mutable_switches()->end(),
             [](const SwitchSpec& a, const SwitchSpec& b) { return a.name() < b.name(); });
+  if (const YamlNode* locks = top.get("locks")) read_locks(*locks, spec);
 
   const std::vector<detail::Finding> findings = detail::check_spec(spec);
   if (!findings.empty()) fail_findings(findings);
+  // Checked in the file's order (findings name locks.owners[i]); kept in slot order.
+  if (spec.has_locks()) {
+    auto& owners = *spec.mutable_locks()->mutable_assignments();
+    std::sort(owners.begin(), owners.end(), [](const LockAssignment& a, const LockAssignment& b) {
+      return a.first_slot() < b.first_slot();
+    });
+  }
   return spec;
+}
+
+// locks: {owners: [{switch: NAME, slots: FIRST-LAST | SLOT}, ...]}; the epochs are apply's.
+void SpecReader::read_locks(const YamlNode& node, FabricSpec& spec) {
+  MapView map = reader_.map(node, "locks", {"owners"}, kLocksExample);
+  LockMap& locks = *spec.mutable_locks();
+  locks.set_fabric(spec.name());
+  const YamlNode* owners = map.get("owners");
+  if (owners == nullptr) return;
+  const auto& items = reader_.sequence(*owners, "locks.owners", kLocksExample);
+  for (size_t i = 0; i < items.size(); ++i) {
+    const std::string field = index_field("locks.owners", i);
+    MapView entry =
+        reader_.map(items[i], field, {"switch", "slots"}, "'{switch: r0, slots: 0-2047}'");
+    for (std::string_view key : {"switch", "slots"}) {
+      if (entry.get(key) == nullptr) {
+        reader_.fail(items[i], field,
+                     cat("needs '", key, ":', e.g. {switch: r0, slots: 0-2047} (slots 0 to ",
+                         kLockSlots - 1, ")"));
+      }
+    }
+    LockAssignment& a = *locks.add_assignments();
+    a.set_owner(reader_.scalar(*entry.get("switch"), entry.field_of("switch"), "a switch name"));
+    remember("", cat(field, ".switch"), *entry.get("switch"));
+    const YamlNode& slots = *entry.get("slots");
+    const std::string& text = reader_.scalar(slots, entry.field_of("slots"), "FIRST-LAST");
+    const size_t dash = text.find('-');
+    uint64_t first = 0;
+    uint64_t last = 0;
+    const auto number = [](std::string_view digits, uint64_t& out) {
+      if (digits.empty() || digits.size() > 9) return false;
+      out = 0;
+      for (const char c : digits) {
+        if (c < '0' || c > '9') return false;
+        out = out * 10 + static_cast<uint64_t>(c - '0');
+      }
+      return true;
+    };
+    const std::string_view view(text);
+    const bool ok = dash == std::string::npos ? number(view, first) && (last = first, true)
+                                              : number(view.substr(0, dash), first) &&
+                                                    number(view.substr(dash + 1), last);
+    if (!ok) {
+      reader_.fail(slots, entry.field_of("slots"),
+                   cat(text::quoted(text, 40), " is no slot range: give FIRST-LAST (0 to ",
+                       kLockSlots - 1, ", e.g. 0-2047) or one slot"));
+    }
+    a.set_first_slot(static_cast<uint32_t>(std::min<uint64_t>(first, UINT32_MAX)));
+    a.set_last_slot(static_cast<uint32_t>(std::min<uint64_t>(last, UINT32_MAX)));
+    remember("", cat(field, ".slots"), slots);
+    if (const SwitchSpec* sw = find_switch(spec, a.owner())) a.set_endpoint(sw->endpoint());
+  }
 }
 
 void SpecReader::read_topology(const YamlNode& node, FabricSpec& spec) {

@@ -116,8 +116,9 @@ FabricFile FabricReader::read(const YamlNode& root) {
   }
   // topology and routing belong to the fabric spec (lib/fabric_spec), which checks them; a
   // load-schedule does not need them, so one file serves both.
-  MapView top = reader_.map(root, "", {"fabric", "topology", "routing", "arm_margin", "switches"},
-                            kFabricExample);
+  MapView top =
+      reader_.map(root, "", {"fabric", "topology", "routing", "arm_margin", "switches", "locks"},
+                  kFabricExample);
   FabricFile fabric;
   fabric.file = reader_.file();
   const YamlNode* name = top.get("fabric");

@@ -9,6 +9,8 @@
 //     - {name: r0, router: 0, profile: emulated-64port, endpoint: unix:/run/asn/r0.sock}
 //     - {name: r1, router: 1, profile: emulated-64port, endpoint: 10.0.0.2:7411, timeout: 2s,
 //        routing: {thresholds: {4: 6}}}            # this switch's own T_h over the fabric's
+//   locks:                                          # the lock map (asn/fabric_spec/lock_map.hpp)
+//     owners: [{switch: r0, slots: 0-2047}, {switch: r1, slots: 2048-4095}]
 //
 // The words are asnctl's: `fabric set --terminals --k --router --channels`, `routing set
 // --mode static|minimal|ugal|aldfb --enable|--disable --threshold [--port]`. routing.mode
@@ -18,8 +20,8 @@
 // fabric's per-port ones), the mode being the fabric's. Format: docs/fabric-file.md.
 //
 // The file is a superset of load-schedule's fabric file (asn/schedule/fabric_file.hpp), whose
-// reader reads the shared part here: one file serves both. Keys for TDM plans, stripe groups
-// or the lock map are refused: not supported yet.
+// reader reads the shared part here: one file serves both. Keys for TDM plans or stripe groups
+// are refused: not supported yet.
 //
 // Errors are asn::schedule::PlanErrors: file, line, column, the field ("switches[3].router"),
 // the switch, and what would be accepted; every finding of the checks as a whole is listed.
@@ -65,6 +67,8 @@ const SwitchSpec* find_switch(const FabricSpec& spec, std::string_view name);
 // The key/value pairs the fabric is stored as under `prefix` (e.g. "/asn"):
 //   <prefix>/fabrics/<name>/fabric                    the FabricSpec
 //   <prefix>/fabrics/<name>/switches/<switch>/desired that switch's SwitchSpec
+//   <prefix>/fabrics/<name>/locks                     the lock map, when the spec has one
+//                                                     (number its epochs first: lock_map.hpp)
 // each as canonical JSON: proto field names, every field printed, map keys ascending, one
 // line. The same spec always gives byte-identical documents.
 std::map<std::string, std::string> etcd_documents(const FabricSpec& spec, std::string_view prefix);
