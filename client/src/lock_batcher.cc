@@ -247,7 +247,7 @@ BatchOutcome LockBatcher::run(pb::LockOp op, std::chrono::steady_clock::time_poi
     return {grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
                          "a blocking lock call inside the callback of an asynchronous one would "
                          "wait for that callback to end; use the *_async calls there"),
-            "blocking-in-callback",
+            {"blocking-in-callback", ""},
             {}};
   }
   struct Waiter {
@@ -348,7 +348,7 @@ void LockBatcher::replied(pb::LockBatchReply& reply) {
       if (result.code() != 0) {
         outcome.status =
             grpc::Status(static_cast<grpc::StatusCode>(result.code()), result.message());
-        outcome.reason = result.reason();
+        outcome.refusal = {result.reason(), result.owner()};
       }
       outcome.result = std::move(result);
       Done done;

@@ -33,9 +33,16 @@ bool on_grpc_thread();
 void destroy_elsewhere(std::shared_ptr<void> object);
 
 // One op's outcome: the status (OK, asnd's error, or the stream's) and, when OK, the result.
+// Why asnd refused a call, beyond its status code: "asn-lock-reason" (a Batch op's
+// LockOpResult.reason) and, for "moved", "asn-lock-owner" (LockOpResult.owner).
+struct Refusal {
+  std::string reason;
+  std::string owner;
+};
+
 struct BatchOutcome {
   grpc::Status status;
-  std::string reason;  // LockOpResult.reason
+  Refusal refusal;
   asn::v1::LockOpResult result;
 };
 
@@ -63,8 +70,8 @@ class LockBatcher : public std::enable_shared_from_this<LockBatcher> {
 
   // Sends `op` (its id is set here); `done` runs once with the outcome, on a gRPC thread
   // (on the calling thread, before submit() returns 0, when the op is refused at once: the
-  // LockClient is going, or the op is over kMaxOpBytes). Returns the op's id. An op not answered by `wait_until`
-  // gets DEADLINE_EXCEEDED then, on the library's own thread, and its late answer is
+  // LockClient is going, or the op is over kMaxOpBytes). Returns the op's id. An op not answered by
+  // `wait_until` gets DEADLINE_EXCEEDED then, on the library's own thread, and its late answer is
   // dropped: an asnd that hangs does not leave a caller waiting for ever.
   std::uint64_t submit(asn::v1::LockOp op, Done done,
                        Clock::time_point wait_until = Clock::time_point::max());

@@ -95,6 +95,9 @@ Error::Error(std::string_view call, StatusCode code, std::string message)
       code_(code),
       message_(std::move(message)) {}
 
+Moved::Moved(std::string_view call, StatusCode code, std::string message, std::string owner)
+    : Error(call, code, std::move(message)), owner_(std::move(owner)) {}
+
 // ---------------------------------------------------------------------------------------------
 
 LockClient::LockClient(std::string endpoint, ClientOptions options)
@@ -157,14 +160,18 @@ void Session::Impl::check_usable(std::string_view call) const {
   }
 }
 
-std::string Session::Impl::reason_of(const grpc::ClientContext& context) {
+Refusal Session::Impl::refusal_of(const grpc::ClientContext& context) {
   const auto& trailers = context.GetServerTrailingMetadata();
-  auto it = trailers.find("asn-lock-reason");
-  return it == trailers.end() ? std::string() : std::string(it->second.data(), it->second.size());
+  const auto value = [&](const char* key) {
+    auto it = trailers.find(key);
+    return it == trailers.end() ? std::string() : std::string(it->second.data(), it->second.size());
+  };
+  return {value("asn-lock-reason"), value("asn-lock-owner")};
 }
 
 void Session::Impl::fail(std::string_view call, const grpc::Status& status, bool try_lock,
-                         const std::string& reason, bool may_probe) {
+                         const Refusal& refusal, bool may_probe) {
+  const std::string& reason = refusal.reason;
   StatusCode code = code_of(status);
   if (closed) {
     throw Error(call, code, status.error_message() + " (the session was closed)");
@@ -176,6 +183,9 @@ void Session::Impl::fail(std::string_view call, const grpc::Status& status, bool
                           " is lost, its locks are gone: " + status.error_message());
   }
   if (reason == "conflict") throw Conflict(call, code, status.error_message());
+  if (reason == "moved" && !refusal.owner.empty()) {
+    throw Moved(call, code, status.error_message(), refusal.owner);
+  }
   if (reason == "locks-lost" || reason == "confirm-held") {
     ask_recovery();
     throw MustRecover(call, code, status.error_message());
@@ -250,7 +260,7 @@ Grant Session::Impl::lock_once(std::string_view call, std::string_view file, con
   grpc::Status status = try_lock ? stub().TryLock(&context, request, &response)
                                  : stub().Lock(&context, request, &response);
   cancel.reset();
-  if (!status.ok()) fail(call, status, try_lock, reason_of(context));
+  if (!status.ok()) fail(call, status, try_lock, refusal_of(context));
   return grant_of(response);
 }
 
@@ -320,7 +330,7 @@ Grant Session::Impl::lock_batched(std::string_view call, pb::LockRequest request
   Clock::time_point wait_until;
   pb::LockOp op = lock_op(std::move(request), deadline, try_lock, wait_until);
   BatchOutcome outcome = client->batcher().run(std::move(op), wait_until);
-  if (!outcome.status.ok()) fail(call, outcome.status, try_lock, outcome.reason);
+  if (!outcome.status.ok()) fail(call, outcome.status, try_lock, outcome.refusal);
   return grant_of(outcome.result.lock());
 }
 
@@ -328,14 +338,14 @@ UnlockResult Session::Impl::unlock_batched(std::string_view call, pb::UnlockRequ
                                            bool downgrade) {
   BatchOutcome outcome = client->batcher().run(unlock_op(std::move(request), downgrade),
                                                Clock::now() + options().call_timeout);
-  if (!outcome.status.ok()) fail(call, outcome.status, false, outcome.reason);
+  if (!outcome.status.ok()) fail(call, outcome.status, false, outcome.refusal);
   return unlock_result_of(outcome.result.unlock());
 }
 
 std::exception_ptr Session::Impl::error_of(std::string_view call, const BatchOutcome& outcome,
                                            bool try_lock) {
   try {
-    fail(call, outcome.status, try_lock, outcome.reason, /*may_probe=*/false);
+    fail(call, outcome.status, try_lock, outcome.refusal, /*may_probe=*/false);
   } catch (...) {
     return std::current_exception();
   }
@@ -415,7 +425,7 @@ UnlockResult Session::Impl::unlock_once(std::string_view call, std::string_view 
   pb::UnlockResponse response;
   grpc::Status status = downgrade ? stub().Downgrade(&context, request, &response)
                                   : stub().Unlock(&context, request, &response);
-  if (!status.ok()) fail(call, status, false, reason_of(context));
+  if (!status.ok()) fail(call, status, false, refusal_of(context));
   noted_unlock(file, ranges, downgrade);
   return {response.released(), response.granted()};
 }

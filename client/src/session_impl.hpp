@@ -181,15 +181,15 @@ struct Session::Impl : std::enable_shared_from_this<Session::Impl> {
 
   void check_usable(std::string_view call) const;
 
-  // What asnd says went wrong, beyond the code (its trailing metadata "asn-lock-reason":
-  // "session-gone", "conflict", "not-held"); empty from a server that does not say.
-  static std::string reason_of(const grpc::ClientContext& context);
+  // What asnd says went wrong, beyond the code (its trailing metadata "asn-lock-reason" and,
+  // for "moved", "asn-lock-owner"); empty from a server that does not say.
+  static Refusal refusal_of(const grpc::ClientContext& context);
 
-  // `reason`: asnd's asn-lock-reason (reason_of(), or a Batch op's LockOpResult.reason).
+  // `refusal`: asnd's reason (refusal_of(), or a Batch op's LockOpResult.reason and owner).
   // `may_probe`: an asnd that gives no reason may be asked (a blocking call: not from a
   // callback of the Batch stream, whose asnd gives reasons anyway).
   [[noreturn]] void fail(std::string_view call, const grpc::Status& status, bool try_lock,
-                         const std::string& reason, bool may_probe = true);
+                         const Refusal& refusal, bool may_probe = true);
 
   // A blocking Lock that meets the loss grace after a board reset (UNAVAILABLE, reason
   // "grace") waits it out, within its deadline, as it would wait for a holder.

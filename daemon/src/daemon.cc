@@ -99,8 +99,14 @@ class Daemon {
     reconciler_.add(stripe_);
     reconciler_.add(locks_);
     if (config.fabric.enabled()) {
-      fabric_agent_ =
-          std::make_unique<FabricAgent>(config.fabric, config.listen.tcp, fabric_, device_, store_);
+      // A slot this switch takes over waits out every grant its earlier owner could have
+      // made: that one's last confirmed read of the map plus a status lease, plus the longest
+      // session lease (lock_manager_fabric.cc), and a second for clocks and scheduling.
+      const auto takeover_grace = std::chrono::seconds(config.fabric.status_ttl_s) +
+                                  std::chrono::seconds(config.locks.max_ttl_s) +
+                                  std::chrono::seconds(1);
+      fabric_agent_ = std::make_unique<FabricAgent>(config.fabric, config.listen.tcp, fabric_,
+                                                    device_, store_, locks_, takeover_grace);
       reconciler_.add(*fabric_agent_);  // after fabric_: it reports what that one restored
     }
     const auto layout = device_.layout();

@@ -47,10 +47,18 @@ class Error : public std::runtime_error {
     reason_ = std::move(reason);
     return *this;
   }
+  // Where the call belongs instead (a lock map's redirect: the owning switch's API address);
+  // the Locks service sends it as "asn-lock-owner". Empty for most errors.
+  const std::string& redirect() const { return redirect_; }
+  Error& with_redirect(std::string endpoint) {
+    redirect_ = std::move(endpoint);
+    return *this;
+  }
 
  private:
   ErrorCode code_;
   std::string reason_;
+  std::string redirect_;
 };
 
 }  // namespace asn

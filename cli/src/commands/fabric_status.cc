@@ -25,7 +25,16 @@ std::string local_time(int64_t unix_ms) {
   return text;
 }
 
-SwitchStatusView view_of(const SwitchEntry& e) {
+// The slots `map` gives switch `name`.
+uint32_t slots_of(const asn::fabric::v1::LockMap& map, const std::string& name) {
+  uint32_t slots = 0;
+  for (const auto& a : map.assignments()) {
+    if (a.owner() == name) slots += a.last_slot() - a.first_slot() + 1;
+  }
+  return slots;
+}
+
+SwitchStatusView view_of(const SwitchEntry& e, const StoredFabric& fabric) {
   SwitchStatusView v;
   v.set_name(e.name);
   v.set_desired_revision(e.desired_revision);
@@ -39,7 +48,9 @@ SwitchStatusView view_of(const SwitchEntry& e) {
     v.set_health(report->health());
     v.set_board_generation(report->board_generation());
     v.set_last_report_unix_ms(report->updated_unix_ms());
+    v.set_lock_map_revision(report->lock_map_revision());
   }
+  if (fabric.locks) v.set_lock_slots(slots_of(*fabric.locks, e.name));
   v.set_reachable(e.status.has_value());
   if (!e.status) {
     v.set_condition("unreachable");
@@ -52,8 +63,9 @@ SwitchStatusView view_of(const SwitchEntry& e) {
     v.set_condition("not-in-fabric");
     v.set_error("the fabric has no such switch, and its asnd still reports");
   } else if (e.status->condition() == "in-force" &&
-             e.status->applied_revision() < e.desired_revision) {
-    v.set_condition("applying");  // it has not seen the new part yet
+             (e.status->applied_revision() < e.desired_revision ||
+              e.status->lock_map_revision() < fabric.locks_revision)) {
+    v.set_condition("applying");  // it has not seen the new part (or lock map) yet
   } else {
     v.set_condition(e.status->condition());
     v.set_error(e.status->error());
@@ -68,7 +80,7 @@ FabricStatusView status_of(const StoredFabric& fabric) {
   bool all = !fabric.switches.empty();
   for (const auto& [name, entry] : fabric.switches) {
     if (!entry.spec && !entry.status) continue;  // a last-status of a switch long gone
-    SwitchStatusView v = view_of(entry);
+    SwitchStatusView v = view_of(entry, fabric);
     all = all && v.condition() == "in-force";
     *view.add_switches() = std::move(v);
   }
@@ -84,13 +96,15 @@ std::string condition_text(const SwitchStatusView& v) {
 }
 
 void print_table(const FabricStatusView& view) {
-  Table table({"SWITCH", "ROUTER", "DESIRED", "APPLIED", "HEALTH", "GEN", "CONDITION"});
+  Table table(
+      {"SWITCH", "ROUTER", "DESIRED", "APPLIED", "LOCK SLOTS", "HEALTH", "GEN", "CONDITION"});
   unsigned in_force = 0;
   for (const SwitchStatusView& v : view.switches()) {
     in_force += v.condition() == "in-force";
     table.add_row({v.name(), v.desired_revision() ? std::to_string(v.router()) : "-",
                    v.desired_revision() ? std::to_string(v.desired_revision()) : "-",
                    v.applied_revision() ? std::to_string(v.applied_revision()) : "-",
+                   v.lock_map_revision() ? std::to_string(v.lock_slots()) : "-",
                    v.health().empty() ? "-" : v.health(),
                    v.board_generation() ? std::to_string(v.board_generation()) : "-",
                    condition_text(v)});

@@ -86,7 +86,8 @@ int64_t now_unix_ms() {
 }  // namespace
 
 FabricAgent::FabricAgent(const FabricConfig& config, std::string endpoint, FabricManager& fabric,
-                         Device& device, const StateStore& store)
+                         Device& device, const StateStore& store, LockManager& locks,
+                         std::chrono::milliseconds takeover_grace)
     : config_(config),
       fabric_(fabric),
       device_(device),
@@ -96,7 +97,30 @@ FabricAgent::FabricAgent(const FabricConfig& config, std::string endpoint, Fabri
           fabric::last_status_key(config.etcd.prefix, config.name, config.switch_name)),
       client_(std::make_unique<etcd::Client>(etcd_options(config.etcd))),
       store_(store) {
-  watcher_ = std::make_unique<etcd::Watcher>(*client_, desired_key_);
+  const auto reach = [this](bool reachable, const std::string& error) {
+    set_store_reachable(reachable, error);
+  };
+  desired_ = std::make_unique<KeyFollower>(
+      *client_, desired_key_,
+      [this](const std::string& value, int64_t revision) {
+        // A first read of what the board already holds changes nothing.
+        if (value.empty() || revision != snapshot().applied_revision()) apply(value, revision);
+      },
+      reach);
+  locks.await_lock_map(config_.name, config_.switch_name);
+  lock_map_ = std::make_unique<LockMapAgent>(
+      config_, *client_, locks, takeover_grace,
+      [this](int64_t revision, uint32_t slots, const std::string& error) {
+        update([&](fabric::v1::SwitchStatus& s) {
+          s.set_lock_map_revision(revision);
+          s.set_lock_slots(slots);
+          if (!error.empty()) s.set_error(error);
+        });
+      });
+  lock_map_follower_ = std::make_unique<KeyFollower>(
+      *client_, lock_map_->key(),
+      [this](const std::string& value, int64_t revision) { lock_map_->on_value(value, revision); },
+      reach);
   status_.set_fabric(config.name);
   status_.set_switch_name(config.switch_name);
   status_.set_condition("starting");
@@ -110,7 +134,8 @@ FabricAgent::~FabricAgent() { stop(); }
 void FabricAgent::start() {
   spdlog::info("fabric: switch {} of fabric {}, desired state from etcd at {} ({})",
                config_.switch_name, config_.name, client_->endpoints_text(), desired_key_);
-  watch_thread_ = std::thread([this] { watch_loop(); });
+  watch_thread_ = follow(*desired_);
+  lock_map_thread_ = follow(*lock_map_follower_);
   status_thread_ = std::thread([this] { status_loop(); });
 }
 
@@ -121,9 +146,11 @@ void FabricAgent::stop() {
     stopping_ = true;
   }
   wake_.notify_all();
-  watcher_->cancel();
+  desired_->cancel();
+  lock_map_follower_->cancel();
   client_->cancel_all();  // a silent member must not hold the shutdown for its timeouts
   if (watch_thread_.joinable()) watch_thread_.join();
+  if (lock_map_thread_.joinable()) lock_map_thread_.join();
   if (status_thread_.joinable()) status_thread_.join();
   revoke_status();
 }
@@ -301,43 +328,10 @@ void FabricAgent::apply(const std::string& value, int64_t revision) {
   }
 }
 
-void FabricAgent::watch_loop() {
-  int64_t next = 0;  // the revision the watch starts from
-  bool read_all = true;
-  while (!wait_stop(std::chrono::milliseconds::zero())) {
-    if (read_all) {
-      try {
-        const etcd::Range range = client_->get(desired_key_);
-        const int64_t revision = range.kvs.empty() ? range.revision : range.kvs[0].mod_revision;
-        if (range.kvs.empty() || revision != snapshot().applied_revision()) {
-          apply(range.kvs.empty() ? std::string() : range.kvs[0].value, revision);
-        }
-        set_store_reachable(true, "");
-        next = range.revision + 1;
-        read_all = false;
-      } catch (const etcd::Error& e) {
-        set_store_reachable(false, e.what());
-        if (wait_stop(kRetry)) break;
-        continue;
-      }
-    }
-    const etcd::WatchEnd end = watcher_->run(next, [&](const auto& events, int64_t) {
-      for (const etcd::WatchEvent& e : events) {
-        if (e.kv.key != desired_key_) continue;
-        apply(e.deleted ? std::string() : e.kv.value, e.kv.mod_revision);
-        next = e.kv.mod_revision + 1;
-      }
-    });
-    if (end.cancelled) break;
-    if (end.compacted_to > 0) {
-      spdlog::info("fabric: revision {} was compacted (to {}): reading the document again", next,
-                   end.compacted_to);
-      read_all = true;
-      continue;
-    }
-    set_store_reachable(false, end.error);
-    if (wait_stop(kRetry)) break;
-  }
+std::thread FabricAgent::follow(KeyFollower& follower) {
+  return std::thread([this, &follower] {
+    follower.run([this](std::chrono::milliseconds how_long) { return wait_stop(how_long); });
+  });
 }
 
 void FabricAgent::status_loop() {
@@ -389,6 +383,8 @@ void FabricAgent::status_loop() {
           throw;
         }
       }
+      // The lock map confirmed for another lease from now (and a dead owner's slots moved).
+      lock_map_->check();
       set_store_reachable(true, "");
     } catch (const etcd::Error& e) {
       set_store_reachable(false, e.what());

@@ -11,7 +11,10 @@
 // - refuses local changes of what the fabric decides (FabricManager::set_owner);
 // - keeps running on what it last applied while etcd is unreachable, says so in its
 //   summary, and catches up when etcd returns: it watches again from the revision after the
-//   last it saw, or reads the document again when that revision was compacted.
+//   last it saw, or reads the document again when that revision was compacted
+//   (KeyFollower);
+// - follows the fabric's lock map for the LockManager, confirms it with every status renewal
+//   and moves the slots of a dead owner (LockMapAgent).
 //
 // What it applied last is kept under the state directory ("fabric-member"), so an asnd
 // that starts while etcd is down still knows which revision the board holds.
@@ -30,6 +33,9 @@
 #include "device/device.hpp"
 #include "etcd_client.hpp"
 #include "etcd_watch.hpp"
+#include "fabric/key_follower.hpp"
+#include "fabric/lock_map_agent.hpp"
+#include "locks/lock_manager.hpp"
 #include "managers/fabric_manager.hpp"
 #include "state/reconciler.hpp"
 #include "state/store.hpp"
@@ -38,9 +44,11 @@ namespace asn {
 
 class FabricAgent final : public Reconcilable {
  public:
-  // `endpoint`: asnd's TCP listener, reported for operators ("" when none).
+  // `endpoint`: asnd's TCP listener, reported for operators ("" when none). `locks`: the
+  // lock service, which serves the fabric's lock map; `takeover_grace`: LockMapAgent's.
   FabricAgent(const FabricConfig& config, std::string endpoint, FabricManager& fabric,
-              Device& device, const StateStore& store);
+              Device& device, const StateStore& store, LockManager& locks,
+              std::chrono::milliseconds takeover_grace);
   ~FabricAgent() override;
 
   // Starts the watch and the status threads; returns at once (etcd may be down).
@@ -55,8 +63,9 @@ class FabricAgent final : public Reconcilable {
   ManagerSummary summary() const override;
 
  private:
-  void watch_loop();
   void status_loop();
+  // Runs `follower` on a thread of its own until stop().
+  std::thread follow(KeyFollower& follower);
   // Applies one revision of the desired document (`value` empty: the key is absent).
   void apply(const std::string& value, int64_t revision);
   void set_store_reachable(bool reachable, const std::string& error);
@@ -74,7 +83,9 @@ class FabricAgent final : public Reconcilable {
   std::string status_key_;
   std::string last_status_key_;
   std::unique_ptr<etcd::Client> client_;
-  std::unique_ptr<etcd::Watcher> watcher_;
+  std::unique_ptr<KeyFollower> desired_;
+  std::unique_ptr<LockMapAgent> lock_map_;
+  std::unique_ptr<KeyFollower> lock_map_follower_;
   const StateStore& store_;  // "fabric-member": the status as of the last apply
 
   mutable std::mutex mutex_;
@@ -87,6 +98,7 @@ class FabricAgent final : public Reconcilable {
   std::string store_error_ = "not contacted yet";            // mutex_
   std::chrono::system_clock::time_point unreachable_since_;  // mutex_
   std::thread watch_thread_;
+  std::thread lock_map_thread_;
   std::thread status_thread_;
 };
 

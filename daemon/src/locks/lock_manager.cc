@@ -46,6 +46,12 @@ Error with_not_held(Error e) {
 
 std::string printable(std::string_view file) { return text::escaped(file, 64); }
 
+locks::Token wall_clock_ns() {
+  return static_cast<locks::Token>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                       std::chrono::system_clock::now().time_since_epoch())
+                                       .count());
+}
+
 std::string with_public_sessions(
     std::string_view text, const std::function<std::optional<uint64_t>(uint64_t)>& public_id) {
   constexpr std::string_view kFile = "file '", kSession = "session ";
@@ -159,6 +165,7 @@ uint64_t LockManager::lock(const LockCall& call, locks::Wait wait,
     std::unique_lock lock(mu_);
     const auto now = LockClock::now();
     Session& session = session_or_throw(call.session, now, /*lost_ok=*/call.reclaim);
+    check_lock_map(call.file, now);
     session.reattached = true;
     // A reclaim takes back a lock the session had, never one more: it may go first.
     if (session.confirm_held && !call.reclaim) {

@@ -72,6 +72,34 @@ inline constexpr char kReasonRevoked[] = "revoked";  // an admin revoked the ses
 // holds yet (FAILED_PRECONDITION): KeepAlive with `held`, then lock.
 inline constexpr char kReasonConfirmHeld[] = "confirm-held";
 
+// A fabric's lock map gives the file to another switch (FAILED_PRECONDITION; the error's
+// redirect() is the owner's API address): send the call there.
+inline constexpr char kReasonMoved[] = "moved";
+// A fabric's lock map gives the file to no switch (FAILED_PRECONDITION).
+inline constexpr char kReasonNoOwner[] = "no-owner";
+// This switch got the file's slot lately and grants nothing on it until every grant its
+// earlier owner could have made has run out; or it cannot confirm the map with etcd now
+// (UNAVAILABLE: retry; the message says how long at most, where it knows).
+inline constexpr char kReasonTakeover[] = "takeover";
+inline constexpr char kReasonFenced[] = "fenced";
+
+// The fabric's lock map as this switch serves it (issue 25; lock_manager_fabric.cc).
+struct LockOwnership {
+  struct Range {
+    uint32_t first_slot = 0;
+    uint32_t last_slot = 0;  // inclusive
+    std::string owner;       // switch name
+    std::string endpoint;    // its API address
+    uint64_t epoch = 0;
+  };
+  std::string fabric;
+  std::string self;           // this switch's name
+  int64_t revision = 0;       // the map's etcd revision
+  std::vector<Range> ranges;  // ascending, disjoint
+  // False until the map was read from etcd once (await_lock_map()): nothing is granted.
+  bool known = true;
+};
+
 // The bytes of a session's secret (OpenSessionResponse.secret).
 inline constexpr size_t kSessionSecretBytes = 32;
 
@@ -254,6 +282,21 @@ class LockManager final : public Reconcilable {
   // them. Sessions and held locks stay for the next start. Also done by the destructor.
   void stop();
 
+  // A fabric's lock map (lock_manager_fabric.cc): from now on only files whose slot the map
+  // gives this switch are locked here (nullopt: every file, as without a fabric). Slots it
+  // no longer owns at the same epoch end their waits (FAILED_PRECONDITION, reason "moved")
+  // and release their grants (the new owner waits them out); slots it gained grant nothing
+  // for `takeover_grace`, the longest a grant of their earlier owner can live.
+  void set_lock_map(std::optional<LockOwnership> map, std::chrono::milliseconds takeover_grace);
+  // A member of a fabric grants and renews nothing until it has read the fabric's lock map
+  // (or found it has none): its table may hold slots that moved while it was down.
+  void await_lock_map(const std::string& fabric, const std::string& self);
+  // The map in force was read back from etcd as current (a linearizable read sent at `sent`):
+  // sessions may be renewed and locks granted until `until`. Past it (etcd out of reach) the
+  // switch grants and renews nothing (UNAVAILABLE, reason "fenced"): an owner that can no
+  // longer learn of a move must not outlive the grace its successor waits.
+  void confirm_lock_map(int64_t revision, LockClock::time_point until);
+
   // `owner` names the client for people (logs, lists); `owner_key` is its verified
   // principal (SessionCaller::owner_key), empty on plain TCP. The session's id is random
   // (never 0), and so is its secret.
@@ -391,6 +434,10 @@ class LockManager final : public Reconcilable {
   // The manager session a switch session's label names ("session N"), if any.
   static std::optional<uint64_t> switch_half_owner(std::string_view label);
   void timer_loop();
+  // Throws unless the lock map (if any) lets this switch lock `file` now.
+  void check_lock_map(const std::string& file, LockClock::time_point now) const;
+  // Throws kReasonFenced when a lock map is in force and not confirmed lately.
+  void check_fence(LockClock::time_point now) const;
   // Held entries per manager session, over the domains.
   std::map<uint64_t, uint64_t> held_by_session();
   SessionView view_of(const Session& session, uint64_t held, LockClock::time_point now) const;
@@ -434,6 +481,29 @@ class LockManager final : public Reconcilable {
   std::map<std::string, int, std::less<>> placement_;  // file -> domain
   size_t placement_pruned_at_ = 0;
   LockClock::time_point grace_until_{};
+  // The fabric's lock map (set_lock_map): per slot, the index of its range in lock_map_ (-1:
+  // no owner), and until when a slot this switch gained grants nothing.
+  struct SlotState {
+    int32_t range = -1;
+    uint64_t epoch = 0;
+    LockClock::time_point serve_from{};
+  };
+  std::optional<LockOwnership> lock_map_;
+  std::vector<SlotState> slots_;
+  // What a new map makes of each slot: its state, whether it is lost here (its locks to be
+  // dropped), and whether any was gained.
+  struct SlotPlan {
+    std::vector<SlotState> slots;
+    std::vector<bool> lost;
+    bool gained = false;
+    uint32_t owned = 0;
+  };
+  SlotPlan plan_slots(const std::optional<LockOwnership>& map,
+                      std::chrono::milliseconds takeover_grace, LockClock::time_point now) const;
+  const std::string& owner_of(const SlotState& slot) const;
+  std::vector<std::string> drop_slots(const std::vector<bool>& lost, Finished& finished);
+  int64_t confirmed_revision_ = 0;
+  LockClock::time_point map_valid_until_{};
   // The loss grace (class comment): the sessions that may still hold lost switch locks and
   // have not reclaimed, the files withheld from others, and when every lease alive at the
   // loss has run out.

@@ -66,6 +66,9 @@ std::string with_public_sessions(std::string_view text,
 // An unlock or downgrade refused in the table's state names bytes the session does not hold.
 Error with_not_held(Error e);
 std::string printable(std::string_view file);
+// Nanoseconds since the Unix epoch: a floor for fencing tokens above every token granted
+// before now (no table grants more than one token a nanosecond).
+locks::Token wall_clock_ns();
 // The bytes of `from` that no range of `minus` covers.
 std::vector<locks::ByteRange> subtract(std::vector<locks::ByteRange> from,
                                        const std::vector<locks::ByteRange>& minus);

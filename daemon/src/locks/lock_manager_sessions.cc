@@ -166,6 +166,7 @@ uint64_t LockManager::new_public_id() const {
 LockManager::Session& LockManager::session_or_throw(uint64_t id, LockClock::time_point now,
                                                     bool lost_ok) {
   if (stopping_) throw Error(ErrorCode::kUnavailable, "asnd is stopping; retry when it is back");
+  check_fence(now);  // a fenced switch renews no lease: its grants must run out
   Session* session = find_session(id);
   // check_owner() passed: the session ended since (the owner is told how by its next call).
   if (session == nullptr) throw session_not_open();

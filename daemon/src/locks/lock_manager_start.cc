@@ -25,12 +25,6 @@ namespace {
 namespace fs = std::filesystem;
 
 // The boot this machine is in: lock state of another boot is void (lock_manager.hpp).
-locks::Token wall_clock_ns() {
-  return static_cast<locks::Token>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                       std::chrono::system_clock::now().time_since_epoch())
-                                       .count());
-}
-
 std::string boot_id() {
   std::ifstream in("/proc/sys/kernel/random/boot_id");
   std::string id;

@@ -225,6 +225,7 @@ class BatchReactor final : public grpc::ServerBidiReactor<v1::LockBatch, v1::Loc
       result.set_code(static_cast<int32_t>(status.status.error_code()));
       result.set_message(status.status.error_message());
       result.set_reason(status.reason);
+      result.set_owner(status.owner);
     }
     {
       std::lock_guard lock(mu_);

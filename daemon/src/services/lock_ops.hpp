@@ -25,6 +25,7 @@ namespace asn {
 struct OpStatus {
   grpc::Status status;
   std::string reason;
+  std::string owner;  // Error::redirect(): "asn-lock-owner", LockOpResult.owner
   bool ok() const { return status.ok(); }
 };
 
@@ -37,6 +38,7 @@ OpStatus run_op(std::string_view rpc, Body&& body) {
       body();
     } catch (const Error& e) {
       out.reason = e.reason();
+      out.owner = e.redirect();
       throw;
     }
   });

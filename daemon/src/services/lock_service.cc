@@ -78,8 +78,12 @@ void fill_held(const HeldView& h, v1::HeldLock* out) {
 // The trailing metadata that carries Error::reason().
 constexpr char kReasonKey[] = "asn-lock-reason";
 
+// And the owning switch of a redirect (reason "moved").
+constexpr char kOwnerKey[] = "asn-lock-owner";
+
 void send_reason(grpc::CallbackServerContext& context, const OpStatus& status) {
   if (!status.reason.empty()) context.AddTrailingMetadata(kReasonKey, status.reason);
+  if (!status.owner.empty()) context.AddTrailingMetadata(kOwnerKey, status.owner);
 }
 
 // Finishes the call with `status` (and its reason).

@@ -91,6 +91,17 @@ class ASN_CLIENT_API Conflict : public Error {
   using Error::Error;
 };
 
+// The fabric's lock map gives the file to another switch (FAILED_PRECONDITION, reason
+// "moved"): owner() is that switch's asnd endpoint. FabricSession follows it by itself.
+class ASN_CLIENT_API Moved : public Error {
+ public:
+  Moved(std::string_view call, StatusCode code, std::string message, std::string owner);
+  const std::string& owner() const noexcept { return owner_; }
+
+ private:
+  std::string owner_;
+};
+
 // Bytes [offset, offset + length) of a file.
 struct ByteRange {
   std::uint64_t offset = 0;

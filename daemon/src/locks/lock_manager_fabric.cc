@@ -1,0 +1,234 @@
+// The fabric's lock map (issue 25, item 6): a switch locks only the files whose slot the map
+// gives it, hands the rest a redirect, takes a slot over only after every grant its earlier
+// owner could have made has run out, and stops granting and renewing when it cannot confirm
+// the map with etcd. The safety argument, end to end (docs/architecture.md "Locks across
+// switches"):
+//
+// - A move of slot s from A to B commits in etcd at t_c; B learns it at t_b >= t_c and grants
+//   on s only from t_b + takeover_grace.
+// - A grants and renews only until map_valid_until_ = t_r + status_ttl, t_r being when it sent
+//   the last linearizable read that found it still the owner. That read ordered before t_c, so
+//   t_r < t_c: A grants nothing on s after t_c + status_ttl, and no lease it renewed outlives
+//   t_c + status_ttl + locks.max_ttl.
+// - takeover_grace = status_ttl + locks.max_ttl (+ a margin): B's first grant comes after
+//   every grant of A has run out, whether A saw the move, was stopped, or was cut off.
+// - A switch that sees a slot it served at epoch e now at another owner, or at another epoch,
+//   drops the slot's grants and waits.
+// Fencing tokens: on a takeover the token floor is raised to the wall clock at the end of the
+// grace, so B's tokens are above A's (tokens are wall-clock floored, lock_manager_start.cc).
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <limits>
+#include <set>
+
+#include "asn/fabric_spec/lock_map.hpp"
+#include "locks/lock_manager.hpp"
+#include "locks/lock_manager_internal.hpp"
+
+namespace asn {
+
+using namespace lock_manager_detail;
+
+LockManager::SlotPlan LockManager::plan_slots(const std::optional<LockOwnership>& map,
+                                              std::chrono::milliseconds takeover_grace,
+                                              LockClock::time_point now) const {
+  // Before the first map (await_lock_map) the table is what this switch granted alone.
+  const bool alone = !lock_map_ || !lock_map_->known;
+  SlotPlan plan;
+  plan.lost.assign(fabric::kLockSlots, false);
+  if (!map) return plan;  // no map any more: every file is this switch's again
+  plan.slots.resize(fabric::kLockSlots);
+  for (size_t i = 0; i < map->ranges.size(); ++i) {
+    const LockOwnership::Range& r = map->ranges[i];
+    for (uint32_t slot = r.first_slot; slot <= r.last_slot && slot < fabric::kLockSlots; ++slot) {
+      plan.slots[slot].range = static_cast<int32_t>(i);
+      plan.slots[slot].epoch = r.epoch;
+    }
+  }
+  for (uint32_t slot = 0; slot < fabric::kLockSlots; ++slot) {
+    const SlotState* before = alone ? nullptr : &slots_[slot];
+    // Served here before: no map (every file), or owned at some epoch.
+    const bool was_ours = alone || (before->range >= 0 && owner_of(*before) == lock_map_->self);
+    SlotState& s = plan.slots[slot];
+    const bool ours = s.range >= 0 && map->ranges[static_cast<size_t>(s.range)].owner == map->self;
+    // Kept: owned before at this very epoch. Without a map before, this switch granted on
+    // every file, and so may every other switch have: nothing is kept but the table. The same
+    // owner at a new epoch lost the slot in between: its table there is stale.
+    const bool kept = ours && before != nullptr && was_ours && before->epoch == s.epoch;
+    if (ours) {
+      s.serve_from = kept ? before->serve_from : now + takeover_grace;
+      plan.gained = plan.gained || !kept;
+      plan.owned += 1;
+    }
+    plan.lost[slot] = was_ours && !kept && (!ours || before != nullptr);
+  }
+  return plan;
+}
+
+const std::string& LockManager::owner_of(const SlotState& slot) const {
+  return lock_map_->ranges[static_cast<size_t>(slot.range)].owner;
+}
+
+// Slots lost: a session that held a lock there loses it, and is ended, so that its client
+// learns it at its next call (session-gone) rather than believe it still holds the bytes its
+// successor may grant; other waits on those files end (moved). Returns the files dropped
+// (release_locks() then clears any lock no session held).
+std::vector<std::string> LockManager::drop_slots(const std::vector<bool>& lost,
+                                                 Finished& finished) {
+  std::vector<std::string> dropped;
+  std::set<uint64_t> holders;
+  for (const auto& [file, domain] : placement_) {
+    if (!lost[fabric::lock_slot(file)]) continue;
+    dropped.push_back(file);
+    for (const locks::HeldLock& held : domains_[domain]->list(file).held) {
+      uint64_t id = held.session;
+      if (domain == switch_) {
+        auto it = by_switch_session_.find(held.session);
+        id = it == by_switch_session_.end() ? 0 : it->second;
+      }
+      if (id != 0) holders.insert(id);
+    }
+  }
+  // The waits first: a holder's end would grant them.
+  std::vector<std::vector<locks::RequestId>> by_domain(domains_.size());
+  std::vector<WaitKey> ended;
+  for (const auto& [key, waiter] : waiters_) {
+    if (lost[fabric::lock_slot(waiter->file)]) ended.push_back(key);
+  }
+  for (const WaitKey& key : ended) {
+    const std::string file = waiters_.at(key)->file;
+    finish_waiter(key,
+                  Error(ErrorCode::kFailedPrecondition,
+                        fmt::format("this switch no longer owns the locks of {} (the fabric's "
+                                    "lock map changed): lock it again at its owner",
+                                    printable(file)))
+                      .with_reason(kReasonMoved),
+                  finished);
+    by_domain[key.domain].push_back(key.request);
+  }
+  withdraw_locked(by_domain, finished);
+  for (const uint64_t id : holders) {
+    expire_locked(id,
+                  Error(ErrorCode::kAborted,
+                        "the session held locks on a file whose lock slot moved to another "
+                        "switch of the fabric: they were dropped, and the session with them")
+                      .with_reason(kReasonMoved),
+                  "it held locks on a file whose lock slot moved to another switch of the "
+                  "fabric; they were dropped: open a new session and lock at the file's owner",
+                  finished);
+  }
+  return dropped;
+}
+
+void LockManager::set_lock_map(std::optional<LockOwnership> map,
+                               std::chrono::milliseconds takeover_grace) {
+  Finished finished;
+  std::vector<std::string> dropped;
+  {
+    std::lock_guard lock(mu_);
+    if (map && lock_map_ && lock_map_->known && map->revision == lock_map_->revision) return;
+    SlotPlan plan = plan_slots(map, takeover_grace, LockClock::now());
+    if (map) {
+      spdlog::info("locks: fabric '{}' lock map at etcd revision {}: switch {} owns {} slots",
+                   map->fabric, map->revision, map->self, plan.owned);
+    } else if (lock_map_ && lock_map_->known) {
+      spdlog::info("locks: no lock map any more: this switch locks every file");
+    }
+    lock_map_ = std::move(map);
+    slots_ = std::move(plan.slots);
+    if (plan.gained) {
+      // A successor's tokens above its predecessor's: the floor is the wall clock at the end
+      // of the grace, which every earlier owner's token is below.
+      align_token_floors(wall_clock_ns() + static_cast<locks::Token>(
+                                               std::chrono::nanoseconds(takeover_grace).count()));
+    }
+    dropped = drop_slots(plan.lost, finished);
+  }
+  run(finished);
+  const std::vector<locks::ByteRange> whole = {{0, std::numeric_limits<uint64_t>::max()},
+                                               {std::numeric_limits<uint64_t>::max(), 1}};
+  for (const std::string& file : dropped) {
+    try {
+      release_locks(file, whole, false, "the fabric's lock map (the slot moved)");
+    } catch (const Error& e) {
+      spdlog::warn("locks: releasing {} after its slot moved: {}", printable(file), e.what());
+    }
+  }
+  if (!dropped.empty()) {
+    spdlog::warn(
+        "locks: the locks of {} files whose slot this switch no longer owns were dropped, with "
+        "the sessions that held them",
+        dropped.size());
+  }
+}
+
+void LockManager::await_lock_map(const std::string& fabric, const std::string& self) {
+  std::lock_guard lock(mu_);
+  LockOwnership unknown;
+  unknown.fabric = fabric;
+  unknown.self = self;
+  unknown.revision = -1;
+  unknown.known = false;
+  lock_map_ = std::move(unknown);
+  slots_.assign(fabric::kLockSlots, SlotState{});
+}
+
+void LockManager::confirm_lock_map(int64_t revision, LockClock::time_point until) {
+  std::lock_guard lock(mu_);
+  if (!lock_map_ || lock_map_->revision != revision) return;
+  map_valid_until_ = std::max(map_valid_until_, until);
+}
+
+void LockManager::check_fence(LockClock::time_point now) const {
+  if (!lock_map_ || now < map_valid_until_) return;
+  if (!lock_map_->known) {
+    throw Error(ErrorCode::kUnavailable,
+                fmt::format("switch {} has not read fabric '{}''s lock map from etcd yet: it "
+                            "grants and renews nothing until it has; retry",
+                            lock_map_->self, lock_map_->fabric))
+        .with_reason(kReasonFenced);
+  }
+  throw Error(ErrorCode::kUnavailable,
+              fmt::format("switch {} cannot confirm fabric '{}''s lock map with etcd now: it "
+                          "grants and renews nothing until it can, so that no switch that takes "
+                          "its files over ever grants beside it; retry",
+                          lock_map_->self, lock_map_->fabric))
+      .with_reason(kReasonFenced);
+}
+
+void LockManager::check_lock_map(const std::string& file, LockClock::time_point now) const {
+  if (!lock_map_) return;
+  const uint32_t slot = fabric::lock_slot(file);
+  const SlotState& s = slots_[slot];
+  if (s.range < 0) {
+    throw Error(ErrorCode::kFailedPrecondition,
+                fmt::format("no switch of fabric '{}' owns the locks of {} (slot {}; lock map "
+                            "at etcd revision {}): give the slot an owner in the fabric file's "
+                            "locks.owners and apply it",
+                            lock_map_->fabric, printable(file), slot, lock_map_->revision))
+        .with_reason(kReasonNoOwner);
+  }
+  const LockOwnership::Range& range = lock_map_->ranges[static_cast<size_t>(s.range)];
+  if (range.owner != lock_map_->self) {
+    throw Error(ErrorCode::kFailedPrecondition,
+                fmt::format("the locks of {} belong to switch {} at {} (fabric '{}', slot {}, "
+                            "epoch {}): send the call there",
+                            printable(file), range.owner, range.endpoint, lock_map_->fabric, slot,
+                            range.epoch))
+        .with_reason(kReasonMoved)
+        .with_redirect(range.endpoint);
+  }
+  if (now < s.serve_from) {
+    throw Error(ErrorCode::kUnavailable,
+                fmt::format("switch {} took over slot {} (of {}) at epoch {} and grants nothing "
+                            "on it until every lock its earlier owner could have granted has "
+                            "run out: retry in {:.1f} s at most",
+                            lock_map_->self, slot, printable(file), s.epoch,
+                            seconds_until(s.serve_from, now)))
+        .with_reason(kReasonTakeover);
+  }
+}
+
+}  // namespace asn

@@ -1,0 +1,196 @@
+// The Locks service on a fabric member (issue 25): the LockManager given a lock map, as the
+// fabric agent gives it (set_lock_map, confirm_lock_map, await_lock_map), driven over gRPC.
+// A file of another switch is redirected with its owner's endpoint, a file of no switch is
+// refused, a slot gained grants nothing during the takeover grace and then with higher
+// tokens, a slot lost (to another switch, or at a new epoch) ends its holders and its waits,
+// and an unconfirmed map grants and renews nothing.
+#include "asn/fabric_spec/lock_map.hpp"
+#include "lock_service_fixture.hpp"
+
+namespace asn {
+namespace {
+
+using namespace std::chrono_literals;
+using test::LockStack;
+
+// A file id whose lock slot is `slot`.
+std::string file_in_slot(uint32_t slot) {
+  for (int i = 0;; ++i) {
+    std::string file = "/pfs/f" + std::to_string(i);
+    if (fabric::lock_slot(file) == slot) return file;
+  }
+}
+
+struct Refused {
+  grpc::Status status;
+  std::string reason;
+  std::string owner;
+  uint64_t token = 0;
+};
+
+class LockFabricTest : public LockServiceTest {
+ protected:
+  // The map: this switch ("a") owns slots [0, 99] at `own_epoch`, switch "b" (unix:/b.sock)
+  // owns [100, 199], and the rest has no owner.
+  static LockOwnership map(int64_t revision, uint64_t own_epoch = 1, std::string first = "a") {
+    LockOwnership m;
+    m.fabric = "lab";
+    m.self = "a";
+    m.revision = revision;
+    m.ranges.push_back({0, 99, std::move(first), "unix:/a.sock", own_epoch});
+    m.ranges.push_back({100, 199, "b", "unix:/b.sock", 1});
+    return m;
+  }
+
+  LockManager& manager() { return stack_->manager(); }
+
+  void serve(LockOwnership m, std::chrono::milliseconds grace = 0ms) {
+    const int64_t revision = m.revision;
+    manager().set_lock_map(std::move(m), grace);
+    manager().confirm_lock_map(revision, LockClock::now() + 1h);
+  }
+
+  Refused try_lock_at(uint64_t session, const std::string& file) {
+    grpc::ClientContext context;
+    v1::LockResponse response;
+    Refused out;
+    out.status = stub_->TryLock(&context, request(session, file, 0, 10), &response);
+    out.reason = reason_of(context);
+    const auto& trailers = context.GetServerTrailingMetadata();
+    if (auto it = trailers.find("asn-lock-owner"); it != trailers.end()) {
+      out.owner.assign(it->second.data(), it->second.size());
+    }
+    out.token = response.token();
+    return out;
+  }
+
+  grpc::Status renew(uint64_t session) {
+    grpc::ClientContext context;
+    v1::KeepAliveRequest r;
+    r.set_session(session);
+    v1::KeepAliveResponse response;
+    return stub_->KeepAlive(&context, r, &response);
+  }
+
+  const std::string mine_ = file_in_slot(7);
+  const std::string also_mine_ = file_in_slot(8);
+  const std::string theirs_ = file_in_slot(150);
+  const std::string nobodys_ = file_in_slot(3000);
+};
+
+TEST_P(LockFabricTest, OtherSwitchesFilesAreRedirectedAndOrphansRefused) {
+  serve(map(1));
+  const uint64_t s = open();
+  const Refused moved = try_lock_at(s, theirs_);
+  EXPECT_EQ(moved.status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(moved.reason, "moved");
+  EXPECT_EQ(moved.owner, "unix:/b.sock");
+  EXPECT_THAT(moved.status.error_message(), ::testing::HasSubstr("belong to switch b"));
+  const Refused orphan = try_lock_at(s, nobodys_);
+  EXPECT_EQ(orphan.status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(orphan.reason, "no-owner");
+  EXPECT_TRUE(orphan.owner.empty());
+  ASSERT_OK(try_lock_at(s, mine_).status);
+}
+
+TEST_P(LockFabricTest, AGainedSlotWaitsOutItsGraceThenGrantsAboveEveryEarlierToken) {
+  // Alone (no map), the switch granted a token; the first map is a takeover of every slot.
+  const uint64_t s = open();
+  const Refused before = try_lock_at(s, also_mine_);
+  ASSERT_OK(before.status);
+  const auto grace = test::scaled(1s);
+  const auto start = std::chrono::steady_clock::now();
+  serve(map(1), grace);
+  const uint64_t other = open();
+  const Refused early = try_lock_at(other, mine_);
+  if (std::chrono::steady_clock::now() < start + grace) {
+    EXPECT_EQ(early.status.error_code(), grpc::StatusCode::UNAVAILABLE);
+    EXPECT_EQ(early.reason, "takeover");
+  }
+  Refused granted;
+  ASSERT_TRUE(test::wait_until([&] {
+    granted = try_lock_at(other, mine_);
+    return granted.status.ok();
+  }));
+  EXPECT_GE(std::chrono::steady_clock::now() - start, grace);
+  EXPECT_GT(granted.token, before.token);
+  // The lock taken alone survives (this switch owns its slot), but it was taken before the
+  // map: its holder keeps it, and keeps renewing.
+  ASSERT_OK(renew(s));
+}
+
+TEST_P(LockFabricTest, ALostSlotEndsItsHoldersAndItsWaitsAndNothingElse) {
+  serve(map(1));
+  const uint64_t holder = open(), waiter = open(), bystander = open();
+  ASSERT_OK(try_lock_at(holder, mine_).status);
+  ASSERT_OK(try_lock_at(bystander, also_mine_).status);
+  auto waiting = lock_async(request(waiter, mine_, 0, 10));
+  wait_for_waiting(1);
+
+  // Slots 0-99 go to switch "c"... but also_mine_ is in them too: keep 8 by splitting.
+  LockOwnership next = map(2);
+  next.ranges[0] = {0, 7, "c", "unix:/c.sock", 2};
+  next.ranges.insert(next.ranges.begin() + 1, {8, 99, "a", "unix:/a.sock", 1});
+  serve(std::move(next));
+
+  ASSERT_TRUE(finishes(*waiting, 30s));
+  EXPECT_EQ(waiting->done.get().error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(reason_of(waiting->context), "moved");
+  EXPECT_EQ(renew(holder).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(list(mine_).held_size(), 0);
+  // The bystander's slot kept its owner and epoch: untouched.
+  ASSERT_OK(renew(bystander));
+  EXPECT_EQ(list(also_mine_).held_size(), 1);
+  ASSERT_OK(renew(waiter));  // it held nothing there: its session lives
+  const Refused moved = try_lock_at(waiter, mine_);
+  EXPECT_EQ(moved.reason, "moved");
+  EXPECT_EQ(moved.owner, "unix:/c.sock");
+}
+
+TEST_P(LockFabricTest, TheSameOwnerAtANewEpochDropsItsStaleTable) {
+  serve(map(1, 1));
+  const uint64_t holder = open();
+  ASSERT_OK(try_lock_at(holder, mine_).status);
+  // The slots went to another switch and back while this one did not look: epoch 3.
+  serve(map(5, 3), 1h);
+  EXPECT_EQ(renew(holder).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(list(mine_).held_size(), 0);
+  const uint64_t other = open();
+  EXPECT_EQ(try_lock_at(other, mine_).reason, "takeover");
+}
+
+TEST_P(LockFabricTest, NothingIsGrantedOrRenewedWithoutAConfirmedMap) {
+  const uint64_t s = open();
+  manager().await_lock_map("lab", "a");
+  Refused r = try_lock_at(s, mine_);
+  EXPECT_EQ(r.status.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(r.reason, "fenced");
+  EXPECT_THAT(r.status.error_message(), ::testing::HasSubstr("has not read"));
+  EXPECT_EQ(renew(s).error_code(), grpc::StatusCode::UNAVAILABLE);
+
+  manager().set_lock_map(map(1), 0ms);
+  EXPECT_EQ(try_lock_at(s, mine_).reason, "fenced");
+  manager().confirm_lock_map(2, LockClock::now() + 1h);  // another revision confirms nothing
+  EXPECT_EQ(try_lock_at(s, mine_).reason, "fenced");
+  manager().confirm_lock_map(1, LockClock::now());  // a confirmation that has run out
+  EXPECT_EQ(try_lock_at(s, mine_).reason, "fenced");
+  EXPECT_EQ(renew(s).error_code(), grpc::StatusCode::UNAVAILABLE);
+  manager().confirm_lock_map(1, LockClock::now() + 1h);
+  ASSERT_OK(renew(s));
+  ASSERT_OK(try_lock_at(s, mine_).status);
+}
+
+TEST_P(LockFabricTest, WithoutAMapAnyMoreEveryFileIsServedAgain) {
+  serve(map(1));
+  const uint64_t s = open();
+  EXPECT_EQ(try_lock_at(s, theirs_).reason, "moved");
+  manager().set_lock_map(std::nullopt, 0ms);
+  ASSERT_OK(try_lock_at(s, theirs_).status);
+  ASSERT_OK(try_lock_at(s, nobodys_).status);
+}
+
+INSTANTIATE_TEST_SUITE_P(Domains, LockFabricTest, ::testing::ValuesIn(LockStack::kinds()),
+                         [](const auto& info) { return std::string(LockStack::name(info.param)); });
+
+}  // namespace
+}  // namespace asn
