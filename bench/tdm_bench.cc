@@ -35,10 +35,9 @@
 //
 // wait_ms is not the board's cost: the swap happens at the next boundary of the OLD
 // schedule's frame (1024 slots of 1 us here: up to 1.024 ms, about half of it on average),
-// and is seen at the manager's next poll of the swap counter (every 200 us; the emulated
-// board brings its TDM block up to the host's monotonic clock whenever it is read, and its
-// clock thread wakes at the armed boundary): up to about 1.3 ms, whatever the plan (about
-// 0.6 ms on average).
+// and is seen at the manager's next poll of the swap counter (every 200 us) after the
+// emulated board's clock thread, which sleeps until the armed boundary, swapped: up to about
+// 1.3 ms, whatever the plan (about 0.6 ms on average).
 //
 // The reference every ratio is divided by is a GetSchedule round trip (no slot entries) over
 // the same socket, measured in the same run: the cost of a small gRPC call on this machine.

@@ -100,8 +100,17 @@ EmulatedBus::EmulatedBus(const EmulatedBusOptions& options)
   id_base_ = board_->find_block(id::kType)->base;
   seen_generation_ = board_->generation();
   if (options.run_clock) {
+    // What the board's registers show between the clock thread's passes: the host's time in
+    // steps of 1 ms, as they did when that thread ticked every millisecond. Not the exact
+    // time: asnd reads "one moment" of the sequencer (frame counter, frame start, ...) as a
+    // batch that a bus may carry as single reads (tests' PatchedBus), and with frames of a
+    // few microseconds a time that moved between those reads would never give one moment.
     const uint64_t hz = board_->profile().cap(regmap::Cap::kClockHz);
-    board_->run_clock([hz] { return host_time_cycles(hz); });
+    const uint64_t step = std::max<uint64_t>(1, hz / 1000);
+    board_->run_clock([hz, step] {
+      const uint64_t time = host_time_cycles(hz);
+      return time - time % step;
+    });
     enable_interrupts();
     run_clock_ = true;
     clock_ = std::thread([this] { clock_loop(); });
