@@ -35,10 +35,9 @@
 //
 // wait_ms is not the board's cost: the swap happens at the next boundary of the OLD
 // schedule's frame (1024 slots of 1 us here: up to 1.024 ms, about half of it on average),
-// and the emulated board's time advances only on its clock thread's 1 ms tick (its time
-// base is the host's monotonic clock, sampled at each tick), so the swap is seen up to 1 ms
-// after the boundary, plus the manager's 200 us poll of the swap counter: up to about
-// 2.3 ms, whatever the plan (about 1 ms on average).
+// and is seen at the manager's next poll of the swap counter (every 200 us) after the
+// emulated board's clock thread, which sleeps until the armed boundary, swapped: up to about
+// 1.3 ms, whatever the plan (about 0.6 ms on average).
 //
 // The reference every ratio is divided by is a GetSchedule round trip (no slot entries) over
 // the same socket, measured in the same run: the cost of a small gRPC call on this machine.

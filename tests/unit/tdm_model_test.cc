@@ -2,9 +2,12 @@
 // timing and slot table swapped together at a frame boundary, arm_at_frame, frames on the
 // board's time base, and the slot-length policies with the seed's worked examples
 // (000 L744-828).
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -147,6 +150,81 @@ TEST_F(TdmModelTest, ArmAtFrameWaitsForThatFrame) {
   board->advance(UINT64_MAX / 2);
   EXPECT_EQ(rd(*board, t::kStatusArmed), 1u);
   EXPECT_EQ(rd(*board, t::kSwapCount), 5u);
+}
+
+// What a driver may let the board's clock sleep until (EmulatedBoard::cycles_to_next_event):
+// the armed swap's boundary, exact across the frames advance() skips by division. Frames
+// and slots are no events: they are read from the registers.
+TEST_F(TdmModelTest, TheNextEventIsTheArmedSwap) {
+  auto board = open();
+  EXPECT_EQ(board->cycles_to_next_event(), kNoEvent);
+  set_timing(*board, {.slots = 4, .slot_length = 100});  // frames of 400
+  EXPECT_TRUE(wr(*board, t::kConfigEnable, 1));
+  board->advance(1250);  // frame 3, 50 cycles in
+  EXPECT_EQ(board->cycles_to_next_event(), kNoEvent);
+
+  write_timing(*board, {.slots = 2, .slot_length = 50});
+  arm_at(*board, 10);
+  EXPECT_EQ(board->cycles_to_next_event(), 4000u - 1250u);
+  board->advance(2749);
+  EXPECT_EQ(rd(*board, t::kSwapCount), 2u);  // set_timing's two
+  EXPECT_EQ(board->cycles_to_next_event(), 1u);
+  board->advance(1);
+  EXPECT_EQ(rd(*board, t::kSwapCount), 3u);
+  EXPECT_EQ(rd64(*board, t::kSwapTime), 4000u);
+  EXPECT_EQ(board->cycles_to_next_event(), kNoEvent);
+
+  // A frame already begun (frames of 100 now): its end.
+  board->advance(30);
+  write_timing(*board, {.slots = 2, .slot_length = 50});
+  arm_at(*board, 0);
+  EXPECT_EQ(board->cycles_to_next_event(), 70u);
+  // Disarmed, or a frame that never comes: none, and no overflow.
+  EXPECT_TRUE(wr(*board, t::kControlDisarm, 1));
+  EXPECT_EQ(board->cycles_to_next_event(), kNoEvent);
+  arm_at(*board, UINT64_MAX);
+  EXPECT_EQ(board->cycles_to_next_event(), kNoEvent);
+  EXPECT_TRUE(wr(*board, t::kControlDisarm, 1));
+
+  // PREEMPT: the frames after the boundary are as long as the traffic-pending input makes
+  // them now. Slots 0 and 1 configured, of 100; only slot 0 has traffic: frames of 100.
+  connect(*board, 0, 1, 2);
+  connect(*board, 1, 0, 3);
+  write_timing(*board, {.slots = 2, .slot_length = 100, .policy = kPreempt});
+  board->set_traffic_pending(0, true);
+  arm_at(*board, 0);
+  board->advance(100);  // the swap: PREEMPT runs from here, frames of 100
+  ASSERT_EQ(rd(*board, t::kSwapCount), 4u);
+  EXPECT_EQ(board->cycles_to_next_event(), kNoEvent);
+  const uint64_t now = rd64(*board, t::kTime);
+  const uint64_t at = frame(*board) + 5;
+  write_timing(*board, {.slots = 2, .slot_length = 100, .policy = kPreempt});
+  arm_at(*board, at);
+  const uint64_t to_boundary = rd64(*board, t::kFrameStart) + 100 - now;
+  EXPECT_EQ(board->cycles_to_next_event(), to_boundary + 4 * 100);
+  board->set_traffic_pending(1, true);  // frames of 200 from the next boundary
+  const uint64_t expected = to_boundary + 4 * 200;
+  EXPECT_EQ(board->cycles_to_next_event(), expected);
+  board->advance(expected - 1);
+  EXPECT_EQ(rd(*board, t::kSwapCount), 4u);
+  board->advance(1);
+  EXPECT_EQ(rd(*board, t::kSwapCount), 5u);
+  EXPECT_EQ(rd64(*board, t::kSwapTime), now + expected);
+
+  // The external reset input is sampled on the clock: at once.
+  const int fd = ::open(board->path().c_str(), O_WRONLY);
+  ASSERT_GE(fd, 0);
+  const uint32_t request = 1;
+  ASSERT_EQ(::pwrite(fd, &request, sizeof request, offsetof(MemoryHeader, reset_request)),
+            static_cast<ssize_t>(sizeof request));
+  ::close(fd);
+  EXPECT_EQ(board->cycles_to_next_event(), 0u);
+  const uint64_t events = board->events();
+  const uint32_t generation = board->generation();
+  board->advance(1);
+  EXPECT_EQ(board->generation(), generation + 1);
+  EXPECT_NE(board->events(), events);
+  EXPECT_EQ(board->cycles_to_next_event(), kNoEvent);
 }
 
 // Two boards on one time base, started at different times, number their frames alike, and

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <vector>
 
@@ -12,18 +13,34 @@ namespace asn {
 
 namespace {
 
-// How often the clock thread advances the model. The model computes whole frames
-// arithmetically, so the tick only bounds how late an armed swap is seen, not accuracy.
-constexpr auto kClockTick = std::chrono::milliseconds(1);
-// How often the clock thread checks the board's memory file (size, identity).
-constexpr auto kHealthCheckEvery = std::chrono::milliseconds(250);
-
 namespace id = regs::id;
 
 // The interrupt causes that are events. Bus errors and read-only writes stay in
 // id.irq_status for an operator to see (asnctl status): they are diagnostics, not events.
 constexpr uint32_t kEventCauses = id::kIrqStatusLinkChange.mask() | id::kIrqStatusTdmSwap.mask() |
                                   id::kIrqStatusRouteCommit.mask();
+
+// The board's time base follows the host's monotonic clock, in core cycles: every asnd of a
+// host feeds its board the same time, as PTP keeps the boards of a fabric on one time, so a
+// frame number means the same instant on all of them (tdm.frame_counter). While asnd is
+// down the board's clock does not run; the next asnd catches it up at once, whole frames by
+// division, as the hardware would have run them.
+uint64_t host_time_cycles(uint64_t hz) {
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::steady_clock::now().time_since_epoch())
+                      .count();
+  // 128 bits: ns x hz passes 2^64 after a few minutes of uptime.
+  return static_cast<uint64_t>(static_cast<unsigned __int128>(ns) * hz / 1'000'000'000u);
+}
+
+// How long `cycles` of a `hz` clock take, rounded up: a clock thread that sleeps that long
+// finds the board's time at or past the event.
+std::chrono::nanoseconds cycles_to_time(uint64_t cycles, uint64_t hz) {
+  constexpr uint64_t kLongest = uint64_t{1} << 62;  // ~146 years
+  const unsigned __int128 ns =
+      (static_cast<unsigned __int128>(cycles) * 1'000'000'000u + hz - 1) / hz;
+  return std::chrono::nanoseconds(static_cast<int64_t>(ns < kLongest ? ns : kLongest));
+}
 
 std::string profile_names(const regmap::RegisterMap& map) {
   std::string names;
@@ -51,7 +68,8 @@ const char* to_string(BusEvent::Kind kind) {
   return "?";
 }
 
-EmulatedBus::EmulatedBus(const EmulatedBusOptions& options) {
+EmulatedBus::EmulatedBus(const EmulatedBusOptions& options)
+    : health_check_every_(options.health_check_every) {
   const regmap::RegisterMap& map = options.map ? *options.map : regmap::register_map();
   const regmap::BoardProfile* profile = map.board(options.profile);
   if (profile == nullptr) {
@@ -82,7 +100,19 @@ EmulatedBus::EmulatedBus(const EmulatedBusOptions& options) {
   id_base_ = board_->find_block(id::kType)->base;
   seen_generation_ = board_->generation();
   if (options.run_clock) {
+    // What the board's registers show between the clock thread's passes: the host's time in
+    // steps of 1 ms, as they did when that thread ticked every millisecond. Not the exact
+    // time: asnd reads "one moment" of the sequencer (frame counter, frame start, ...) as a
+    // batch that a bus may carry as single reads (tests' PatchedBus), and with frames of a
+    // few microseconds a time that moved between those reads would never give one moment.
+    const uint64_t hz = board_->profile().cap(regmap::Cap::kClockHz);
+    const uint64_t step = std::max<uint64_t>(1, hz / 1000);
+    board_->run_clock([hz, step] {
+      const uint64_t time = host_time_cycles(hz);
+      return time - time % step;
+    });
     enable_interrupts();
+    run_clock_ = true;
     clock_ = std::thread([this] { clock_loop(); });
   }
 }
@@ -115,7 +145,9 @@ void EmulatedBus::require_working() const {
 uint32_t EmulatedBus::read32(uint32_t offset) {
   require_working();
   uint32_t value = 0;
-  if (!board_->read32(offset, value)) {
+  const bool ok = board_->read32(offset, value);
+  notice_events();  // a read of the TDM block runs the clock: a swap may have happened
+  if (!ok) {
     throw Error(ErrorCode::kHardware,
                 fmt::format("{}: bus error reading offset 0x{:x}", describe(), offset));
   }
@@ -124,7 +156,9 @@ uint32_t EmulatedBus::read32(uint32_t offset) {
 
 void EmulatedBus::write32(uint32_t offset, uint32_t value) {
   require_working();
-  if (!board_->write32(offset, value)) {
+  const bool ok = board_->write32(offset, value);
+  notice_events();
+  if (!ok) {
     throw Error(ErrorCode::kHardware, fmt::format("{}: bus error writing 0x{:x} to offset 0x{:x}",
                                                   describe(), value, offset));
   }
@@ -142,6 +176,7 @@ void EmulatedBus::execute(std::span<BusOp> ops) {
     batch.push_back({op.kind == BusOp::Kind::kWrite, op.offset, op.value, false});
   }
   board_->execute(batch);
+  notice_events();
   for (size_t i = 0; i < ops.size(); ++i) {
     if (!batch[i].ok) {
       throw Error(ErrorCode::kHardware,
@@ -150,6 +185,15 @@ void EmulatedBus::execute(std::span<BusOp> ops) {
     }
     if (ops[i].kind == BusOp::Kind::kRead) ops[i].value = batch[i].value;
   }
+}
+
+void EmulatedBus::notice_events() {
+  if (!run_clock_ || board_->events() == seen_events_.load(std::memory_order_acquire)) return;
+  {
+    std::lock_guard lock(clock_mutex_);
+    kicked_ = true;
+  }
+  clock_cv_.notify_one();
 }
 
 void EmulatedBus::set_event_handler(std::function<void(const BusEvent&)> handler) {
@@ -173,7 +217,7 @@ void EmulatedBus::enable_interrupts() {
 // runs; the board is then reported failed (once), never crashed on.
 void EmulatedBus::check_health() {
   const auto now = std::chrono::steady_clock::now();
-  if (now - last_health_check_ < kHealthCheckEvery) return;
+  if (now - last_health_check_ < health_check_every_) return;
   last_health_check_ = now;
   std::string problem = board_->problem();
   if (problem.empty()) return;
@@ -267,30 +311,51 @@ void EmulatedBus::StripePort::discard(uint16_t group) {
   call([&](model::EmulatedBoard& board) { board.stripe_discard(group); });
 }
 
-// The board's time base follows the host's monotonic clock, in core cycles: every asnd of a
-// host feeds its board the same time, as PTP keeps the boards of a fabric on one time, so a
-// frame number means the same instant on all of them (tdm.frame_counter). While asnd is
-// down the board's clock does not run; the next asnd catches it up at once, whole frames by
-// division, as the hardware would have run them.
-static uint64_t host_time_cycles(uint64_t hz) {
-  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                      std::chrono::steady_clock::now().time_since_epoch())
-                      .count();
-  // 128 bits: ns x hz passes 2^64 after a few minutes of uptime.
-  return static_cast<uint64_t>(static_cast<unsigned __int128>(ns) * hz / 1'000'000'000u);
-}
-
+// The clock thread is the board's clock and the driver's interrupt handler in one. The
+// board's registers need no clock to be current (model::EmulatedBoard::run_clock brings
+// the TDM block up to the host's time whenever it is accessed), so the thread runs the
+// clock only for what the board does on its own that ends in an interrupt, and sleeps
+// until the board's next such event (cycles_to_next_event(): an armed TDM swap's frame
+// boundary), or until an access shows that the board has news (events(): an interrupt
+// raised by a write, a reset, a new arm or TDM configuration; notice_events() wakes it),
+// or at the latest until the next health check. That one is the only timer: nothing tells
+// asnd that another process truncated or replaced the board's memory file, or pressed the
+// board's external reset input (MemoryHeader::reset_request); every 250 ms (the interval
+// check_health has always kept) is soon enough for either, an operator's or a test's time,
+// and costs an idle asnd four passes a second instead of a thousand.
 void EmulatedBus::clock_loop() {
+  using Clock = std::chrono::steady_clock;
   const uint64_t hz = board_->profile().cap(regmap::Cap::kClockHz);
   std::unique_lock lock(clock_mutex_);
-  while (!clock_cv_.wait_for(lock, kClockTick, [this] { return stopping_; })) {
+  while (!stopping_) {
+    kicked_ = false;
+    lock.unlock();
+    // Read first: whatever the board counts from here on is looked at by this pass or
+    // wakes the next one.
+    const uint64_t events = board_->events();
     check_health();
+    bool working = false;
     {
       std::lock_guard failed(failed_mutex_);
-      if (!failed_.empty()) continue;
+      working = failed_.empty();
     }
-    board_->advance_to(host_time_cycles(hz));
-    service_interrupts();
+    uint64_t cycles = model::kNoEvent;
+    if (working) {
+      board_->advance_to(host_time_cycles(hz));
+      service_interrupts();
+      cycles = board_->cycles_to_next_event();
+    }
+    seen_events_.store(events, std::memory_order_release);
+    clock_passes_.fetch_add(1);
+    const auto now = Clock::now();
+    auto wake = last_health_check_ + health_check_every_;
+    if (cycles != model::kNoEvent) wake = std::min(wake, now + cycles_to_time(cycles, hz));
+    lock.lock();
+    // News during the pass (a swap of our own advance_to among them): another pass.
+    if (stopping_ || kicked_ || board_->events() != events) continue;
+    planned_sleep_ns_.store(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(wake - now).count());
+    clock_cv_.wait_until(lock, wake, [this] { return stopping_ || kicked_; });
   }
 }
 

@@ -4,6 +4,7 @@
 // driver's interrupt handler, turns the board's interrupts into bus events.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -30,6 +31,10 @@ struct EmulatedBusOptions {
   // path sends them (model::OpenOptions::storage_dir; asnd: backend.emulated.storage_dir).
   // Empty: none are attached, and every stripe_data_port() call fails.
   std::string storage_dir;
+  // The longest the clock thread sleeps with nothing to do: how often it checks the board's
+  // memory file and samples the external reset input, which nothing tells it of (see
+  // emulated_bus.cc). Tests make it long to see that everything else wakes the clock.
+  std::chrono::milliseconds health_check_every = std::chrono::milliseconds(250);
 };
 
 class EmulatedBus final : public RegisterBus {
@@ -51,9 +56,17 @@ class EmulatedBus final : public RegisterBus {
   model::EmulatedBoard& board() { return *board_; }
   const model::OpenReport& open_report() const { return board_->open_report(); }
 
-  // One pass of the interrupt handler (the clock thread runs it every tick): acknowledges
-  // the event causes the board raised and delivers them, and notices a new generation.
+  // One pass of the interrupt handler (the clock thread runs it whenever it wakes):
+  // acknowledges the event causes the board raised and delivers them, and notices a new
+  // generation.
   void service_interrupts();
+
+  // For tests: the passes the clock thread has made, and how long it meant to sleep after
+  // the last one (unless woken sooner).
+  uint64_t clock_passes() const { return clock_passes_.load(); }
+  std::chrono::nanoseconds planned_sleep() const {
+    return std::chrono::nanoseconds(planned_sleep_ns_.load());
+  }
 
  private:
   void clock_loop();
@@ -62,6 +75,9 @@ class EmulatedBus final : public RegisterBus {
   // Throws kUnavailable once the board has failed.
   void require_working() const;
   void check_health();
+  // After an access: wakes the clock thread when the board counted something it has not
+  // seen (model::EmulatedBoard::events()).
+  void notice_events();
 
   // The client side of the board's parity data path: each call goes to the board's
   // stripe_* and its model::StripeError becomes the asn::Error the seam documents.
@@ -90,6 +106,13 @@ class EmulatedBus final : public RegisterBus {
   std::mutex clock_mutex_;
   std::condition_variable clock_cv_;
   bool stopping_ = false;
+  bool kicked_ = false;  // under clock_mutex_: the board has news; run a pass
+  bool run_clock_ = false;
+  std::chrono::milliseconds health_check_every_;
+  // The board's events() as of the clock thread's last pass.
+  std::atomic<uint64_t> seen_events_{0};
+  std::atomic<uint64_t> clock_passes_{0};
+  std::atomic<int64_t> planned_sleep_ns_{0};
   std::chrono::steady_clock::time_point last_health_check_{};
   mutable std::mutex failed_mutex_;
   std::string failed_;  // why the board can no longer be used; empty while it can

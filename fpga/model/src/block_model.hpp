@@ -113,6 +113,19 @@ class BlockModel {
   virtual void on_input(BoardContext&, RegisterView&) {}
   // The core clock advanced by `cycles`.
   virtual void advance(BoardContext&, RegisterView&, uint64_t /*cycles*/) {}
+
+  // Whether the block's registers follow the core clock (a time base, frame counters): a
+  // board whose clock runs by itself (EmulatedBoard::run_clock) runs it up to now before
+  // they are read or written, and a write to them may move the block's next event.
+  virtual bool clocked() const { return false; }
+  // Core cycles from now until the block next acts on its own, on the clock, in a way that
+  // software learns of only by an interrupt (the TDM sequencer's armed swap), assuming its
+  // inputs stay as they are; kNoEvent when it will not before software or an input acts.
+  // What the block does on the clock that software reads from its registers is not an
+  // event: a clock that runs by itself brings those up to date when they are read. The board
+  // takes the minimum over its blocks (EmulatedBoard::cycles_to_next_event), so a driver of
+  // the emulated board may let the clock sleep until then.
+  virtual uint64_t cycles_to_event(BoardContext&, RegisterView&) { return kNoEvent; }
 };
 
 // The model of a block type (blocks/registry.cc). Throws std::logic_error for a block type

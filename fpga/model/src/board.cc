@@ -102,6 +102,7 @@ class EmulatedBoard::Impl final : public detail::BoardContext {
     uint32_t next_offset = 0;  // the offset that continues the run
     uint32_t within = 0;       // of the run's last word, from the window's start
     uint32_t storage = 0;      // of the run's last word
+    bool clock_ran = false;    // the batch ran the clock to now (run_clock) already
   };
   bool access(Op& op, Burst& burst);
   void advance(uint64_t cycles);
@@ -109,7 +110,11 @@ class EmulatedBoard::Impl final : public detail::BoardContext {
   engines::RouteDecision route_packet(const engines::PacketHeader& header, uint32_t random);
   void set_queue_occupancy(unsigned port, unsigned vc, uint32_t packets);
   void advance_to(uint64_t time);
+  uint64_t cycles_to_next_event();
   void set_traffic_pending(uint32_t slot, bool pending);
+  // With run_clock: before an access at `offset` to a block whose registers follow the
+  // clock, runs the clock up to now, unless `ran` says this access or batch did.
+  void catch_up(uint32_t offset, bool& ran);
   // Index of the block of `type`'s first instance; throws std::out_of_range if none.
   size_t block_index(uint16_t type) const;
   detail::RegisterView block_view(size_t block) { return view(block); }
@@ -119,8 +124,13 @@ class EmulatedBoard::Impl final : public detail::BoardContext {
   uint32_t generation() const override { return header->generation; }
   void raise(const regmap::FieldRef& cause) override {
     detail::RegisterView id = id_view();
+    const uint32_t enabled = id.word(regs::id::kIrqMask);
+    const uint32_t before = id.word(regs::id::kIrqStatus) & enabled;
     detail::IdBlockModel::raise(id, cause);
+    // An interrupt the driver enabled and has not yet seen: the line goes up.
+    if ((id.word(regs::id::kIrqStatus) & enabled) != before) note_event();
   }
+  void note_event() { events.fetch_add(1, std::memory_order_release); }
   void board_reset() override;
   std::span<uint64_t> private_state(const BlockInstance& block) override;
   std::span<std::byte> dram(const BlockInstance& block) override;
@@ -135,7 +145,9 @@ class EmulatedBoard::Impl final : public detail::BoardContext {
   OpenReport report;
   detail::MemoryFile file;
   MemoryHeader* header = nullptr;
-  uint32_t* image = nullptr;  // the BAR image: word i is byte offset 4 * i
+  uint32_t* image = nullptr;              // the BAR image: word i is byte offset 4 * i
+  std::function<uint64_t()> time_source;  // run_clock's; empty: advance() only
+  std::atomic<uint64_t> events{0};        // EmulatedBoard::events()
 
  private:
   // What a bus offset decodes to.
@@ -392,8 +404,8 @@ bool EmulatedBoard::Impl::decode(uint32_t offset, Target& target) const {
       const bool active = (image[block.base / 4 + window.bank_word] & window.bank_mask) != 0;
       bank = window.active_window == active ? 1 : 0;
     }
-    target = Target{i, nullptr, &window, (block.base + window.bank_offset[bank] + within) / 4,
-                    within};
+    target =
+        Target{i, nullptr, &window, (block.base + window.bank_offset[bank] + within) / 4, within};
     return true;
   }
   const size_t word = rel / 4;
@@ -402,17 +414,36 @@ bool EmulatedBoard::Impl::decode(uint32_t offset, Target& target) const {
   return true;
 }
 
+void EmulatedBoard::Impl::catch_up(uint32_t offset, bool& ran) {
+  if (ran || !time_source || offset >= layout.address_space_bytes) return;
+  const auto it = std::upper_bound(layout.bases.begin(), layout.bases.end(), offset);
+  const size_t block = static_cast<size_t>(it - layout.bases.begin()) - 1;
+  if (!models_[block]->clocked()) return;
+  ran = true;
+  // Before the access is decoded: the clock may swap the banks a window shows.
+  advance_to(time_source());
+}
+
 bool EmulatedBoard::Impl::read32(uint32_t offset, uint32_t& value) {
+  bool ran = false;
+  catch_up(offset, ran);
   Target target{};
   return read(decode(offset, target) ? &target : nullptr, offset, value);
 }
 
 bool EmulatedBoard::Impl::write32(uint32_t offset, uint32_t value) {
+  bool ran = false;
+  catch_up(offset, ran);
   Target target{};
   return write(decode(offset, target) ? &target : nullptr, offset, value);
 }
 
 bool EmulatedBoard::Impl::access(Op& op, Burst& burst) {
+  if (!burst.clock_ran && time_source) {
+    catch_up(op.offset, burst.clock_ran);
+    // The clock may have swapped banks (or reset the board) under the run.
+    if (burst.clock_ran) burst.window = nullptr;
+  }
   if (burst.window != nullptr && op.offset == burst.next_offset) {
     const detail::WindowDecode& window = *burst.window;
     const uint32_t within = burst.within + 4;
@@ -420,7 +451,7 @@ bool EmulatedBoard::Impl::access(Op& op, Burst& burst) {
     // window: decoded in full below, which answers as a single access would.
     if (within < window.bytes && within / window.entry_bytes < window.entries &&
         (!op.write || window.writable)) {
-      burst = Burst{&window, op.offset + 4, within, burst.storage + 1};
+      burst = Burst{&window, op.offset + 4, within, burst.storage + 1, burst.clock_ran};
       if (op.write) {
         image[burst.storage] = op.value;
       } else {
@@ -431,9 +462,9 @@ bool EmulatedBoard::Impl::access(Op& op, Burst& burst) {
   }
   Target target{};
   const bool decoded = decode(op.offset, target);
-  burst = Burst{};
+  burst = Burst{.clock_ran = burst.clock_ran};
   if (decoded && target.window != nullptr) {
-    burst = Burst{target.window, op.offset + 4, target.within, target.storage};
+    burst = Burst{target.window, op.offset + 4, target.within, target.storage, burst.clock_ran};
   }
   const Target* at = decoded ? &target : nullptr;
   return op.write ? write(at, op.offset, op.value) : read(at, op.offset, op.value);
@@ -477,6 +508,8 @@ bool EmulatedBoard::Impl::write(const Target* at, uint32_t offset, uint32_t valu
   image[target.storage] = (old & word.ro) | (value & word.rw) | (old & word.w1c & ~value);
   detail::RegisterView v = view(target.block);
   models_[target.block]->on_write(*this, v, *word.reg, word.element, old, value);
+  // An arm, a new configuration: the block's next event may have moved.
+  if (models_[target.block]->clocked()) note_event();
   return true;
 }
 
@@ -491,6 +524,7 @@ void EmulatedBoard::Impl::board_reset() {
   header->generation = next_generation(header->generation);
   init_image();
   if (tdm) view(*tdm).set64(regs::tdm::kTime, time);
+  note_event();
 }
 
 void EmulatedBoard::Impl::advance(uint64_t cycles) {
@@ -536,8 +570,21 @@ void EmulatedBoard::Impl::advance_to(uint64_t time) {
   advance(time > now ? time - now : 0);
 }
 
+uint64_t EmulatedBoard::Impl::cycles_to_next_event() {
+  // The external reset input is sampled on the clock: at once.
+  if (std::atomic_ref<uint32_t>(header->reset_request).load() != 0) return 0;
+  uint64_t soonest = kNoEvent;
+  for (size_t i = 0; i < models_.size(); ++i) {
+    detail::RegisterView v = view(i);
+    soonest = std::min(soonest, models_[i]->cycles_to_event(*this, v));
+  }
+  return soonest;
+}
+
 void EmulatedBoard::Impl::set_traffic_pending(uint32_t slot, bool pending) {
   const size_t i = block_index(regs::tdm::kType);
+  // The input changes now: the frames up to now ran with the old one.
+  if (time_source) advance_to(time_source());
   detail::RegisterView tdm = view(i);
   if (slot >= regs::tdm::kTrafficPending.count * 32) {
     throw std::out_of_range("no slot " + std::to_string(slot));
@@ -547,6 +594,7 @@ void EmulatedBoard::Impl::set_traffic_pending(uint32_t slot, bool pending) {
   const uint32_t old = tdm.get(word);
   tdm.set(word, pending ? old | bit : old & ~bit);
   models_[i]->on_input(*this, tdm);
+  note_event();  // PREEMPT's frames after the next boundary change length
 }
 
 void EmulatedBoard::Impl::set_queue_occupancy(unsigned port, unsigned vc, uint32_t packets) {
@@ -641,6 +689,18 @@ void EmulatedBoard::advance(uint64_t cycles) {
   std::lock_guard lock(impl_->mu);
   impl_->advance(cycles);
 }
+
+void EmulatedBoard::run_clock(std::function<uint64_t()> time) {
+  std::lock_guard lock(impl_->mu);
+  impl_->time_source = std::move(time);
+}
+
+uint64_t EmulatedBoard::cycles_to_next_event() {
+  std::lock_guard lock(impl_->mu);
+  return impl_->cycles_to_next_event();
+}
+
+uint64_t EmulatedBoard::events() const { return impl_->events.load(std::memory_order_acquire); }
 
 uint32_t EmulatedBoard::generation() const {
   std::lock_guard lock(impl_->mu);

@@ -42,6 +42,12 @@ class TdmBlockModel final : public BlockModel {
     engines::TdmSequencer(view, state(board, view), board).advance(cycles);
   }
 
+  bool clocked() const override { return true; }
+
+  uint64_t cycles_to_event(BoardContext& board, RegisterView& view) override {
+    return engines::TdmSequencer(view, state(board, view), board).cycles_to_swap();
+  }
+
  private:
   static std::span<uint64_t> state(BoardContext& board, RegisterView& view) {
     return board.private_state(view.block());

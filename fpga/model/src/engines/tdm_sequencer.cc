@@ -40,11 +40,12 @@ TdmSequencer::Timing TdmSequencer::timing() {
 }
 
 // 000 L775 (E_i: the slot holds a configuration) and L826-828 (R_valid gates it).
-bool TdmSequencer::slot_counted(const Timing& timing, uint32_t slot) {
+bool TdmSequencer::slot_counted(const Timing& timing, uint32_t slot,
+                                std::span<const uint64_t> pending) {
   if (timing.policy == kFixed || timing.policy == kSla) return true;
   const bool configured = ((configured_[slot / 64] >> (slot % 64)) & 1u) != 0;
   if (!configured || timing.policy == kSes) return configured;
-  return ((sampled_[slot / 64] >> (slot % 64)) & 1u) != 0;
+  return ((pending[slot / 64] >> (slot % 64)) & 1u) != 0;
 }
 
 void TdmSequencer::sample_configured() {
@@ -60,22 +61,51 @@ void TdmSequencer::sample_configured() {
   }
 }
 
-uint64_t TdmSequencer::frame_cycles() {
-  const Timing timing = this->timing();
+uint64_t TdmSequencer::frame_cycles() { return frame_cycles(timing(), sampled_); }
+
+uint64_t TdmSequencer::frame_cycles(const Timing& timing, std::span<const uint64_t> pending) {
   uint64_t counted = 0;
   if (timing.slot_length != 0) {
     for (uint32_t slot = 0; slot < timing.slots; ++slot) {
-      if (slot_counted(timing, slot)) ++counted;
+      if (slot_counted(timing, slot, pending)) ++counted;
     }
   }
   return counted * timing.slot_length + timing.wormhole_length;
 }
 
-void TdmSequencer::sample_pending() {
-  for (size_t w = 0; w < sampled_.size(); ++w) {
-    sampled_[w] = (uint64_t{tdm_.get(t::kTrafficPendingSlots.at(2 * w + 1))} << 32) |
-                  tdm_.get(t::kTrafficPendingSlots.at(2 * w));
+void TdmSequencer::sample_pending() { read_pending(sampled_); }
+
+void TdmSequencer::read_pending(std::span<uint64_t> pending) {
+  for (size_t w = 0; w < pending.size(); ++w) {
+    pending[w] = (uint64_t{tdm_.get(t::kTrafficPendingSlots.at(2 * w + 1))} << 32) |
+                 tdm_.get(t::kTrafficPendingSlots.at(2 * w));
   }
+}
+
+// The arithmetic of advance(), run forward to the armed boundary without changing anything:
+// the current frame ends after frame - phase cycles (its frame number becomes frame_counter
+// + 1); the traffic-pending inputs are sampled there, and the frames after it are alike
+// until the one arm_at_frame names. A change of the inputs in between is an input the board
+// is told of (EmulatedBoard::set_traffic_pending), after which this is asked again.
+uint64_t TdmSequencer::cycles_to_swap() {
+  if (tdm_.get(t::kStatusRunning) == 0 || tdm_.get(t::kStatusArmed) == 0) return kNoEvent;
+  const Timing timing = this->timing();
+  const uint64_t frame = frame_cycles(timing, sampled_);
+  if (frame == 0) return 0;  // advance() stops the sequencer at once
+  const uint64_t to_boundary = phase_ < frame ? frame - phase_ : 0;
+  const uint64_t frame_number = tdm_.get64(t::kFrameCounter);
+  const uint64_t arm_at =
+      (uint64_t{tdm_.get(t::kArmAtFrameHiFrame)} << 32) | tdm_.get(t::kArmAtFrameLoFrame);
+  if (arm_at <= frame_number + 1) return to_boundary;
+  uint64_t pending[kSlotWords];
+  read_pending(pending);
+  const uint64_t next = frame_cycles(timing, pending);
+  // No frame after the boundary: the sequencer stops there (and never swaps); waking then
+  // costs one look.
+  if (next == 0) return to_boundary;
+  const uint64_t frames = arm_at - frame_number - 1;
+  if (frames > (kNoEvent - 1 - to_boundary) / next) return kNoEvent;  // beyond any clock
+  return to_boundary + frames * next;
 }
 
 void TdmSequencer::start(uint64_t time) {

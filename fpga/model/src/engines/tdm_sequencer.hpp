@@ -66,14 +66,26 @@ class TdmSequencer {
 
   // Cycles of the current frame under the policy and today's traffic-pending inputs.
   uint64_t frame_cycles();
+  // Core cycles from now until the armed swap happens (the frame boundary advance() swaps
+  // at), assuming the traffic-pending inputs stay as they are; kNoEvent when no swap is
+  // armed on a running sequencer. The only thing the sequencer does on its own that software
+  // is interrupted for: frames, slots and the time base are read from registers, which a
+  // board whose clock runs by itself brings up to date before they are read.
+  uint64_t cycles_to_swap();
 
  private:
   struct Timing;
   Timing timing();
-  bool slot_counted(const Timing& timing, uint32_t slot);
+  // Whether a slot counts in a frame, with `pending` as the traffic-pending bits sampled.
+  bool slot_counted(const Timing& timing, uint32_t slot, std::span<const uint64_t> pending);
+  bool slot_counted(const Timing& timing, uint32_t slot) {
+    return slot_counted(timing, slot, sampled_);
+  }
+  uint64_t frame_cycles(const Timing& timing, std::span<const uint64_t> pending);
   void swap(uint64_t time);
   void start(uint64_t time);
   void sample_pending();
+  void read_pending(std::span<uint64_t> pending);  // tdm.traffic_pending, kSlotWords words
   void sample_configured();
   void set_current_slot();
 

@@ -131,6 +131,9 @@ struct MemoryHeader {
 };
 static_assert(sizeof(MemoryHeader) <= kMemoryHeaderBytes);
 
+// "Never": no event is pending (EmulatedBoard::cycles_to_next_event).
+inline constexpr uint64_t kNoEvent = UINT64_MAX;
+
 // Path of a board's memory file: <shm_dir>/asn-board-<name>. Throws kBadName.
 std::string memory_path(std::string_view name, const OpenOptions& options = {});
 
@@ -177,6 +180,30 @@ class EmulatedBoard {
   // is there already. asnd's clock thread feeds it the host's monotonic clock, so the boards
   // of one host share a time base as boards synchronised by PTP do.
   void advance_to(uint64_t time);
+  // Lets the board's clock run by itself on `time` (the time base now, in core cycles; never
+  // decreasing), as a real board's clock runs whether or not anyone looks: before an access
+  // to a block whose registers follow the clock (the TDM block's registers and tables, the
+  // traffic-pending input), the board runs its clock up to time(), once per access or batch,
+  // so they read as they would on hardware at that instant. A driver then only needs to run
+  // the clock itself (advance_to) for what the board does on its own that raises an
+  // interrupt: see cycles_to_next_event() and events(). asnd's emulated backend passes the
+  // host's monotonic clock; without it (tests, asnsim) the clock moves only by advance() and
+  // advance_to(). Call before the board is shared between threads.
+  void run_clock(std::function<uint64_t()> time);
+  // Core cycles from the board's time (tdm.time) until the clock must next run for the board
+  // to act on its own, in a way software learns of by an interrupt: the minimum over the
+  // blocks' next events (an armed TDM swap's frame boundary); 0 while the external reset
+  // input is set (it is sampled on the clock); kNoEvent when nothing will happen until
+  // software or an input acts. Exact as long as the inputs stay as they are: anything that
+  // may move it sooner counts in events().
+  uint64_t cycles_to_next_event();
+  // Counts what may need a driver's attention sooner than cycles_to_next_event() said: an
+  // interrupt newly raised (a cause set in irq_status that irq_mask enables and that was not
+  // pending), a board reset (the generation changes), a write to a block whose registers
+  // follow the clock (an arm, a new configuration) and a change of the traffic-pending input.
+  // A driver that sleeps until the next event reads it before it looks at the board, and
+  // after each access of its own: a change means look again. No lock is taken.
+  uint64_t events() const;
   uint32_t generation() const;
   uint32_t address_space_bytes() const;
   // Bytes of board DRAM after the BAR image in the memory file (the lock engine's table):
