@@ -155,8 +155,18 @@ StoredFabric read_fabric(asn::etcd::Client& client, const std::string& prefix,
       out.locks_revision = kv.mod_revision;
       try {
         out.locks = asn::fabric::parse_lock_map_document(kv.value);
-      } catch (const std::invalid_argument&) {
-        // Damaged: apply numbers epochs from nothing, and the diff shows it replaced.
+      } catch (const std::invalid_argument& e) {
+        // Damaged: its highest epoch still bounds the next (epochs never go down), and a map
+        // with no owners makes every slot of the next one a move.
+        out.locks_damage = e.what();
+        asn::fabric::v1::LockMap read;
+        if (google::protobuf::util::JsonStringToMessage(kv.value, &read).ok()) {
+          asn::fabric::v1::LockMap floor;
+          uint64_t epoch = read.epoch();
+          for (const auto& a : read.assignments()) epoch = std::max(epoch, a.epoch());
+          floor.set_epoch(epoch);
+          out.locks = floor;
+        }
       }
       continue;
     }

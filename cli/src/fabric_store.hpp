@@ -59,8 +59,11 @@ struct StoredFabric {
   std::optional<asn::fabric::v1::FabricSpec> spec;
   std::optional<asn::fabric::v1::LockMap> locks;  // the lock map, with its epochs
   int64_t locks_revision = 0;                     // its mod_revision (0: none)
-  std::map<std::string, SwitchEntry> switches;    // by name
-  std::map<std::string, std::string> documents;   // the desired keys, the fabric and lock map
+  // Why the lock map etcd holds was refused ("" when it was not): `locks` then holds only
+  // its highest epoch, if even that could be read.
+  std::string locks_damage;
+  std::map<std::string, SwitchEntry> switches;   // by name
+  std::map<std::string, std::string> documents;  // the desired keys, the fabric and lock map
 };
 
 // Reads everything of fabric `name` in one read (one revision).

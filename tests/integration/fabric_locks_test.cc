@@ -14,6 +14,7 @@
 #include "asn/client/fabric.hpp"
 #include "asn/fabric_spec/lock_map.hpp"
 #include "asn/v1/locks.grpc.pb.h"
+#include "etcd_client.hpp"
 #include "fabric_fixture.hpp"
 
 namespace asn::test {
@@ -23,10 +24,10 @@ namespace {
 constexpr char kLocksConfig[] = "locks:\n  max_ttl: 4s\n";
 constexpr auto kTakeoverGrace = 8s;
 
-// A file id whose lock slot is within [first, last].
-std::string file_in_slots(uint32_t first, uint32_t last) {
+// A file id whose lock slot is within [first, last], named "<prefix><n>".
+std::string file_in_slots(uint32_t first, uint32_t last, const std::string& prefix = "/pfs/file-") {
   for (int i = 0;; ++i) {
-    std::string file = "/pfs/file-" + std::to_string(i);
+    std::string file = prefix + std::to_string(i);
     const uint32_t slot = fabric::lock_slot(file);
     if (first <= slot && slot <= last) return file;
   }
@@ -280,6 +281,44 @@ TEST_F(FabricLocksTest, AnOwnerStoppedPastItsLeaseGrantsNothingWhenItWakes) {
       60s))
       << o;
   EXPECT_EQ(o.owner, endpoint(2));
+}
+
+// A lock map damaged in etcd (written by hand, or by a newer asnctl): every member keeps the
+// map it had, unconfirmed, and grants nothing rather than guess who owns what; the status
+// says why; a good map brings them back.
+TEST_F(FabricLocksTest, ADamagedLockMapFencesTheSwitchesAndTheStatusSaysWhy) {
+  const std::string in_s00 = file_in_slots(0, 2047);
+  Peer peer(switches_[0]->socket());
+  ASSERT_TRUE(peer.open().ok());
+  lock_when_served(peer, in_s00);
+
+  etcd::Options options;
+  options.endpoints = etcd_.endpoint_list();
+  etcd::Client client(options);
+  client.put({fabric::lock_map_key("/asn", "lab"),
+              R"({"fabric": "lab", "epoch": 9, "assignments": [{"first_slot": 9, "last_slot": 3,)"
+              R"( "owner": "s00"}]})"});
+  Outcome o;
+  ASSERT_TRUE(wait_until(
+      [&] {
+        Peer fresh(switches_[0]->socket());
+        o = fresh.open().ok() ? fresh.try_lock(in_s00) : Outcome{};
+        return o.reason == "fenced";
+      },
+      60s))
+      << o;
+  EXPECT_EQ(o.code, grpc::StatusCode::UNAVAILABLE);
+  const CommandResult status = fabric({"status", "lab"});
+  EXPECT_NE(status.out.find("is refused"), std::string::npos) << status.out;
+
+  // Applied again, the map continues from the damaged one's epoch 9, never below it.
+  ASSERT_EQ(wait_in_force(apply(with_owners("{switch: s01, slots: 2048-4000}"))).exit_code, 0);
+  Peer again(switches_[0]->socket());
+  ASSERT_TRUE(again.open().ok());
+  lock_when_served(again, file_in_slots(0, 2047, "/pfs/again-"));
+  const Outcome moved = again.try_lock(in_s01_);
+  EXPECT_EQ(moved.reason, "moved");
+  EXPECT_NE(moved.message.find("epoch 10"), std::string::npos) << moved;
 }
 
 // libasnclient given one switch of the fabric: each file's calls reach its owner.

@@ -17,6 +17,12 @@ namespace {
 
 using asn::fabric::v1::ApplyResult;
 
+// What etcd holds cannot be built on (nothing is written).
+class DamagedStore : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // What the file would change, read at one revision.
 struct Plan {
   asn::fabric::FabricSpec spec;
@@ -31,6 +37,13 @@ Plan plan_apply(asn::etcd::Client& client, const std::string& prefix, const std:
   plan.stored = read_fabric(client, prefix, plan.spec.name());
   // Epochs continue etcd's: a fabric that had a lock map keeps one (an empty map grants
   // nothing anywhere), so that no epoch is ever numbered twice.
+  if (!plan.stored.locks_damage.empty() && !plan.stored.locks) {
+    throw DamagedStore(
+        "the lock map in etcd (" + asn::fabric::lock_map_key(prefix, plan.spec.name()) +
+        ") is not one, so its epochs cannot be continued: " + plan.stored.locks_damage +
+        ". Write a map with an epoch above every one it had, or remove the key with "
+        "etcdctl once no switch grants locks");
+  }
   if (plan.spec.has_locks() || plan.stored.locks) {
     plan.spec.mutable_locks()->set_fabric(plan.spec.name());
     asn::fabric::number_lock_map(*plan.spec.mutable_locks(),
@@ -75,6 +88,9 @@ class FabricFileCommand : public Command {
         std::fprintf(stderr, "asnctl: %s\n", asn::schedule::PlanError(problem).what());
       }
       std::fprintf(stderr, "asnctl: %s: nothing was written to etcd\n", file_.c_str());
+      return kExitFailed;
+    } catch (const DamagedStore& e) {
+      std::fprintf(stderr, "asnctl: %s; nothing was written\n", e.what());
       return kExitFailed;
     }
   }

@@ -62,6 +62,9 @@ SwitchStatusView view_of(const SwitchEntry& e, const StoredFabric& fabric) {
   } else if (!e.spec) {
     v.set_condition("not-in-fabric");
     v.set_error("the fabric has no such switch, and its asnd still reports");
+  } else if (e.status->condition() == "in-force" && !e.status->lock_map_error().empty()) {
+    v.set_condition("failed");  // its part is in force, but it grants no lock
+    v.set_error(e.status->lock_map_error());
   } else if (e.status->condition() == "in-force" &&
              (e.status->applied_revision() < e.desired_revision ||
               e.status->lock_map_revision() < fabric.locks_revision)) {

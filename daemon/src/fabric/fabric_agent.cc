@@ -20,8 +20,8 @@ namespace {
 
 constexpr std::string_view kKind = "fabric-member";
 constexpr uint32_t kSchema = 1;
-// Between tries while etcd cannot be reached.
-constexpr std::chrono::milliseconds kRetry{1000};
+// Between tries while etcd cannot be reached: the followers' own.
+constexpr std::chrono::milliseconds kRetry = KeyFollower::kRetry;
 
 std::string to_json(const google::protobuf::Message& message) {
   std::string out;
@@ -114,7 +114,7 @@ FabricAgent::FabricAgent(const FabricConfig& config, std::string endpoint, Fabri
         update([&](fabric::v1::SwitchStatus& s) {
           s.set_lock_map_revision(revision);
           s.set_lock_slots(slots);
-          if (!error.empty()) s.set_error(error);
+          s.set_lock_map_error(error);
         });
       });
   lock_map_follower_ = std::make_unique<KeyFollower>(

@@ -4,13 +4,6 @@
 
 namespace asn {
 
-namespace {
-
-// Between tries while etcd cannot be reached.
-constexpr std::chrono::milliseconds kRetry{1000};
-
-}  // namespace
-
 KeyFollower::KeyFollower(etcd::Client& client, std::string key, OnValue on_value, OnReach on_reach)
     : client_(client),
       key_(std::move(key)),

@@ -23,6 +23,8 @@ class KeyFollower {
   using OnReach = std::function<void(bool reachable, const std::string& error)>;
   // Sleeps up to the given time; returns true when the follower is to stop.
   using Wait = std::function<bool(std::chrono::milliseconds)>;
+  // Between tries while etcd cannot be reached.
+  static constexpr std::chrono::milliseconds kRetry{1000};
 
   KeyFollower(etcd::Client& client, std::string key, OnValue on_value, OnReach on_reach);
 

@@ -4,6 +4,7 @@
 #include <google/protobuf/util/json_util.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <set>
 #include <stdexcept>
 
@@ -32,7 +33,7 @@ void LockMapAgent::on_value(const std::string& value, int64_t revision) {
     on_status_(0, fabric::kLockSlots, "");
     return;
   }
-  if (revision == revision_) return;
+  if (revision == revision_ || revision == refused_) return;
   fabric::LockMap map;
   try {
     map = fabric::parse_lock_map_document(value);
@@ -42,7 +43,8 @@ void LockMapAgent::on_value(const std::string& value, int64_t revision) {
     const std::string why = fmt::format("the lock map at etcd revision {} ({}) is refused: {}",
                                         revision, key_, e.what());
     spdlog::error("fabric: {}", why);
-    on_status_(revision_, 0, why);
+    refused_ = revision;
+    on_status_(std::max<int64_t>(revision_, 0), 0, why);
     return;
   }
   LockOwnership ownership;
@@ -80,32 +82,28 @@ void LockMapAgent::check() {
   take_over(map, kv.mod_revision);
 }
 
-// Failover: see the class comment.
-void LockMapAgent::take_over(const fabric::v1::LockMap& map, int64_t revision) {
+// Failover (the class comment): the owner of `map` whose slots this switch is to take now,
+// or "" (none is gone long enough, or another switch is its successor).
+std::string LockMapAgent::dead_owner(const fabric::v1::LockMap& map) {
   std::set<std::string> owners;
   for (const auto& a : map.assignments()) {
     if (a.owner() != config_.switch_name) owners.insert(a.owner());
   }
-  if (owners.empty()) {
-    gone_since_.clear();
-    return;
-  }
+  std::erase_if(gone_since_, [&](const auto& kv) { return !owners.contains(kv.first); });
+  if (owners.empty()) return "";
   const std::string base =
       fmt::format("{}/fabrics/{}/switches/", config_.etcd.prefix, config_.name);
-  const etcd::Range keys = client_.get_prefix(base);
   std::set<std::string> alive;     // status under its lease
   std::set<std::string> reported;  // reported once (last-status)
-  for (const etcd::KeyValue& kv : keys.kvs) {
+  for (const etcd::KeyValue& kv : client_.get_prefix(base).kvs) {
     const std::string rest = kv.key.substr(base.size());
     const size_t slash = rest.find('/');
     if (slash == std::string::npos) continue;
-    const std::string name = rest.substr(0, slash);
     const std::string leaf = rest.substr(slash + 1);
-    if (leaf == "status") alive.insert(name);
-    if (leaf == "last-status") reported.insert(name);
+    if (leaf == "status") alive.insert(rest.substr(0, slash));
+    if (leaf == "last-status") reported.insert(rest.substr(0, slash));
   }
   const auto now = std::chrono::steady_clock::now();
-  std::erase_if(gone_since_, [&](const auto& kv) { return !owners.contains(kv.first); });
   for (const std::string& owner : owners) {
     // A switch that never reported has not started yet: it is not dead.
     if (alive.contains(owner) || !reported.contains(owner)) {
@@ -118,42 +116,47 @@ void LockMapAgent::take_over(const fabric::v1::LockMap& map, int64_t revision) {
     // reading the same keys picks the same one.
     auto next = alive.upper_bound(owner);
     if (next == alive.end()) next = alive.begin();
-    if (next == alive.end() || *next != config_.switch_name) continue;
-    const etcd::Range fabric_doc =
-        client_.get(fabric::fabric_key(config_.etcd.prefix, config_.name));
-    std::string endpoint;
+    if (next != alive.end() && *next == config_.switch_name) return owner;
+  }
+  return "";
+}
+
+void LockMapAgent::take_over(const fabric::v1::LockMap& map, int64_t revision) {
+  const std::string owner = dead_owner(map);
+  if (owner.empty()) return;
+  std::string endpoint;
+  const etcd::Range fabric_doc = client_.get(fabric::fabric_key(config_.etcd.prefix, config_.name));
+  try {
     if (!fabric_doc.kvs.empty()) {
-      try {
-        const fabric::FabricSpec spec = fabric::parse_fabric_document(fabric_doc.kvs[0].value);
-        if (const auto* sw = fabric::find_switch(spec, config_.switch_name)) {
-          endpoint = sw->endpoint();
-        }
-      } catch (const std::invalid_argument& e) {
-        spdlog::warn("fabric: cannot take over the slots of switch {}: {}", owner, e.what());
-        continue;
-      }
+      const fabric::FabricSpec spec = fabric::parse_fabric_document(fabric_doc.kvs[0].value);
+      if (const auto* sw = fabric::find_switch(spec, config_.switch_name))
+        endpoint = sw->endpoint();
     }
-    fabric::v1::LockMap moved = map;
-    moved.set_epoch(map.epoch() + 1);
-    uint32_t slots = 0;
-    for (auto& a : *moved.mutable_assignments()) {
-      if (a.owner() != owner) continue;
-      a.set_owner(config_.switch_name);
-      a.set_endpoint(endpoint);
-      a.set_epoch(moved.epoch());
-      slots += a.last_slot() - a.first_slot() + 1;
-    }
-    const std::string status = fabric::status_key(config_.etcd.prefix, config_.name, owner);
-    const etcd::TxnResult txn =
-        client_.txn({{key_, revision}, {status, 0}}, {etcd::Put{key_, fabric::to_json(moved)}});
-    if (txn.succeeded) {
-      spdlog::warn(
-          "fabric: switch {} has not reported for {} s: this switch takes over its {} lock "
-          "slots at epoch {} (etcd revision {}), granting on them after {} s",
-          owner, config_.status_ttl_s, slots, moved.epoch(), txn.revision,
-          std::chrono::duration_cast<std::chrono::seconds>(takeover_grace_).count());
-    }
-    return;  // one move per check: the next one reads the map this one wrote
+  } catch (const std::invalid_argument& e) {
+    spdlog::warn("fabric: cannot take over the lock slots of switch {}: {}", owner, e.what());
+    return;
+  }
+  fabric::v1::LockMap moved = map;
+  moved.set_epoch(map.epoch() + 1);
+  uint32_t slots = 0;
+  for (auto& a : *moved.mutable_assignments()) {
+    if (a.owner() != owner) continue;
+    a.set_owner(config_.switch_name);
+    a.set_endpoint(endpoint);
+    a.set_epoch(moved.epoch());
+    slots += a.last_slot() - a.first_slot() + 1;
+  }
+  // Written only if the map is still the one read and the owner's status still gone: of all
+  // the switches that see it, one move, and none of an owner that came back meanwhile.
+  const std::string status = fabric::status_key(config_.etcd.prefix, config_.name, owner);
+  const etcd::TxnResult txn =
+      client_.txn({{key_, revision}, {status, 0}}, {etcd::Put{key_, fabric::to_json(moved)}});
+  if (txn.succeeded) {
+    spdlog::warn(
+        "fabric: switch {} has not reported for {} s: this switch takes over its {} lock slots "
+        "at epoch {} (etcd revision {}), granting on them after {} s",
+        owner, config_.status_ttl_s, slots, moved.epoch(), txn.revision,
+        std::chrono::duration_cast<std::chrono::seconds>(takeover_grace_).count());
   }
 }
 

@@ -48,7 +48,9 @@ class LockMapAgent {
   void check();
 
  private:
+  // Moves the slots of a dead owner to this switch (one Txn); at most one owner a check.
   void take_over(const fabric::v1::LockMap& map, int64_t revision);
+  std::string dead_owner(const fabric::v1::LockMap& map);
 
   FabricConfig config_;
   etcd::Client& client_;
@@ -59,6 +61,7 @@ class LockMapAgent {
   std::mutex mutex_;
   int64_t revision_ = -1;  // mutex_: the map's revision handed to the LockManager (0: none)
   int64_t seen_ = 0;       // mutex_: the newest revision reported
+  int64_t refused_ = 0;    // mutex_: the revision of a document refused (said once)
   // Owners whose status key was found gone, and since when (steady clock).
   std::map<std::string, std::chrono::steady_clock::time_point> gone_since_;
 };
