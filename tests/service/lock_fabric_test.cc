@@ -136,6 +136,10 @@ TEST_P(LockFabricTest, ALostSlotEndsItsHoldersAndItsWaitsAndNothingElse) {
   ASSERT_TRUE(finishes(*waiting, 30s));
   EXPECT_EQ(waiting->done.get().error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   EXPECT_EQ(reason_of(waiting->context), "moved");
+  const auto& trailers = waiting->context.GetServerTrailingMetadata();
+  const auto owner = trailers.find("asn-lock-owner");
+  ASSERT_NE(owner, trailers.end());  // the wait is sent on to the new owner, as a Lock is
+  EXPECT_EQ(std::string(owner->second.data(), owner->second.size()), "unix:/c.sock");
   EXPECT_EQ(renew(holder).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   EXPECT_EQ(list(mine_).held_size(), 0);
   // The bystander's slot kept its owner and epoch: untouched.

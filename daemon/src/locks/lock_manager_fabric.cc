@@ -99,13 +99,17 @@ std::vector<std::string> LockManager::drop_slots(const std::vector<bool>& lost,
   }
   for (const WaitKey& key : ended) {
     const std::string file = waiters_.at(key)->file;
-    finish_waiter(key,
-                  Error(ErrorCode::kFailedPrecondition,
-                        fmt::format("this switch no longer owns the locks of {} (the fabric's "
-                                    "lock map changed): lock it again at its owner",
-                                    printable(file)))
-                      .with_reason(kReasonMoved),
-                  finished);
+    // Where to wait now: the new owner, as a Lock of the file would be told (none: no-owner).
+    const SlotState now_at = slots_.empty() ? SlotState{} : slots_[fabric::lock_slot(file)];
+    Error moved(ErrorCode::kFailedPrecondition,
+                fmt::format("this switch no longer owns the locks of {} (the fabric's lock map "
+                            "changed): lock it again at its owner",
+                            printable(file)));
+    moved.with_reason(now_at.range >= 0 ? kReasonMoved : kReasonNoOwner);
+    if (now_at.range >= 0) {
+      moved.with_redirect(lock_map_->ranges[static_cast<size_t>(now_at.range)].endpoint);
+    }
+    finish_waiter(key, moved, finished);
     by_domain[key.domain].push_back(key.request);
   }
   withdraw_locked(by_domain, finished);
