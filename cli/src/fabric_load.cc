@@ -1,112 +1,21 @@
 // run_fabric_load (fabric_load.hpp): stage on every switch, choose the frame, arm them all,
-// or discard everywhere. One channel and one thread per switch, so that a fabric of many
-// switches takes as long as its slowest switch, not their sum.
+// or discard everywhere; the steps reach the switches by a LoadPath (fabric_load_run.hpp).
 #include "fabric_load.hpp"
 
-#include <grpcpp/grpcpp.h>
-
-#include <condition_variable>
 #include <cstdio>
-#include <mutex>
 #include <set>
 #include <stdexcept>
-#include <thread>
 
 #include "asn/schedule/plan_file.hpp"
-#include "asn/v1/tdm.grpc.pb.h"
 #include "errors.hpp"
+#include "fabric_load_run.hpp"
 #include "progress.hpp"
 #include "schedule_common.hpp"
 
 namespace asnctl {
 
-namespace {
-
-using asn::v1::Tdm;
-using Clock = std::chrono::steady_clock;
-
-// One switch of the load: its asnd and what it answered. During the arm step the fields
-// marked (locked) are shared with the coordinator under ArmState::mutex.
-struct Member {
-  std::string name;
-  std::string endpoint;
-  std::chrono::milliseconds timeout{0};
-  std::shared_ptr<grpc::Channel> channel;
-  std::unique_ptr<Tdm::Stub> stub;
-
-  bool staged = false;
-  asn::v1::StagePlanResponse stage;
-  Clock::time_point staged_at;
-  std::string checked;  // a dry run: the phase's summary line
-  google::protobuf::RepeatedPtrField<asn::v1::PlanProblem> warnings;  // of a dry run
-
-  uint64_t armed_frame = 0;  // the frame at whose start it swaps (0: at once)
-  asn::v1::ArmAtFrameResponse arm;
-  Clock::time_point armed_at;  // when asnd armed: its answer less its wait for the swap
-  bool swapped = false;        // (locked)
-  bool disarming = false;      // (locked) disarmed because another switch failed
-  bool failed = false;         // (locked) this switch failed the step; `error` says why
-  std::string error;
-  std::string discard_error;  // "" : discarded (or nothing to discard)
-  bool discarded = false;
-};
-
-// What a run reports beyond the members.
-struct Run {
-  const FabricLoad& load;
-  std::string plan;
-  std::string phase;
-  OutputFormat format;
-  Clock::time_point start;
-  std::vector<Member> members;
-};
-
-template <typename Fn>
-void each_in_parallel(std::vector<Member*> members, Fn fn) {
-  std::vector<std::thread> threads;
-  threads.reserve(members.size());
-  for (Member* m : members) threads.emplace_back([m, &fn] { fn(*m); });
-  for (auto& t : threads) t.join();
-}
-
-std::vector<Member*> all(std::vector<Member>& members) {
-  std::vector<Member*> out;
-  for (auto& m : members) out.push_back(&m);
-  return out;
-}
-
-void prepare(grpc::ClientContext& context, Clock::duration timeout) {
-  context.set_deadline(std::chrono::system_clock::now() +
-                       std::chrono::duration_cast<std::chrono::system_clock::duration>(timeout));
-  context.set_wait_for_ready(false);
-}
-
-std::string seconds(Clock::duration d) {
+std::string seconds(LoadClock::duration d) {
   return strprintf("%g s", std::chrono::duration<double>(d).count());
-}
-
-// Why a call to a switch failed, for its row and the error line.
-std::string why(const Member& m, const grpc::Status& status, Clock::duration timeout) {
-  const auto code = status.error_code();
-  const bool connected = m.channel->GetState(false) == GRPC_CHANNEL_READY;
-  if (!connected && code == grpc::StatusCode::DEADLINE_EXCEEDED) {
-    return "cannot reach asnd at " + m.endpoint + ": no connection within " + seconds(timeout);
-  }
-  if (!connected && code == grpc::StatusCode::UNAVAILABLE) {
-    return "cannot reach asnd at " + m.endpoint + ": " + status.error_message();
-  }
-  if (code == grpc::StatusCode::DEADLINE_EXCEEDED) {
-    return "asnd did not answer within " + seconds(timeout) +
-           " (the switch's timeout in the fabric file)";
-  }
-  return std::string(code_name(code)) + ": " + status.error_message();
-}
-
-void fill_source(asn::v1::PlanSource& source, const FabricLoad& load, const std::string& name) {
-  source.set_text(load.plan_text);
-  source.set_file(load.plan_file);
-  source.set_switch_name(name);
-  source.set_algorithm(load.algorithm);
 }
 
 std::string join(const std::vector<std::string>& names) {
@@ -114,6 +23,10 @@ std::string join(const std::vector<std::string>& names) {
   for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
   return out;
 }
+
+namespace {
+
+using Clock = LoadClock;
 
 // The phase to load: the one asked for, or the plan's first.
 std::string pick_phase(const asn::schedule::Plan& plan, const FabricLoad& load) {
@@ -132,133 +45,23 @@ std::string pick_phase(const asn::schedule::Plan& plan, const FabricLoad& load) 
   return load.phase;
 }
 
-// A member for each switch of the plan, in plan order, with its channel.
-std::vector<Member> connect(const asn::schedule::Plan& plan, const FabricLoad& load) {
-  const auto missing = asn::schedule::missing_switches(load.fabric, plan);
+// A member for each switch of the plan, in plan order, as the fabric names it.
+std::vector<Member> members_of(const asn::schedule::Plan& plan,
+                               const asn::schedule::FabricFile& fabric) {
+  const auto missing = asn::schedule::missing_switches(fabric, plan);
   if (!missing.empty()) {
-    throw std::runtime_error(load.fabric.file + " names no endpoint for switch" +
+    throw std::runtime_error(fabric.file + " names no endpoint for switch" +
                              (missing.size() == 1 ? " " : "es ") + join(missing) + " of plan '" +
                              plan.name + "'");
   }
   std::vector<Member> members(plan.switches.size());
   for (size_t i = 0; i < members.size(); ++i) {
-    const auto* sw = load.fabric.find_switch(plan.switches[i]);
+    const auto* sw = fabric.find_switch(plan.switches[i]);
     members[i].name = sw->name;
     members[i].endpoint = sw->endpoint;
     members[i].timeout = sw->timeout;
-    members[i].channel = grpc::CreateChannel(sw->endpoint, grpc::InsecureChannelCredentials());
-    members[i].stub = Tdm::NewStub(members[i].channel);
   }
   return members;
-}
-
-void stage(Member& m, const FabricLoad& load, const std::string& phase) {
-  asn::v1::StagePlanRequest request;
-  fill_source(*request.mutable_plan(), load, m.name);
-  request.set_phase(phase);
-  grpc::ClientContext context;
-  prepare(context, m.timeout);
-  const grpc::Status status = m.stub->StagePlan(&context, request, &m.stage);
-  m.staged_at = Clock::now();
-  m.staged = status.ok();
-  if (!status.ok()) {
-    m.failed = true;
-    m.error = why(m, status, m.timeout);
-  }
-}
-
-void check(Member& m, const FabricLoad& load, const std::string& phase) {
-  asn::v1::CompileScheduleRequest request;
-  fill_source(*request.mutable_plan(), load, m.name);
-  asn::v1::CompileScheduleResponse response;
-  grpc::ClientContext context;
-  prepare(context, m.timeout);
-  const grpc::Status status = m.stub->CompileSchedule(&context, request, &response);
-  if (!status.ok()) {
-    m.failed = true;
-    m.error = why(m, status, m.timeout);
-    return;
-  }
-  m.warnings = response.warnings();
-  for (const auto& p : response.phases()) {
-    if (p.phase() == phase) m.checked = p.line();
-  }
-}
-
-// Forgets the program `m` staged. Only ever one thread per member.
-void discard(Member& m) {
-  asn::v1::DiscardStagedRequest request;
-  request.set_program_id(m.stage.program_id());
-  asn::v1::DiscardStagedResponse response;
-  grpc::ClientContext context;
-  prepare(context, m.timeout);
-  const grpc::Status status = m.stub->DiscardStaged(&context, request, &response);
-  m.discarded = status.ok();
-  if (!status.ok()) m.discard_error = why(m, status, m.timeout);
-}
-
-void discard_staged(std::vector<Member>& members) {
-  std::vector<Member*> staged;
-  for (auto& m : members) {
-    if (m.staged) staged.push_back(&m);
-  }
-  each_in_parallel(staged, discard);
-}
-
-struct ArmState {
-  std::mutex mutex;
-  std::condition_variable changed;
-  size_t done = 0;
-  bool failed = false;
-};
-
-void arm_one(Member& m, Clock::duration until, ArmState& state) {
-  asn::v1::ArmAtFrameRequest request;
-  request.set_program_id(m.stage.program_id());
-  request.set_frame(m.armed_frame);
-  // asnd waits until 2 s past the frame (timeout_ms 0); the call may take that and the
-  // switch's own timeout.
-  const Clock::duration deadline = until + std::chrono::seconds(2) + m.timeout;
-  grpc::ClientContext context;
-  prepare(context, deadline);
-  const grpc::Status status = m.stub->ArmAtFrame(&context, request, &m.arm);
-  const Clock::time_point answered = Clock::now();
-  std::lock_guard lock(state.mutex);
-  ++state.done;
-  if (status.ok()) {
-    m.swapped = true;
-    m.armed_at = answered - std::chrono::microseconds(m.arm.wait_us());
-  } else if (!m.disarming) {
-    m.failed = true;
-    m.error = why(m, status, deadline);
-    if (m.error.find("has begun already") != std::string::npos) {
-      m.error += " (the arm came too late: raise arm_margin in the fabric file)";
-    }
-    state.failed = true;
-  }
-  state.changed.notify_all();
-}
-
-// ArmAtFrame on every switch at once. When one fails, the others not yet swapped are
-// disarmed (DiscardStaged) while their calls still wait, and so is the one that failed.
-void arm_all(std::vector<Member>& members, Clock::duration until) {
-  ArmState state;
-  std::vector<std::thread> arms;
-  for (auto& m : members) {
-    arms.emplace_back([&m, until, &state] { arm_one(m, until, state); });
-  }
-  std::vector<Member*> to_discard;
-  {
-    std::unique_lock lock(state.mutex);
-    state.changed.wait(lock, [&] { return state.done == members.size() || state.failed; });
-    for (auto& m : members) {
-      if (!state.failed || m.swapped) continue;
-      if (!m.failed) m.disarming = true;
-      to_discard.push_back(&m);
-    }
-  }
-  each_in_parallel(to_discard, discard);
-  for (auto& t : arms) t.join();
 }
 
 // Every switch's warnings, each text once (a plan-wide warning comes from every switch).
@@ -316,7 +119,8 @@ JsonObject to_json(const Run& run, bool ok) {
     switches.push_back(std::move(s));
   }
   JsonObject out;
-  out.add("plan", run.plan).add("phase", run.phase).add("fabric", run.load.fabric.name);
+  out.add("plan", run.plan).add("phase", run.phase).add("fabric", run.fabric.name);
+  out.add("via", run.load.etcd ? "etcd" : "grpc");
   out.add("ok", ok).add("switches", switches);
   return out;
 }
@@ -467,8 +271,9 @@ int report_success(Run& run, const FrameChoice& choice) {
       o.one_clock ? strprintf("%llu cycles (%s)", static_cast<unsigned long long>(o.spread_cycles),
                               format_ns(o.spread_ns).c_str())
                   : format_ns(o.spread_ns);
-  std::printf("armed %zu switches %s: command to armed %.1f ms, swap instants spread %s\n",
-              run.members.size(), armed_for(run, choice).c_str(), o.to_armed_ms, spread.c_str());
+  std::printf("armed %zu switches %s: command to armed %.1f ms, swap instants spread %s, %s\n",
+              run.members.size(), armed_for(run, choice).c_str(), o.to_armed_ms, spread.c_str(),
+              run.via.c_str());
   return kExitOk;
 }
 
@@ -478,62 +283,79 @@ std::vector<SwitchClock> clocks(const std::vector<Member>& members) {
   for (const auto& m : members) {
     const auto& s = m.stage;
     out.push_back({m.name, s.running(), s.frame(), s.time(), s.frame_start(), s.frame_cycles(),
-                   s.clock_hz(), now - m.staged_at});
+                   s.clock_hz(), now - m.staged_at + m.in_transit});
   }
   return out;
 }
 
-// How far ahead to arm: the fabric file's margin, and at least twice the slowest StagePlan
-// round trip, so that on a loaded host every ArmAtFrame lands before the frame (a late one
-// fails, and the switches armed in time would swap without it).
+// How far ahead to arm: the fabric file's margin, and at least twice the slowest stage round
+// trip (from the command's start, so through etcd also the time the activation took to reach
+// the switches), so that on a loaded host every arm lands before the frame (a late one fails,
+// and the switches armed in time would swap without it).
 std::chrono::nanoseconds arm_margin(const Run& run) {
   Clock::duration slowest{0};
   for (const auto& m : run.members) slowest = std::max(slowest, m.staged_at - run.start);
-  return std::max(run.load.fabric.arm_margin,
+  return std::max(run.fabric.arm_margin,
                   std::chrono::duration_cast<std::chrono::nanoseconds>(2 * slowest));
 }
 
-// Stage, choose the frame, arm; or discard.
-int stage_and_arm(Run& run, Progress& progress) {
-  each_in_parallel(all(run.members), [&](Member& m) { stage(m, run.load, run.phase); });
+// Stage, choose the frame, arm; or discard. The one flow of both paths: the frame is chosen
+// here, from what the switches said when they staged, whichever way they said it.
+int stage_and_arm(Run& run, LoadPath& path, Progress& progress) {
+  path.stage(run);
   print_warnings(run.members, true);
   if (any_failed(run.members)) {
-    discard_staged(run.members);
+    path.discard(run);
+    path.finish(run, false);
     progress.stop();
     return report_failure(run, failures(run.members), after_discard(run.members));
   }
   const FrameChoice choice = choose_frame(clocks(run.members), arm_margin(run));
   if (!choice.error.empty()) {
-    discard_staged(run.members);
+    path.discard(run);
+    path.finish(run, false);
     progress.stop();
     return report_failure(run, choice.error, after_discard(run.members));
   }
   for (size_t i = 0; i < run.members.size(); ++i) run.members[i].armed_frame = choice.frames[i];
-  arm_all(run.members, choice.until);
-  progress.stop();
-  if (any_failed(run.members)) {
-    return report_failure(run, failures(run.members), after_arm_failure(run.members));
+  path.arm(run, choice.until);
+  for (auto& m : run.members) {
+    if (m.failed && m.error.find("has begun already") != std::string::npos) {
+      m.error += " (the arm came too late: raise arm_margin in the fabric file)";
+    }
   }
+  const bool ok = !any_failed(run.members);
+  path.finish(run, ok);
+  progress.stop();
+  if (!ok) return report_failure(run, failures(run.members), after_arm_failure(run.members));
   return report_success(run, choice);
 }
 
 }  // namespace
 
 int run_fabric_load(const FabricLoad& load, OutputFormat format) {
-  Run run{load, "", "", format, Clock::now(), {}};
+  Run run{load, load.fabric, "", "", format, Clock::now(), {}, ""};
   const asn::schedule::Plan plan = asn::schedule::parse_plan(load.plan_text, load.plan_file);
   run.plan = plan.name;
   run.phase = pick_phase(plan, load);
-  run.members = connect(plan, load);
+  // Through etcd the fabric (endpoints, timeouts, arm margin) is the one etcd holds.
+  std::unique_ptr<LoadPath> through_etcd;
+  if (load.etcd) through_etcd = open_etcd_path(run, plan);
+  run.members = members_of(plan, run.fabric);
   Progress progress("loading " + load.plan_file + " on " + std::to_string(run.members.size()) +
                     " switches");
   if (load.dry_run) {
-    each_in_parallel(all(run.members), [&](Member& m) { check(m, load, run.phase); });
+    // A dry run asks each asnd to compile its part (CompileSchedule), at the endpoint the
+    // fabric names: through etcd too, since nothing is to be written there.
+    GrpcPath grpc(run);
+    grpc.check(run);
     progress.stop();
     print_warnings(run.members, false);
     return report_check(run);
   }
-  return stage_and_arm(run, progress);
+  if (through_etcd) return stage_and_arm(run, *through_etcd, progress);
+  GrpcPath grpc(run);
+  return stage_and_arm(run, grpc, progress);
 }
 
 }  // namespace asnctl

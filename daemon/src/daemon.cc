@@ -106,7 +106,7 @@ class Daemon {
                                   std::chrono::seconds(config.locks.max_ttl_s) +
                                   std::chrono::seconds(1);
       fabric_agent_ = std::make_unique<FabricAgent>(config.fabric, config.listen.tcp, fabric_,
-                                                    device_, store_, locks_, takeover_grace);
+                                                    device_, store_, locks_, takeover_grace, tdm_);
       reconciler_.add(*fabric_agent_);  // after fabric_: it reports what that one restored
     }
     const auto layout = device_.layout();

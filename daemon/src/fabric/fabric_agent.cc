@@ -87,7 +87,7 @@ int64_t now_unix_ms() {
 
 FabricAgent::FabricAgent(const FabricConfig& config, std::string endpoint, FabricManager& fabric,
                          Device& device, const StateStore& store, LockManager& locks,
-                         std::chrono::milliseconds takeover_grace)
+                         std::chrono::milliseconds takeover_grace, TdmManager& tdm)
     : config_(config),
       fabric_(fabric),
       device_(device),
@@ -121,6 +121,13 @@ FabricAgent::FabricAgent(const FabricConfig& config, std::string endpoint, Fabri
       *client_, lock_map_->key(),
       [this](const std::string& value, int64_t revision) { lock_map_->on_value(value, revision); },
       reach);
+  activation_ = std::make_unique<ActivationAgent>(config_, *client_, tdm);
+  activation_follower_ = std::make_unique<KeyFollower>(
+      *client_, activation_->key(),
+      [this](const std::string& value, int64_t revision) {
+        activation_->on_value(value, revision);
+      },
+      reach);
   status_.set_fabric(config.name);
   status_.set_switch_name(config.switch_name);
   status_.set_condition("starting");
@@ -136,6 +143,7 @@ void FabricAgent::start() {
                config_.switch_name, config_.name, client_->endpoints_text(), desired_key_);
   watch_thread_ = follow(*desired_);
   lock_map_thread_ = follow(*lock_map_follower_);
+  activation_thread_ = follow(*activation_follower_);
   status_thread_ = std::thread([this] { status_loop(); });
 }
 
@@ -148,9 +156,12 @@ void FabricAgent::stop() {
   wake_.notify_all();
   desired_->cancel();
   lock_map_follower_->cancel();
+  activation_follower_->cancel();
+  activation_->stop();
   client_->cancel_all();  // a silent member must not hold the shutdown for its timeouts
   if (watch_thread_.joinable()) watch_thread_.join();
   if (lock_map_thread_.joinable()) lock_map_thread_.join();
+  if (activation_thread_.joinable()) activation_thread_.join();
   if (status_thread_.joinable()) status_thread_.join();
   revoke_status();
 }

@@ -14,7 +14,8 @@
 //   last it saw, or reads the document again when that revision was compacted
 //   (KeyFollower);
 // - follows the fabric's lock map for the LockManager, confirms it with every status renewal
-//   and moves the slots of a dead owner (LockMapAgent).
+//   and moves the slots of a dead owner (LockMapAgent);
+// - takes part in schedules switched on every switch together (ActivationAgent).
 //
 // What it applied last is kept under the state directory ("fabric-member"), so an asnd
 // that starts while etcd is down still knows which revision the board holds.
@@ -33,6 +34,7 @@
 #include "device/device.hpp"
 #include "etcd_client.hpp"
 #include "etcd_watch.hpp"
+#include "fabric/activation_agent.hpp"
 #include "fabric/key_follower.hpp"
 #include "fabric/lock_map_agent.hpp"
 #include "locks/lock_manager.hpp"
@@ -46,9 +48,10 @@ class FabricAgent final : public Reconcilable {
  public:
   // `endpoint`: asnd's TCP listener, reported for operators ("" when none). `locks`: the
   // lock service, which serves the fabric's lock map; `takeover_grace`: LockMapAgent's.
+  // `tdm`: the schedules, which fabric-wide activations stage and arm.
   FabricAgent(const FabricConfig& config, std::string endpoint, FabricManager& fabric,
               Device& device, const StateStore& store, LockManager& locks,
-              std::chrono::milliseconds takeover_grace);
+              std::chrono::milliseconds takeover_grace, TdmManager& tdm);
   ~FabricAgent() override;
 
   // Starts the watch and the status threads; returns at once (etcd may be down).
@@ -86,6 +89,8 @@ class FabricAgent final : public Reconcilable {
   std::unique_ptr<KeyFollower> desired_;
   std::unique_ptr<LockMapAgent> lock_map_;
   std::unique_ptr<KeyFollower> lock_map_follower_;
+  std::unique_ptr<ActivationAgent> activation_;
+  std::unique_ptr<KeyFollower> activation_follower_;
   const StateStore& store_;  // "fabric-member": the status as of the last apply
 
   mutable std::mutex mutex_;
@@ -99,6 +104,7 @@ class FabricAgent final : public Reconcilable {
   std::chrono::system_clock::time_point unreachable_since_;  // mutex_
   std::thread watch_thread_;
   std::thread lock_map_thread_;
+  std::thread activation_thread_;
   std::thread status_thread_;
 };
 

@@ -105,6 +105,15 @@ std::string last_status_key(std::string_view prefix, std::string_view fabric,
   return cat(prefix, "/fabrics/", fabric, "/switches/", name, "/last-status");
 }
 
+std::string activation_key(std::string_view prefix, std::string_view fabric) {
+  return cat(prefix, "/fabrics/", fabric, "/activation");
+}
+
+std::string activation_report_key(std::string_view prefix, std::string_view fabric,
+                                  std::string_view name) {
+  return cat(prefix, "/fabrics/", fabric, "/switches/", name, "/activation");
+}
+
 std::map<std::string, std::string> etcd_documents(const FabricSpec& spec, std::string_view prefix) {
   std::map<std::string, std::string> documents;
   // The lock map is a key of its own: the switches watch it, and its epochs are etcd's.

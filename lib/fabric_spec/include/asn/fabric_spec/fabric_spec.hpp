@@ -79,6 +79,11 @@ std::string switch_key(std::string_view prefix, std::string_view fabric, std::st
 std::string status_key(std::string_view prefix, std::string_view fabric, std::string_view name);
 std::string last_status_key(std::string_view prefix, std::string_view fabric,
                             std::string_view name);
+// A schedule switched on every switch together (asn.fabric.v1.Activation): the one being
+// loaded, and what each switch did for it.
+std::string activation_key(std::string_view prefix, std::string_view fabric);
+std::string activation_report_key(std::string_view prefix, std::string_view fabric,
+                                  std::string_view name);
 std::string to_json(const google::protobuf::Message& document);
 
 // Documents back from etcd. Throw std::invalid_argument naming what is wrong: not JSON of
