@@ -423,6 +423,14 @@ std::unique_ptr<LoadPath> open_etcd_path(Run& run, const asn::schedule::Plan& pl
                              "): apply it first (asnctl fabric apply FILE), or load over gRPC "
                              "with --direct and a fabric file");
   }
+  // The activation carries the plan; etcd refuses a request past 1.5 MiB by default.
+  constexpr size_t kMaxPlanBytes = 1 << 20;
+  if (load.plan_text.size() > kMaxPlanBytes) {
+    throw std::runtime_error(strprintf(
+        "%s is %zu bytes; a load through etcd carries the plan in one etcd request, at most "
+        "%zu bytes: load it with --direct and a fabric file",
+        load.plan_file.c_str(), load.plan_text.size(), kMaxPlanBytes));
+  }
   asn::schedule::FabricFile fabric;
   fabric.name = stored.spec->name();
   fabric.file = "fabric '" + fabric.name + "' in etcd";

@@ -94,21 +94,44 @@ void ActivationAgent::on_value(const std::string& value, int64_t revision) {
   } else if (step == "arm" && part == Part::kStaged) {
     arm(activation);
   } else if (step == "arm" && part == Part::kNone) {
-    ActivationReport r;
-    r.set_id(activation.id());
-    r.set_step("arm-failed");
-    r.set_error(fmt::format(
-        "FAILED_PRECONDITION: switch {} staged nothing for activation {} (asnd started after "
-        "the stage step)",
-        config_.switch_name, activation.id()));
     {
       std::lock_guard lock(mutex_);
       part_ = Part::kFinished;
     }
-    report(std::move(r), activation.deadline_unix_ms());
+    report(restarted_in(activation), activation.deadline_unix_ms());
   } else if (step == "abort") {
     abort();
   }
+}
+
+ActivationReport ActivationAgent::restarted_in(const Activation& activation) {
+  ActivationReport r;
+  r.set_id(activation.id());
+  // asnd (re)started after the stage step: it swapped before the restart if the board runs
+  // the activation's program; otherwise it has nothing staged to arm.
+  try {
+    const CompiledPlan compiled = tdm_.compile(source_of(activation));
+    const ScheduleView view = tdm_.schedule(false);
+    for (const auto& phase : compiled.plan.phases()) {
+      if (phase.name() != activation.phase() || !view.active.present ||
+          view.active.program.program_id() != phase.program_id()) {
+        continue;
+      }
+      r.set_step("swapped");
+      r.set_program_id(phase.program_id());
+      r.set_swap_frame(view.sequencer.swap_frame);
+      r.set_swap_time(view.sequencer.swap_time);
+      return r;
+    }
+  } catch (const std::exception& e) {
+    spdlog::warn("fabric: activation {}: {}", activation.id(), e.what());
+  }
+  r.set_step("arm-failed");
+  r.set_error(fmt::format(
+      "FAILED_PRECONDITION: switch {} has nothing staged for activation {} (asnd started after "
+      "the stage step)",
+      config_.switch_name, activation.id()));
+  return r;
 }
 
 void ActivationAgent::begin(const Activation& activation) {
@@ -138,13 +161,18 @@ void ActivationAgent::begin(const Activation& activation) {
   aborted_ = false;
 }
 
-void ActivationAgent::stage(const Activation& activation) {
+PlanSource ActivationAgent::source_of(const Activation& activation) const {
   PlanSource source;
   source.text = activation.plan_text();
   source.file = activation.plan_file();
   source.switch_name = config_.switch_name;
   source.algorithm =
       schedule::parse_algorithm(activation.algorithm()).value_or(schedule::Algorithm::kOptimal);
+  return source;
+}
+
+void ActivationAgent::stage(const Activation& activation) {
+  const PlanSource source = source_of(activation);
   ActivationReport r;
   r.set_id(activation.id());
   try {

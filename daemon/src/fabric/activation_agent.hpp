@@ -43,6 +43,9 @@ class ActivationAgent {
   enum class Part { kNone, kStaged, kArming, kFinished };
 
   void begin(const fabric::v1::Activation& activation);
+  PlanSource source_of(const fabric::v1::Activation& activation) const;
+  // The report of a switch that sees step "arm" without having staged (asnd restarted).
+  fabric::v1::ActivationReport restarted_in(const fabric::v1::Activation& activation);
   void stage(const fabric::v1::Activation& activation);
   void arm(const fabric::v1::Activation& activation);
   void abort();
