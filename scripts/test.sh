@@ -106,8 +106,11 @@ stage "Debian packages: build, install with apt, check, purge"
 scripts/install-test.sh
 
 if [ "$sanitize" = 1 ]; then
+  # Debug at -g1: line tables are all a sanitizer report needs for file:line, and the full
+  # debug information of -g costs a tenth of these builds' compile time (issue 30).
+  sanitizer_debug=(-DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DCMAKE_C_FLAGS_DEBUG=-g1)
   stage "build (ASan + UBSan)"
-  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DASN_SANITIZE=address \
+  cmake -S . -B build-asan -G Ninja "${sanitizer_debug[@]}" -DASN_SANITIZE=address \
     -DASN_BUILD_BENCH=OFF >/dev/null
   cmake --build build-asan -j"$jobs" --target asn_unit_service_tests
   stage "unit and service tests under ASan + UBSan"
@@ -121,7 +124,7 @@ if [ "$sanitize" = 1 ]; then
     --timeout "$(ctest_timeout "$asan_scale")"
 
   stage "build (ThreadSanitizer)"
-  cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DASN_SANITIZE=thread \
+  cmake -S . -B build-tsan -G Ninja "${sanitizer_debug[@]}" -DASN_SANITIZE=thread \
     -DASN_BUILD_BENCH=OFF >/dev/null
   cmake --build build-tsan -j"$jobs" --target asn_threaded_unit_service_tests
   stage "unit and service tests under ThreadSanitizer"
