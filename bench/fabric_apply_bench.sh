@@ -28,7 +28,6 @@ source bench/build_once.sh
 asnd=$build/daemon/asnd
 asnctl=$build/cli/asnctl
 build_once "$asnd" "$asnctl"
-command -v etcd >/dev/null || { echo "fabric_apply_bench.sh: etcd is missing (apt install etcd-server)" >&2; exit 1; }
 
 run=$(mktemp -d /tmp/asn-fabricbench-XXXXXX)
 pids=()
@@ -39,26 +38,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 now() { date +%s.%N; }
 calc() { python3 -c "print($1)"; }
 
-# The etcd cluster.
-cluster= endpoints=
-for i in 0 1 2; do
-  cport[$i]=$(free_port); pport[$i]=$(free_port)
-  cluster+="${cluster:+,}m$i=http://127.0.0.1:${pport[$i]}"
-  endpoints+="${endpoints:+,}127.0.0.1:${cport[$i]}"
-done
-for i in 0 1 2; do
-  etcd --name m$i --data-dir "$run/etcd$i" --log-level error \
-    --listen-client-urls http://127.0.0.1:${cport[$i]} --advertise-client-urls http://127.0.0.1:${cport[$i]} \
-    --listen-peer-urls http://127.0.0.1:${pport[$i]} --initial-advertise-peer-urls http://127.0.0.1:${pport[$i]} \
-    --initial-cluster "$cluster" --initial-cluster-token "asnbench$$" --initial-cluster-state new \
-    >"$run/etcd$i.log" 2>&1 &
-  pids+=($!)
-done
-for _ in $(seq 100); do etcdctl --endpoints "$endpoints" put /bench/ready 1 >/dev/null 2>&1 && break; sleep 0.2; done
+source bench/etcd_cluster.sh
+start_etcd_cluster "$run"
 export ASN_FABRIC=$endpoints
 revision() { etcdctl --endpoints "$endpoints" get /bench/ready -w json | python3 -c 'import json,sys; print(json.load(sys.stdin)["header"]["revision"])'; }
 

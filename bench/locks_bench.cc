@@ -56,6 +56,12 @@
 // ASN_BENCH_LOCKS=unix:/path/asnd.sock runs the end-to-end benchmarks against that asnd
 // instead (its lock domains as configured).
 //
+// ASN_BENCH_FABRIC=unix:/a.sock,unix:/b.sock,... adds BM_FabricLockUnlock/threads:16
+// (issue 25): 16 threads, each a FabricSession of one FabricLockClient on those switches,
+// Lock then Unlock of its own 8 files in turn, each file at the switch that owns its slot
+// (the first call of a slot redirected, the rest straight to the owner). One endpoint of an
+// asnd outside any fabric is its single-switch reference (bench/fabric_locks_bench.sh).
+//
 // The reference every ratio is divided by is a GetLockStats round trip (no sessions listed
 // beyond the benchmark's) over the same socket: the cost of a small gRPC call here.
 //   build/bench/locks_bench  (or: python3 bench/table.py <json> BM_GetLockStats)
@@ -81,6 +87,7 @@
 #include <string>
 #include <vector>
 
+#include "asn/client/fabric.hpp"
 #include "asn/client/locks.hpp"
 #include "asn/locks/durable.hpp"
 #include "asn/locks/lock_table.hpp"
@@ -240,6 +247,45 @@ void BM_LockUnlock(benchmark::State& state, int ranges) {
     state.counters["cpu_us_per_pair"] =
         (process_cpu_s() - cpu0) * 1e6 / static_cast<double>(state.iterations() * state.threads());
   }
+}
+
+// The endpoints of ASN_BENCH_FABRIC, comma-separated.
+std::vector<std::string> fabric_endpoints() {
+  std::vector<std::string> out;
+  const char* list = std::getenv("ASN_BENCH_FABRIC");
+  std::string rest = list == nullptr ? "" : list;
+  while (!rest.empty()) {
+    const size_t comma = rest.find(',');
+    out.push_back(rest.substr(0, comma));
+    rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
+  }
+  return out;
+}
+
+// BM_LockUnlock through FabricSession on the switches of ASN_BENCH_FABRIC: pairs/s of all
+// threads together.
+void BM_FabricLockUnlock(benchmark::State& state) {
+  static client::FabricLockClient fabric(fabric_endpoints());
+  client::FabricSession session =
+      fabric.open_session(std::chrono::seconds(5));  // kept alive by the library
+  constexpr int kFiles = 8;
+  std::vector<std::string> files;
+  for (int i = 0; i < kFiles; ++i) {
+    files.push_back("bench-fabric-" + std::to_string(state.thread_index()) + "-" +
+                    std::to_string(i));
+  }
+  const client::Ranges range(0, kBlock);
+  size_t next = 0;
+  try {
+    for (auto _ : state) {
+      const std::string& file = files[next++ % kFiles];
+      session.lock(file, range, client::Mode::kExclusive, std::chrono::seconds(10));
+      session.unlock(file, range);
+    }
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+  }
+  state.SetItemsProcessed(state.iterations());
 }
 
 // The LockClient every thread of BM_LockUnlockBatched shares: libasnclient in batch mode, as
@@ -715,6 +761,13 @@ void register_all() {
       ->UseRealTime()
       ->MinTime(1.0)
       ->Unit(benchmark::kMicrosecond);
+  if (!fabric_endpoints().empty()) {
+    RegisterBenchmark("BM_FabricLockUnlock", BM_FabricLockUnlock)
+        ->Threads(16)
+        ->UseRealTime()
+        ->MinTime(2.0)
+        ->Unit(benchmark::kMicrosecond);
+  }
   RegisterBenchmark("BM_Handoff", BM_Handoff)
       ->Threads(16)
       ->UseRealTime()

@@ -7,7 +7,8 @@
 # stripe_io (a 1 GiB file through asnctl stripe write/read, bench/stripe_io_bench.sh); so is
 # locks_asnd (locks_bench against a real asnd process, per lock domain,
 # bench/locks_asnd_bench.sh); so is fabric_apply (bench/fabric_apply_bench.sh: a 3-member
-# etcd and 16 and 64 asnd, apply to in force and etcd writes per apply); and locks_recover (bench/locks_recover_bench.cc: withdrawing
+# etcd and 16 and 64 asnd, apply to in force and etcd writes per apply); so is fabric_locks
+# (bench/fabric_locks_bench.sh: FabricSession on 4 switches against one); and locks_recover (bench/locks_recover_bench.cc: withdrawing
 # 100,000 waits, the lock start after kill -9) prints its figures next to their targets.
 # Two scripts are not in the list: bench/booksim_bench.sh (asnsim against BookSim2, issue 23;
 # it needs a BookSim2 binary built outside the repository, BOOKSIM=/path/to/booksim) and
@@ -17,24 +18,25 @@
 # RelWithDebInfo).
 #   bench/run.sh [PROGRAM...] [-- extra Google Benchmark flags, e.g. --benchmark_repetitions=5]
 #   PROGRAM: regs, topology, schedule, fabric, tdm, tdm_fabric, locks, locks_asnd,
-#   locks_recover, fabric_apply, stripe, stripe_io, fabric_schedule, sim (default: all)
+#   locks_recover, fabric_apply, fabric_locks, stripe, stripe_io, fabric_schedule, sim
+#   (default: all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # program -> its reference benchmark
 declare -A reference=([regs]=BM_ModelRead32 [topology]=BM_RouterDigits [schedule]=""
                       [fabric]=BM_GetTopology [tdm]=BM_GetSchedule [tdm_fabric]=""
-                      [locks]=BM_GetLockStats [locks_asnd]="" [locks_recover]="" [fabric_apply]=""
+                      [locks]=BM_GetLockStats [locks_asnd]="" [locks_recover]="" [fabric_apply]="" [fabric_locks]=""
                       [stripe]=BM_Memcpy [stripe_io]=""
                       [fabric_schedule]=BM_GreedyTorus1600 [sim]=BM_RouterDigits)
 programs=()
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do
-  [ -n "${reference[$1]+set}" ] || { echo "bench/run.sh: unknown program '$1' (regs, topology, schedule, fabric, tdm, tdm_fabric, locks, locks_asnd, locks_recover, fabric_apply, stripe, stripe_io, fabric_schedule, sim)" >&2; exit 2; }
+  [ -n "${reference[$1]+set}" ] || { echo "bench/run.sh: unknown program '$1' (regs, topology, schedule, fabric, tdm, tdm_fabric, locks, locks_asnd, locks_recover, fabric_apply, fabric_locks, stripe, stripe_io, fabric_schedule, sim)" >&2; exit 2; }
   programs+=("$1")
   shift
 done
 [ "${1:-}" = "--" ] && shift
-[ ${#programs[@]} -gt 0 ] || programs=(regs topology schedule fabric tdm tdm_fabric locks locks_asnd locks_recover fabric_apply stripe stripe_io fabric_schedule sim)
+[ ${#programs[@]} -gt 0 ] || programs=(regs topology schedule fabric tdm tdm_fabric locks locks_asnd locks_recover fabric_apply fabric_locks stripe stripe_io fabric_schedule sim)
 
 export BENCH_BUILD_DIR=${BENCH_BUILD_DIR:-build}
 build=$BENCH_BUILD_DIR
@@ -45,6 +47,7 @@ for p in "${programs[@]}"; do
   case "$p" in
     tdm_fabric | stripe_io | fabric_apply) targets+=(asnd asnctl) ;;
     locks_asnd) targets+=(asnd locks_bench) ;;
+    fabric_locks) targets+=(asnd asnctl locks_bench) ;;
     *) targets+=("${p}_bench") ;;
   esac
 done
@@ -62,6 +65,8 @@ for p in "${programs[@]}"; do
     bench/locks_asnd_bench.sh || failed+=("$p")
   elif [ "$p" = fabric_apply ]; then
     bench/fabric_apply_bench.sh || failed+=("$p")
+  elif [ "$p" = fabric_locks ]; then
+    bench/fabric_locks_bench.sh || failed+=("$p")
   elif [ "$p" = locks_recover ]; then
     "$build/bench/locks_recover_bench" || failed+=("$p")
   else
