@@ -195,7 +195,7 @@ StoredFabric read_fabric(asn::etcd::Client& client, const std::string& prefix,
 std::vector<std::string> fabric_names(asn::etcd::Client& client, const std::string& prefix) {
   const std::string base = prefix + "/fabrics/";
   std::vector<std::string> names;
-  for (const asn::etcd::KeyValue& kv : client.get_prefix(base).kvs) {
+  for (const asn::etcd::KeyValue& kv : client.get_prefix(base, 0, /*keys_only=*/true).kvs) {
     const std::string rest = kv.key.substr(base.size());
     if (rest.ends_with("/fabric") && rest.find('/') == rest.size() - 7) {
       names.push_back(rest.substr(0, rest.size() - 7));

@@ -230,11 +230,12 @@ Range Client::get(std::string_view key) {
   return range(request);
 }
 
-Range Client::get_prefix(std::string_view prefix, int64_t revision) {
+Range Client::get_prefix(std::string_view prefix, int64_t revision, bool keys_only) {
   pb::RangeRequest request;
   request.set_key(std::string(prefix));
   request.set_range_end(prefix_end(prefix));
   request.set_revision(revision);
+  request.set_keys_only(keys_only);
   request.set_sort_order(pb::RangeRequest::ASCEND);
   request.set_sort_target(pb::RangeRequest::KEY);
   return range(request);

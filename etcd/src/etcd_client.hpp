@@ -109,8 +109,8 @@ class Client {
   std::string endpoints_text() const;  // "a, b, c", for messages
 
   Range get(std::string_view key);
-  // Every key under `prefix`, at `revision` (0: the latest).
-  Range get_prefix(std::string_view prefix, int64_t revision = 0);
+  // Every key under `prefix`, at `revision` (0: the latest); `keys_only`: without values.
+  Range get_prefix(std::string_view prefix, int64_t revision = 0, bool keys_only = false);
   int64_t put(const Put& put);  // returns the revision it made
   // Applies `ops` in one transaction if every guard holds; nothing otherwise.
   TxnResult txn(const std::vector<ModRevisionIs>& guards, const std::vector<Op>& ops);

@@ -40,6 +40,11 @@ TEST_F(EtcdClientTest, PutGetPrefixAndTxnGuardedByTheRevisionRead) {
   ASSERT_EQ(all.kvs.size(), 2u);
   EXPECT_EQ(all.kvs[0].key, "/asn/t/a");
   EXPECT_EQ(all.kvs[1].value, "2");
+  // keys_only: the same keys, no values.
+  etcd::Range keys = client.get_prefix("/asn/t/", 0, /*keys_only=*/true);
+  ASSERT_EQ(keys.kvs.size(), 2u);
+  EXPECT_EQ(keys.kvs[1].key, "/asn/t/b");
+  EXPECT_EQ(keys.kvs[1].value, "");
 
   // Two writers read the same revision of the guard key; only the first one's Txn applies.
   const etcd::Range guard = client.get("/asn/t/a");

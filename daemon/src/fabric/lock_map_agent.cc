@@ -95,7 +95,8 @@ std::string LockMapAgent::dead_owner(const fabric::v1::LockMap& map) {
       fmt::format("{}/fabrics/{}/switches/", config_.etcd.prefix, config_.name);
   std::set<std::string> alive;     // status under its lease
   std::set<std::string> reported;  // reported once (last-status)
-  for (const etcd::KeyValue& kv : client_.get_prefix(base).kvs) {
+  // Which keys exist is all this needs: every renewal of every member reads them.
+  for (const etcd::KeyValue& kv : client_.get_prefix(base, 0, /*keys_only=*/true).kvs) {
     const std::string rest = kv.key.substr(base.size());
     const size_t slash = rest.find('/');
     if (slash == std::string::npos) continue;
