@@ -319,6 +319,20 @@ TEST_F(FabricLocksTest, ADamagedLockMapFencesTheSwitchesAndTheStatusSaysWhy) {
   const Outcome moved = again.try_lock(in_s01_);
   EXPECT_EQ(moved.reason, "moved");
   EXPECT_NE(moved.message.find("epoch 10"), std::string::npos) << moved;
+
+  // Deleted by hand: s01 does not start granting s00's files at once (s00 may still hold
+  // them); every member keeps its map, unconfirmed, and is fenced, saying why.
+  client.txn({}, {etcd::Delete{fabric::lock_map_key("/asn", "lab")}});
+  ASSERT_TRUE(wait_until(
+      [&] {
+        Peer fresh(switches_[1]->socket());
+        o = fresh.open().ok() ? fresh.try_lock(in_s00) : Outcome{};
+        return o.reason == "fenced";
+      },
+      60s))
+      << o;
+  const CommandResult deleted = fabric({"status", "lab"});
+  EXPECT_NE(deleted.out.find("was deleted from etcd"), std::string::npos) << deleted.out;
 }
 
 // libasnclient given one switch of the fabric: each file's calls reach its owner.

@@ -27,9 +27,22 @@ void LockMapAgent::on_value(const std::string& value, int64_t revision) {
   // The watch and check() both report: never go back to an older map.
   if (revision < seen_) return;
   seen_ = revision;
+  if (value.empty() && revision_ != 0) {
+    // Deleted by hand (asnctl never deletes it: a fabric that had a map keeps one, if need be
+    // without owners). Every switch serving every file at once would grant bytes another
+    // still holds: as with a damaged map, the one in force stays, unconfirmed, and the switch
+    // stops granting once its last confirmation runs out.
+    const std::string why = fmt::format(
+        "the lock map was deleted from etcd ({}, revision {}): apply the fabric file again "
+        "(without owners, 'locks: {{owners: []}}', to grant on no file), or restart every asnd "
+        "of the fabric to lock each alone",
+        key_, revision);
+    if (refused_ != revision) spdlog::error("fabric: {}", why);
+    refused_ = revision;
+    on_status_(revision_, 0, why);
+    return;
+  }
   if (value.empty()) {
-    if (revision_ != 0) locks_.set_lock_map(std::nullopt, takeover_grace_);
-    revision_ = 0;
     on_status_(0, fabric::kLockSlots, "");
     return;
   }
