@@ -1,9 +1,9 @@
 // Schedules switched on every switch of a fabric together through etcd (issue 25 item 5): a
 // private 3-member etcd, eight real asnd processes on emulated boards (one host's boards
 // share its monotonic clock as their time base, so "one frame" is checked to the cycle),
-// and the real asnctl writing the activation. One common frame on all; a switch refusing
-// its part, or stopped, arms nothing anywhere; a second load never interleaves with one
-// running; the writes are O(switches).
+// and the real asnctl writing the activation. One common frame on all, also with an etcd
+// member dead; a switch refusing its part, or stopped, arms nothing anywhere; a second load
+// never interleaves with one running; the writes are O(switches).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -121,7 +121,9 @@ TEST_F(FabricActivationTest, EightSwitchesSwapAtOneFrameThroughEtcd) {
   EXPECT_THAT(r.out, HasSubstr("armed 8 switches at once"));
   for (const Active& a : actives()) EXPECT_EQ(a.phase, "a");
 
-  // They run: the next phase starts at one frame on all eight, to the cycle.
+  // They run: the next phase starts at one frame on all eight, to the cycle; with the etcd
+  // member asnctl and the switches would try first dead (they move to the others).
+  etcd_.kill_member(0);
   r = load("b", false, {"-o", "json"});
   ASSERT_EQ(r.exit_code, 0) << r.all();
   EXPECT_EQ(json_string(r.out, "via"), "etcd");

@@ -27,7 +27,7 @@ void LockMapAgent::on_value(const std::string& value, int64_t revision) {
   // The watch and check() both report: never go back to an older map.
   if (revision < seen_) return;
   seen_ = revision;
-  if (value.empty() && revision_ != 0) {
+  if (value.empty() && revision_ > 0) {
     // Deleted by hand (asnctl never deletes it: a fabric that had a map keeps one, if need be
     // without owners). Every switch serving every file at once would grant bytes another
     // still holds: as with a damaged map, the one in force stays, unconfirmed, and the switch
@@ -43,6 +43,8 @@ void LockMapAgent::on_value(const std::string& value, int64_t revision) {
     return;
   }
   if (value.empty()) {
+    if (revision_ != 0) locks_.set_lock_map(std::nullopt, takeover_grace_);  // none: known now
+    revision_ = 0;
     on_status_(0, fabric::kLockSlots, "");
     return;
   }
