@@ -56,10 +56,7 @@ class LockFabricTest : public LockServiceTest {
     Refused out;
     out.status = stub_->TryLock(&context, request(session, file, 0, 10), &response);
     out.reason = reason_of(context);
-    const auto& trailers = context.GetServerTrailingMetadata();
-    if (auto it = trailers.find("asn-lock-owner"); it != trailers.end()) {
-      out.owner.assign(it->second.data(), it->second.size());
-    }
+    out.owner = test::trailer(context, "asn-lock-owner");
     out.token = response.token();
     return out;
   }
