@@ -18,6 +18,7 @@
 #include "etcd_client.hpp"
 #include "fabric_fixture.hpp"
 #include "grpc_trailer.hpp"
+#include "lock_slots.hpp"
 
 namespace asn::test {
 namespace {
@@ -25,15 +26,6 @@ namespace {
 // Session leases of at most 4 s, status leases of 3 s: a slot taken over waits 3 + 4 + 1 s.
 constexpr char kLocksConfig[] = "locks:\n  max_ttl: 4s\n";
 constexpr auto kTakeoverGrace = 8s;
-
-// A file id whose lock slot is within [first, last], named "<prefix><n>".
-std::string file_in_slots(uint32_t first, uint32_t last, const std::string& prefix = "/pfs/file-") {
-  for (int i = 0;; ++i) {
-    std::string file = prefix + std::to_string(i);
-    const uint32_t slot = fabric::lock_slot(file);
-    if (first <= slot && slot <= last) return file;
-  }
-}
 
 struct Outcome {
   grpc::StatusCode code = grpc::StatusCode::OK;
