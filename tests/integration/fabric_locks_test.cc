@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <functional>
 #include <string>
 
 #include "asn/client/fabric.hpp"
@@ -16,6 +17,8 @@
 #include "asn/v1/locks.grpc.pb.h"
 #include "etcd_client.hpp"
 #include "fabric_fixture.hpp"
+#include "grpc_trailer.hpp"
+#include "lock_slots.hpp"
 
 namespace asn::test {
 namespace {
@@ -23,15 +26,6 @@ namespace {
 // Session leases of at most 4 s, status leases of 3 s: a slot taken over waits 3 + 4 + 1 s.
 constexpr char kLocksConfig[] = "locks:\n  max_ttl: 4s\n";
 constexpr auto kTakeoverGrace = 8s;
-
-// A file id whose lock slot is within [first, last], named "<prefix><n>".
-std::string file_in_slots(uint32_t first, uint32_t last, const std::string& prefix = "/pfs/file-") {
-  for (int i = 0;; ++i) {
-    std::string file = prefix + std::to_string(i);
-    const uint32_t slot = fabric::lock_slot(file);
-    if (first <= slot && slot <= last) return file;
-  }
-}
 
 struct Outcome {
   grpc::StatusCode code = grpc::StatusCode::OK;
@@ -44,12 +38,6 @@ struct Outcome {
 
 std::ostream& operator<<(std::ostream& out, const Outcome& o) {
   return out << o.code << " " << o.reason << " " << o.owner << ": " << o.message;
-}
-
-std::string trailer(const grpc::ClientContext& context, const std::string& key) {
-  const auto& trailers = context.GetServerTrailingMetadata();
-  auto it = trailers.find(key);
-  return it == trailers.end() ? "" : std::string(it->second.data(), it->second.size());
 }
 
 // One client session at one switch, over its Unix socket.
@@ -104,6 +92,22 @@ class Peer {
   uint64_t session_ = 0;
   std::string secret_;
 };
+
+// Tries `file` at `peer` until its switch redirects it ("moved"), the last answer in `o`; a
+// grant meanwhile fails the test: a switch back from a kill or a stop, at its stale epoch,
+// grants nothing until it has learnt the move. `each`, when given, runs before every try (a
+// check that must hold all along). False when no redirect came within 60 s.
+bool grants_nothing_until_moved(Peer& peer, const std::string& file, Outcome& o,
+                                const std::function<void()>& each = nullptr) {
+  return wait_until(
+      [&] {
+        if (each) each();
+        o = peer.try_lock(file);
+        EXPECT_FALSE(o.ok()) << "the switch granted a lock at its stale epoch";
+        return o.reason == "moved";
+      },
+      60s);
+}
 
 class FabricLocksTest : public FabricFixture {
  protected:
@@ -241,14 +245,7 @@ TEST_F(FabricLocksTest, AKilledOwnersSlotsMoveToTheNextSwitchAndItComesBackWithN
   Peer again(switches_[1]->socket());
   ASSERT_TRUE(again.open().ok());
   Outcome o;
-  ASSERT_TRUE(wait_until(
-      [&] {
-        o = again.try_lock(in_s01_);
-        EXPECT_FALSE(o.ok()) << "s01 granted a lock at its stale epoch";
-        return o.reason == "moved";
-      },
-      60s))
-      << o;
+  ASSERT_TRUE(grants_nothing_until_moved(again, in_s01_, o)) << o;
   EXPECT_EQ(o.owner, endpoint(2));
   EXPECT_FALSE(lists_lock(1, in_s01_));
   EXPECT_TRUE(lists_lock(2, in_s01_));
@@ -271,15 +268,9 @@ TEST_F(FabricLocksTest, AnOwnerStoppedPastItsLeaseGrantsNothingWhenItWakes) {
   Peer woken(switches_[1]->socket());
   ASSERT_TRUE(woken.open().ok());
   Outcome o;
-  ASSERT_TRUE(wait_until(
-      [&] {
-        EXPECT_FALSE(holder.keep_alive().ok()) << "s01 renewed a session at its stale epoch";
-        o = woken.try_lock(in_s01_);
-        EXPECT_FALSE(o.ok()) << "s01 granted a lock at its stale epoch";
-        return o.reason == "moved";
-      },
-      60s))
-      << o;
+  ASSERT_TRUE(grants_nothing_until_moved(woken, in_s01_, o, [&] {
+    EXPECT_FALSE(holder.keep_alive().ok()) << "s01 renewed a session at its stale epoch";
+  })) << o;
   EXPECT_EQ(o.owner, endpoint(2));
 }
 

@@ -6,6 +6,7 @@
 // and an unconfirmed map grants and renews nothing.
 #include "asn/fabric_spec/lock_map.hpp"
 #include "lock_service_fixture.hpp"
+#include "lock_slots.hpp"
 
 namespace asn {
 namespace {
@@ -14,12 +15,7 @@ using namespace std::chrono_literals;
 using test::LockStack;
 
 // A file id whose lock slot is `slot`.
-std::string file_in_slot(uint32_t slot) {
-  for (int i = 0;; ++i) {
-    std::string file = "/pfs/f" + std::to_string(i);
-    if (fabric::lock_slot(file) == slot) return file;
-  }
-}
+std::string file_in_slot(uint32_t slot) { return test::file_in_slots(slot, slot, "/pfs/f"); }
 
 struct Refused {
   grpc::Status status;
@@ -56,10 +52,7 @@ class LockFabricTest : public LockServiceTest {
     Refused out;
     out.status = stub_->TryLock(&context, request(session, file, 0, 10), &response);
     out.reason = reason_of(context);
-    const auto& trailers = context.GetServerTrailingMetadata();
-    if (auto it = trailers.find("asn-lock-owner"); it != trailers.end()) {
-      out.owner.assign(it->second.data(), it->second.size());
-    }
+    out.owner = test::trailer(context, "asn-lock-owner");
     out.token = response.token();
     return out;
   }

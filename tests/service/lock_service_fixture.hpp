@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "asn/regmap/regs.hpp"
+#include "grpc_trailer.hpp"
 #include "lock_stack.hpp"
 #include "services/lock_service.hpp"
 #include "status_assert.hpp"
@@ -181,10 +182,7 @@ class LockServiceTest : public ::testing::TestWithParam<test::LockStack::Kind> {
 
 // The reason a call failed (trailing metadata asn-lock-reason), "<none>" without one.
 inline std::string reason_of(const grpc::ClientContext& context) {
-  const auto& trailers = context.GetServerTrailingMetadata();
-  auto it = trailers.find("asn-lock-reason");
-  return it == trailers.end() ? std::string("<none>")
-                              : std::string(it->second.data(), it->second.size());
+  return test::trailer(context, "asn-lock-reason", "<none>");
 }
 
 }  // namespace asn

@@ -59,12 +59,6 @@ TEST_P(LockServiceTest, ConflictsAreRefusedInTryModeAndSharedLocksCoexist) {
 // FAILED_PRECONDITION alone does not tell a conflict from a lost session or a double unlock:
 // the trailing metadata asn-lock-reason does.
 TEST_P(LockServiceTest, AFailedCallSaysWhyInItsTrailingMetadata) {
-  auto reason_of = [](const grpc::ClientContext& context) {
-    const auto& trailers = context.GetServerTrailingMetadata();
-    auto it = trailers.find("asn-lock-reason");
-    return it == trailers.end() ? std::string("<none>")
-                                : std::string(it->second.data(), it->second.size());
-  };
   const uint64_t a = open(), b = open();
   ASSERT_OK(try_lock(request(a, "f", 0, 10)));
   {

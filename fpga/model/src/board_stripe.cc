@@ -1,4 +1,4 @@
-// EmulatedBoard's parity data path: the client side of engines/parity_path (board.cc creates
+// EmulatedBoard's parity data path: the client side of engines/parity_path (board_open.cc creates
 // the engine when the board opens).
 #include "asn/model/board.hpp"
 #include "engines/parity_path.hpp"
