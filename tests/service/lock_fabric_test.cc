@@ -144,6 +144,34 @@ TEST_P(LockFabricTest, ALostSlotEndsItsHoldersAndItsWaitsAndNothingElse) {
   EXPECT_EQ(moved.owner, "unix:/c.sock");
 }
 
+// A session ended because a file it held moved away may still be believed to hold its other
+// locks by its client (it hears at its next call): those on files this switch keeps are
+// granted to no one else before its lease, as last renewed, has run out (a lease is never
+// cut short). Found by the cross-switch torture: they were granted at once.
+TEST_P(LockFabricTest, ALostSlotsHolderKeepsItsOtherLocksUntilItsLeaseRunsOut) {
+  serve(map(1));
+  const uint64_t holder = open(/*ttl=*/2);
+  ASSERT_OK(try_lock_at(holder, mine_).status);
+  const auto renewed = std::chrono::steady_clock::now();  // the lease runs from at most here
+  ASSERT_OK(try_lock_at(holder, also_mine_).status);
+  const uint64_t other = open();
+  auto waiting = lock_async(request(other, also_mine_, 0, 10));
+  wait_for_waiting(1);
+
+  LockOwnership next = map(2);  // slot 7 (mine_) to "c"; slot 8 (also_mine_) stays
+  next.ranges[0] = {0, 7, "c", "unix:/c.sock", 2};
+  next.ranges.insert(next.ranges.begin() + 1, {8, 99, "a", "unix:/a.sock", 1});
+  serve(std::move(next));
+  const grpc::Status told = renew(holder);  // told at once, and renews nothing
+  EXPECT_EQ(told.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(told.error_message(), ::testing::HasSubstr("moved to another switch"));
+  EXPECT_EQ(list(mine_).held_size(), 0);
+
+  ASSERT_TRUE(finishes(*waiting, 30s));
+  ASSERT_OK(waiting->done.get());
+  EXPECT_GE(std::chrono::steady_clock::now() - renewed, 2s);
+}
+
 TEST_P(LockFabricTest, TheSameOwnerAtANewEpochDropsItsStaleTable) {
   serve(map(1, 1));
   const uint64_t holder = open();

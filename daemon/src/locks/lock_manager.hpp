@@ -472,6 +472,8 @@ class LockManager final : public Reconcilable {
   std::map<uint64_t, EndedSession> ended_;
   std::deque<uint64_t> ended_order_;
   void remember_ended(const Session& session, std::string how);
+  // What a call on ended session `id` (public) is told: when and how it ended.
+  Error ended_error(uint64_t id) const;
   std::map<locks::SessionId, uint64_t> by_switch_session_;
   std::set<std::pair<LockClock::time_point, uint64_t>> leases_;  // expiry, session
   std::map<WaitKey, std::unique_ptr<Waiter>> waiters_;

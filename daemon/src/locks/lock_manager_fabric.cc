@@ -71,10 +71,13 @@ const std::string& LockManager::owner_of(const SlotState& slot) const {
   return lock_map_->ranges[static_cast<size_t>(slot.range)].owner;
 }
 
-// Slots lost: a session that held a lock there loses it, and is ended, so that its client
-// learns it at its next call (session-gone) rather than believe it still holds the bytes its
-// successor may grant; other waits on those files end (moved). Returns the files dropped
-// (release_locks() then clears any lock no session held).
+// Slots lost: a session that held a lock there loses it, and is ended for its owner, so that
+// its client learns it at its next call (session-gone) rather than believe it still holds the
+// bytes its successor may grant; other waits on those files end (moved). The ended session's
+// locks on the files this switch keeps are not released at once: its client may believe it
+// holds them until its next call, so they run out with its lease as last renewed (a lease is
+// never cut short), as they would have had its client vanished. Returns the files dropped
+// (set_lock_map then releases every lock on them).
 std::vector<std::string> LockManager::drop_slots(const std::vector<bool>& lost,
                                                  Finished& finished) {
   std::vector<std::string> dropped;
@@ -91,20 +94,34 @@ std::vector<std::string> LockManager::drop_slots(const std::vector<bool>& lost,
       if (id != 0) holders.insert(id);
     }
   }
+  const std::string how =
+      "it held locks on a file whose lock slot moved to another switch of the fabric; they "
+      "were dropped: open a new session and lock at the file's owner";
+  const Error ended = Error(ErrorCode::kAborted,
+                            "the session held locks on a file whose lock slot moved to another "
+                            "switch of the fabric: they were dropped, and the session with them")
+                          .with_reason(kReasonMoved);
   // The waits first: a holder's end would grant them.
   std::vector<std::vector<locks::RequestId>> by_domain(domains_.size());
-  std::vector<WaitKey> ended;
+  std::vector<WaitKey> ended_waits;
   for (const auto& [key, waiter] : waiters_) {
-    if (lost[fabric::lock_slot(waiter->file)]) ended.push_back(key);
+    if (lost[fabric::lock_slot(waiter->file)] || holders.contains(waiter->session)) {
+      ended_waits.push_back(key);
+    }
   }
-  for (const WaitKey& key : ended) {
-    const std::string file = waiters_.at(key)->file;
+  for (const WaitKey& key : ended_waits) {
+    const Waiter& waiter = *waiters_.at(key);
+    if (!lost[fabric::lock_slot(waiter.file)]) {
+      finish_waiter(key, ended, finished);  // a wait of an ended session, on a kept file
+      by_domain[key.domain].push_back(key.request);
+      continue;
+    }
     // Where to wait now: the new owner, as a Lock of the file would be told (none: no-owner).
-    const SlotState now_at = slots_.empty() ? SlotState{} : slots_[fabric::lock_slot(file)];
+    const SlotState now_at = slots_.empty() ? SlotState{} : slots_[fabric::lock_slot(waiter.file)];
     Error moved(ErrorCode::kFailedPrecondition,
                 fmt::format("this switch no longer owns the locks of {} (the fabric's lock map "
                             "changed): lock it again at its owner",
-                            printable(file)));
+                            printable(waiter.file)));
     moved.with_reason(now_at.range >= 0 ? kReasonMoved : kReasonNoOwner);
     if (now_at.range >= 0) {
       moved.with_redirect(lock_map_->ranges[static_cast<size_t>(now_at.range)].endpoint);
@@ -114,14 +131,10 @@ std::vector<std::string> LockManager::drop_slots(const std::vector<bool>& lost,
   }
   withdraw_locked(by_domain, finished);
   for (const uint64_t id : holders) {
-    expire_locked(id,
-                  Error(ErrorCode::kAborted,
-                        "the session held locks on a file whose lock slot moved to another "
-                        "switch of the fabric: they were dropped, and the session with them")
-                      .with_reason(kReasonMoved),
-                  "it held locks on a file whose lock slot moved to another switch of the "
-                  "fabric; they were dropped: open a new session and lock at the file's owner",
-                  finished);
+    auto it = sessions_.find(id);
+    if (it == sessions_.end() || it->second->ended) continue;
+    it->second->ended = how;
+    remember_ended(*it->second, how);
   }
   return dropped;
 }
@@ -162,8 +175,8 @@ void LockManager::set_lock_map(std::optional<LockOwnership> map,
   }
   if (!dropped.empty()) {
     spdlog::warn(
-        "locks: the locks of {} files whose slot this switch no longer owns were dropped, with "
-        "the sessions that held them",
+        "locks: the locks of {} files whose slot this switch no longer owns were dropped; the "
+        "sessions that held them ended (their other locks run out with their leases)",
         dropped.size());
   }
 }

@@ -43,6 +43,10 @@ struct LockManager::Session {
   // it says which it holds (LockManager::keep_alive's `held`); it may not lock till then.
   std::map<locks::Token, std::vector<std::pair<bool, std::string>>> restored;
   bool confirm_held = false;
+  // Ended for its owner (a file it held a lock on moved to another switch, lock_manager_
+  // fabric.cc): every call is told how, and renews nothing; its locks on the files this switch
+  // kept stay held until its lease runs out, as its client may hold them until it hears.
+  std::optional<std::string> ended;
 };
 
 struct LockManager::Waiter {

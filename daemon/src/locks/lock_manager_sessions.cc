@@ -170,6 +170,7 @@ LockManager::Session& LockManager::session_or_throw(uint64_t id, LockClock::time
   Session* session = find_session(id);
   // check_owner() passed: the session ended since (the owner is told how by its next call).
   if (session == nullptr) throw session_not_open();
+  if (session->ended) throw ended_error(id);  // its locks run out with its lease
   // A session whose switch locks were lost is told so by its next call: KeepAlive (which
   // says locks_lost), a reclaim and CloseSession go on; any other call fails, and renews
   // nothing. So no lease outlives the loss grace unless its holder has heard of the loss
@@ -206,12 +207,19 @@ void LockManager::check_owner(uint64_t id, const SessionCaller& caller) const {
   }
   const EndedSession& e = ended->second;
   if (!owns(caller, e.owner_key, e.secret_sha256)) throw session_not_open();
-  throw Error(ErrorCode::kFailedPrecondition,
-              fmt::format("session {} ended at {:%Y-%m-%d %H:%M:%S} UTC ({:.0f} s ago): {}; its "
-                          "locks were released and its waiting requests cancelled: open a new "
-                          "session",
-                          id, std::chrono::floor<std::chrono::seconds>(e.wall),
-                          std::chrono::duration<double>(LockClock::now() - e.at).count(), e.how))
+  throw ended_error(id);
+}
+
+Error LockManager::ended_error(uint64_t id) const {
+  const auto ended = ended_.find(id);
+  if (ended == ended_.end()) return session_not_open();
+  const EndedSession& e = ended->second;
+  return Error(ErrorCode::kFailedPrecondition,
+               fmt::format("session {} ended at {:%Y-%m-%d %H:%M:%S} UTC ({:.0f} s ago): {}; its "
+                           "locks are released and its waiting requests cancelled: open a new "
+                           "session",
+                           id, std::chrono::floor<std::chrono::seconds>(e.wall),
+                           std::chrono::duration<double>(LockClock::now() - e.at).count(), e.how))
       .with_reason(kReasonSessionGone);
 }
 
@@ -332,7 +340,7 @@ uint64_t LockManager::expire_locked(uint64_t id, const Error& why, std::string h
   left_loss_grace(id);
   count_session(session, -1);
   by_public_id_.erase(session.public_id);
-  remember_ended(session, std::move(how));
+  remember_ended(session, session.ended ? *session.ended : std::move(how));
   sessions_.erase(it);
   return released;
 }
