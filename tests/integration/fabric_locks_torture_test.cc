@@ -5,8 +5,8 @@
 // ranges of a few files whose slots are spread over the owners. Under the traffic: a slot
 // range moved to another switch by applying a changed lock map, an owner killed with SIGKILL
 // (its slots fail over to the next switch once its status lease is gone) and restarted (and,
-// in the disabled scenario, its slots given back to it by applying the map again: see
-// KNOWN VIOLATION below). Every client records what it saw, and the independent checker of
+// in the part-move scenario, its slots given back to it by applying the map again). Every
+// client records what it saw, and the independent checker of
 // the single-switch torture (HistoryChecker, locks_history.hpp, used unchanged) replays it: no
 // two conflicting grants alive at once, no fencing token that went backwards.
 //
@@ -450,7 +450,7 @@ void write_history(const std::string& path, const std::vector<std::vector<Record
 // kWholeOwner: every ownership change takes all the slots a switch has (s00's to s03; the
 // killed s01's to s02, and s01 comes back owning none). kPartMove: a switch loses some of
 // its slots and keeps others (half of s00's to s03; s01's given back to it from s02 after its
-// restart): see DISABLED_ below for what the checker finds then.
+// restart).
 enum class Scenario { kWholeOwner, kPartMove };
 
 class FabricLocksTorture : public FabricFixture {
@@ -605,21 +605,16 @@ TEST_F(FabricLocksTorture, NoConflictingGrantsAcrossAWholeMoveAndAKilledOwner) {
   torture(Scenario::kWholeOwner);
 }
 
-// KNOWN VIOLATION (disabled so that the suite passes; run it with
-// --gtest_also_run_disabled_tests, ASN_TORTURE_HISTORY=<file> to keep the records): a switch
-// that loses some of its slots and keeps others ends every session that held a lock on a lost
-// slot (LockManager::drop_slots -> expire_locked), and with it releases at once that
-// session's locks on the files it KEEPS, and grants them to the next client in the same
-// moment, while the ended session's client still holds them as far as it can know: its lease,
-// renewed by a call answered OK a moment before, has seconds to run, and it learns the session
-// is gone only at its next call there or KeepAlive. The checker then reports a kept file's
-// shared and exclusive grants of two sessions of that switch alive at once (about one run in
-// three here, at the move on s00's kept file or at the give-back on s02's own; the later grant's
-// token is higher, so storage fencing still refuses the earlier holder's writes). E.g. client
-// 6 held bytes [44, 47) of its kept file shared at s00 (granted at 7.77 s, last call answered
-// OK sent at 10.13 s, learned the session gone at 10.47 s); s00 applied the move in between
-// and granted client 2 [31, 46) exclusive at 10.25 s.
-TEST_F(FabricLocksTorture, DISABLED_NoConflictingGrantsWhenASwitchLosesPartOfItsSlots) {
+// A switch that loses some of its slots and keeps others ends every session that held a lock
+// on a lost slot; that session's locks on the files it keeps must outlive the end until its
+// lease runs out, since its client holds them as far as it can know until its next call
+// there. This run found them granted to the next client at once (about one run in three, at
+// the move on s00's kept file or at the give-back on s02's own; e.g. client 6 held [44, 47)
+// of its kept file shared at s00, last call answered OK sent at 10.13 s, learned the session
+// gone at 10.47 s, while s00 applied the move and granted client 2 [31, 46) exclusive at
+// 10.25 s); LockManager::drop_slots now keeps them (lock_fabric_test has the same case).
+// ASN_TORTURE_HISTORY=<file> keeps the records of a run.
+TEST_F(FabricLocksTorture, NoConflictingGrantsWhenASwitchLosesPartOfItsSlots) {
   torture(Scenario::kPartMove);
 }
 
