@@ -267,8 +267,9 @@ void EtcdPath::stage(Run& run) {
     const auto seen = reports_->of(m.name);
     if (!is_step(seen, {"staged", "stage-failed"})) {
       m.failed = true;
-      m.error = "asnd did not report its part staged within " + seconds(m.timeout) +
-                " (the switch's timeout in the fabric; asnctl fabric status " + fabric_ + ")";
+      m.error = "asnd did not report its part staged within " + seconds(timeout) +
+                " (the longest switch timeout in the fabric; asnctl fabric status " + fabric_ +
+                ")";
       continue;
     }
     const ActivationReport& r = seen->report;
