@@ -104,7 +104,10 @@ class ReplyGate {
       const ssize_t n = ::read(from, buffer, sizeof buffer);
       if (n <= 0) return false;
       for (ssize_t done = 0; done < n;) {
-        const ssize_t w = ::write(to, buffer + done, static_cast<size_t>(n - done));
+        // MSG_NOSIGNAL: a peer gone (asnd killed) is an EPIPE here, not a SIGPIPE that ends
+        // the test.
+        const ssize_t w =
+            ::send(to, buffer + done, static_cast<size_t>(n - done), MSG_NOSIGNAL);
         if (w <= 0) return false;
         done += w;
       }
