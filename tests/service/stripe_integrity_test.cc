@@ -1,7 +1,9 @@
 // Issue 27, "striping with no silent corruption": what a group's file length covers is either
 // written data or zeros with matching parity, whatever writes were refused or torn before; a
 // random sequence of writes, refusals, tears, failed members and rebuilds reads back as a
-// model of the file's bytes, healthy and degraded.
+// model of the file's bytes, healthy and degraded; offsets and lengths are checked for
+// overflow and against the group's limit; a board reset under a data call answers
+// UNAVAILABLE, retry; a message of more than 4 MiB is taken.
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -353,6 +355,61 @@ TEST_F(StripeIntegrityTest, RandomWritesFailuresAndRebuildsReadBackAsTheModel) {
       ASSERT_OK(remove(l.group));
     }
   }
+}
+
+TEST_F(StripeIntegrityTest, OffsetsAndLengthsAreCheckedForOverflowAndTheLimit) {
+  ASSERT_TRUE(data_path());
+  ASSERT_OK(create(spec(3, v1::RAID_5, {0, 1, 2}, {3})));
+  ASSERT_OK(write(3, 0, "abc"));
+  std::string out;
+  const grpc::Status wraps = read(3, &out, 1, ~uint64_t{0});
+  EXPECT_EQ(wraps.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(wraps.error_message(), HasSubstr("offset + length wraps past 2^64"));
+  ASSERT_OK(read(3, &out, 1, ~uint64_t{0} - 1));  // the longest that does not wrap
+  EXPECT_EQ(out, "bc");
+
+  const grpc::Status far = write(3, uint64_t{1} << 40, "x");
+  EXPECT_EQ(far.error_code(), grpc::StatusCode::OUT_OF_RANGE);
+  EXPECT_THAT(far.error_message(), HasSubstr("maximum file size of 68719476736 bytes (64 GiB)"));
+  const grpc::Status past = write(3, kStripeMaxFileBytes - 5, "0123456789");
+  EXPECT_EQ(past.error_code(), grpc::StatusCode::OUT_OF_RANGE);
+  EXPECT_THAT(past.error_message(), HasSubstr("it would end at byte 68719476741"));
+  const grpc::Status wrap = write(3, ~uint64_t{0} - 4, "0123456789");
+  EXPECT_EQ(wrap.error_code(), grpc::StatusCode::OUT_OF_RANGE);
+  EXPECT_THAT(wrap.error_message(), HasSubstr("offset + length wraps past 2^64"));
+  ASSERT_OK(write(3, kStripeMaxFileBytes - 1, "z"));  // the last byte is allowed
+  ASSERT_OK(read(3, &out, kStripeMaxFileBytes - 1, 1));
+  EXPECT_EQ(out, "z");
+}
+
+// stripe.proto and api.md say a message may carry up to 8 MiB: asnd takes one of 5 MiB.
+TEST_F(StripeIntegrityTest, AWriteMessageOfMoreThanFourMebibytesIsTaken) {
+  ASSERT_TRUE(data_path());
+  ASSERT_OK(create(spec(4, v1::RAID_5, {0, 1, 2}, {3})));
+  const std::string data = random_bytes(5 << 20, 4);
+  ASSERT_OK(write(4, 0, data, nullptr, data.size()));
+  std::string back;
+  ASSERT_OK(read(4, &back));
+  EXPECT_EQ(back, data);
+}
+
+// After a board reset the group table holds no group until asnd programs them again; a data
+// call meanwhile finds its group's entry cleared: UNAVAILABLE, retry, not NOT_FOUND.
+TEST_F(StripeIntegrityTest, ABoardResetUnderADataCallAnswersUnavailableRetry) {
+  ASSERT_TRUE(data_path());
+  ASSERT_OK(create(spec(2, v1::RAID_5, {0, 1, 2}, {3})));
+  const std::string data = random_bytes(30000, 2);
+  ASSERT_OK(write(2, 0, data));
+  const uint32_t generation = stack_->device().reset_board();
+  const grpc::Status w = write(2, 0, "new");
+  EXPECT_EQ(w.error_code(), grpc::StatusCode::UNAVAILABLE) << w.error_message();
+  EXPECT_THAT(w.error_message(), HasSubstr("retry"));
+  std::string back;
+  const grpc::Status r = read(2, &back);
+  EXPECT_EQ(r.error_code(), grpc::StatusCode::UNAVAILABLE) << r.error_message();
+  stack_->reconciler().board_was_reset(generation, "test");
+  ASSERT_OK(read(2, &back));
+  EXPECT_EQ(back, data);
 }
 
 }  // namespace
