@@ -75,6 +75,8 @@ class StripeIntegrityTest : public test::StripeServiceTest {
   // ignored, so a write past it fails EFBIG): a storage server whose disk fills up in the
   // middle of a write, which then stops torn. The members keep a stripe's units at the same
   // offset, so with a limit on a unit boundary every stripe is sent whole or not at all.
+  // The limit is the process's: while it lives, this binary's own output to a regular file
+  // past that size is lost (ctest reads it through a pipe, which has no size).
   class FileSizeLimit {
    public:
     explicit FileSizeLimit(uint64_t bytes) {
