@@ -26,6 +26,41 @@ void check_member(uint32_t group, const state::v1::StripeGroupState& st, uint32_
                           fmt::join(members, ",")));
 }
 
+// Runs a call of the data port for a group that exists (the caller holds the group's lock, so
+// it cannot be deleted meanwhile). The board answers NOT_FOUND when its group table does not
+// hold the group valid: after a board reset the table is back to its reset values until
+// asnd's reconciler programs the groups again, and a request that spans the reset finds its
+// entry cleared (issue 27). The group exists, so that is not NOT_FOUND for the caller but a
+// state that passes: UNAVAILABLE, retry.
+template <typename F>
+auto on_board(uint32_t group, F&& call) {
+  try {
+    return call();
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::kNotFound) throw;
+    throw Error(ErrorCode::kUnavailable,
+                fmt::format("stripe group {} exists, but the board's group table does not hold "
+                            "it now (a board reset, until asnd programs the groups again): retry "
+                            "the call ({})",
+                            group, e.what()));
+  }
+}
+
+// A write of `length` bytes at `offset` must end at or before the group's most file bytes;
+// checked without an overflow for any offset and length (issue 27).
+void check_extent(uint32_t group, uint64_t offset, uint64_t length) {
+  const uint64_t limit = kStripeMaxFileBytes;
+  if (offset <= limit && length <= limit - offset) return;
+  const std::string end = length > ~uint64_t{0} - offset
+                              ? "offset + length wraps past 2^64"
+                              : fmt::format("it would end at byte {}", offset + length);
+  throw Error(ErrorCode::kOutOfRange,
+              fmt::format("offset: a write of {} bytes at offset {} to stripe group {} passes "
+                          "the group's maximum file size of {} bytes (64 GiB): {}; give an "
+                          "offset + length of at most {}",
+                          length, offset, group, limit, end, limit));
+}
+
 }  // namespace
 
 StripeChange StripeManager::fail_member(uint32_t group, uint32_t port) {
@@ -55,7 +90,7 @@ StripeChange StripeManager::fail_member(uint32_t group, uint32_t port) {
     out = commit_group(group, &next);
   }
   if (StripeDataPort* data = device_.stripe_data_port()) {
-    data->fail_member(static_cast<uint16_t>(group), port);
+    on_board(group, [&] { data->fail_member(static_cast<uint16_t>(group), port); });
   }
   out.group = view(group, next, entry_words(&next));
   return out;
@@ -79,7 +114,7 @@ StripeChange StripeManager::rebuild_member(uint32_t group, uint32_t port,
   }
   // Without the document's lock: a rebuild of a large file takes long, and other groups go
   // on. The group's own lock keeps this group's writes out.
-  data.rebuild_member(static_cast<uint16_t>(group), port, progress);
+  on_board(group, [&] { data.rebuild_member(static_cast<uint16_t>(group), port, progress); });
   std::lock_guard lock(mutex_);
   state::v1::StripeGroupState next = existing(group);
   std::vector<uint32_t> failed;
@@ -100,8 +135,11 @@ uint64_t StripeManager::write(uint32_t group, uint64_t offset, std::span<const u
     std::lock_guard lock(mutex_);
     existing(group);
   }
-  data.write(static_cast<uint16_t>(group), offset, bytes);
-  return data.file_size(static_cast<uint16_t>(group));
+  check_extent(group, offset, bytes.size());
+  return on_board(group, [&] {
+    data.write(static_cast<uint16_t>(group), offset, bytes);
+    return data.file_size(static_cast<uint16_t>(group));
+  });
 }
 
 size_t StripeManager::read(uint32_t group, uint64_t offset, std::span<uint8_t> out) {
@@ -111,7 +149,13 @@ size_t StripeManager::read(uint32_t group, uint64_t offset, std::span<uint8_t> o
     std::lock_guard lock(mutex_);
     existing(group);
   }
-  return data.read(static_cast<uint16_t>(group), offset, out);
+  if (out.size() > ~uint64_t{0} - offset) {
+    throw Error(ErrorCode::kInvalidArgument,
+                fmt::format("length: offset + length wraps past 2^64 (offset {}, length {}); "
+                            "give a length of at most 2^64 - 1 - offset",
+                            offset, out.size()));
+  }
+  return on_board(group, [&] { return data.read(static_cast<uint16_t>(group), offset, out); });
 }
 
 uint64_t StripeManager::file_size(uint32_t group) {
@@ -121,7 +165,7 @@ uint64_t StripeManager::file_size(uint32_t group) {
     std::lock_guard lock(mutex_);
     existing(group);
   }
-  return data.file_size(static_cast<uint16_t>(group));
+  return on_board(group, [&] { return data.file_size(static_cast<uint16_t>(group)); });
 }
 
 uint64_t StripeManager::stripe_bytes(uint32_t group) {
@@ -146,6 +190,8 @@ void StripeStreamWriter::flush(std::span<const uint8_t> bytes) {
 }
 
 uint64_t StripeStreamWriter::add(std::span<const uint8_t> bytes) {
+  // Before any sum below: the stream's end stays within the group's limit, far from 2^64.
+  check_extent(group_, position_, buffer_.size() + uint64_t{bytes.size()});
   if (!buffer_.empty()) {
     // Complete the buffered stripe first.
     const uint64_t end = position_ + buffer_.size();

@@ -70,6 +70,15 @@ struct StripeStats {
   uint64_t errors = 0, bytes_read = 0, units_rebuilt = 0;
 };
 
+// The most bytes a group's file may hold (issue 27): a write that would end past it is refused
+// up front with OUT_OF_RANGE, naming the limit. The emulated board's storage servers keep
+// each member's units in one host file of up to this / data members bytes: 64 GiB keeps those
+// well inside every Linux filesystem's file size (ext4: 16 TiB) and the disk of a test or
+// demo host, where an unbounded offset (2^62 passed the board's own check) made TiB-long
+// sparse files or failed INTERNAL at the filesystem's limit. A real board has no data path
+// through asnd, so the limit only bounds the emulation.
+inline constexpr uint64_t kStripeMaxFileBytes = uint64_t{64} << 30;
+
 // Why Write, Read and RebuildMember are refused on a real board.
 inline constexpr const char* kNoDataPath =
     "this board has no data path through asnd: on a real board file data arrives on the "

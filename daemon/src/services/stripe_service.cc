@@ -207,8 +207,15 @@ grpc::Status StripeService::Read(grpc::ServerContext*, const v1::ReadRequest* re
   return guarded("Read", [&] {
     authorizer_.require(Permission::kRead, "reading a stripe group's file");
     if (!stripe_.has_data_path()) throw Error(ErrorCode::kFailedPrecondition, kNoDataPath);
-    const uint64_t size = stripe_.file_size(request->group());
     uint64_t offset = request->offset();
+    if (request->length() > ~uint64_t{0} - offset) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  fmt::format("length: offset + length wraps past 2^64 (offset {}, length {}); "
+                              "give a length of at most 2^64 - 1 - offset, or 0 for the rest "
+                              "of the file",
+                              offset, request->length()));
+    }
+    const uint64_t size = stripe_.file_size(request->group());
     const uint64_t end = request->length() == 0 ? size : std::min(size, offset + request->length());
     v1::ReadChunk chunk;
     chunk.set_file_size(size);

@@ -123,6 +123,19 @@ void StorageServers::write(unsigned port, uint16_t group, uint64_t offset,
   }
 }
 
+void StorageServers::open(unsigned port, uint16_t group) { store(port, group, /*create=*/true); }
+
+void StorageServers::truncate(unsigned port, uint16_t group, uint64_t bytes) {
+  const int fd = store(port, group, /*create=*/false);
+  if (fd < 0) return;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) io_error("cannot stat", store_path(port, group), errno);
+  if (static_cast<uint64_t>(st.st_size) <= bytes) return;
+  if (::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
+    io_error("cannot truncate", store_path(port, group), errno);
+  }
+}
+
 uint64_t StorageServers::file_size(uint16_t group) const {
   const std::string path = size_path(group);
   FILE* f = std::fopen(path.c_str(), "re");

@@ -290,6 +290,55 @@ void ParityPath::publish_size(uint16_t group, uint64_t bytes, uint64_t& recorded
   recorded = bytes;
 }
 
+// Reconstruct-write of stripe `s`: the file's bytes [lo, hi) (from `src`) laid over what the
+// members hold of the stripe below `size` (the file's length before this write; read back,
+// or rebuilt where a member failed) and zeros from `size` on; the changed data units and the
+// parity are sent. With lo == hi the stripe is rewritten as the length covers it: its data
+// below `size`, zeros past it, and parity over exactly that.
+void ParityPath::merge_stripe(const Group& group, uint64_t s, uint64_t size, uint64_t lo,
+                              uint64_t hi, const uint8_t* src) {
+  const stripe::Geometry& g = group.geometry;
+  const uint64_t S = g.stripe_bytes();
+  const uint32_t u = g.unit_bytes;
+  const uint64_t start = s * S;
+  Buffers& b = *buffers_;
+  uint64_t dirty = 0;
+  uint64_t needed = 0;
+  for (unsigned i = 0; i < g.data_members; ++i) {
+    const uint64_t ustart = start + uint64_t{i} * u;
+    const uint64_t uend = ustart + u;
+    if (!(lo <= ustart && hi >= uend) && ustart < size) needed |= uint64_t{1} << i;
+    if ((lo < uend && hi > ustart) || uend > size) dirty |= uint64_t{1} << i;
+  }
+  if (needed != 0) pending_.units_rebuilt += load_stripe(group, s, needed, false);
+  if (size < start + S) {
+    const uint64_t zero_from = std::max(size, start) - start;
+    std::memset(b.data() + zero_from, 0, S - zero_from);
+  }
+  if (hi > lo) std::memcpy(b.data() + (lo - start), src, hi - lo);
+  std::vector<const uint8_t*> data(b.units.begin(), b.units.begin() + g.data_members);
+  send_stripe(group, s, data, dirty);
+}
+
+// Issue 27: the members may hold bytes past the file's length that are not the file's:
+// leftovers of a write that was refused, or torn by a crash, after some units were sent and
+// before its length was published. A write that starts past the end would raise the length
+// over them, so first the stripe holding the end is rewritten with zeros past it, and every
+// member's store is cut at the end of that stripe: the stripes after it then read as zeros
+// on every member, and zeros are their own parity (P and Q alike), so healthy and degraded
+// reads of the gap agree. This is the engine's to do, not asnd's: the engine owns the length
+// (the storage side's group-<G>.size, published by publish_size) and the stores, and only it
+// knows where a stripe's units lie (004 L1150: the switch splits and computes parity, the
+// client sends the file unsplit). Cutting costs the same for any gap, unlike writing zeros.
+void ParityPath::clear_past_end(const Group& group, uint64_t size, uint64_t first) {
+  const uint64_t S = group.geometry.stripe_bytes();
+  const uint64_t kept = (size + S - 1) / S;  // stripes holding bytes of the file
+  if (size % S != 0 && size / S < first) merge_stripe(group, size / S, size, size, size, nullptr);
+  for (unsigned port : group.ports) {
+    storage_->truncate(port, group.index, kept * group.geometry.unit_bytes);
+  }
+}
+
 // Stripe by stripe, each on every live member before the next one starts; the file length
 // is published after each batch (a crash loses at most the length of the stripes since).
 void ParityPath::write_stripes(Group& group, uint64_t offset, std::span<const uint8_t> bytes) {
@@ -299,6 +348,7 @@ void ParityPath::write_stripes(Group& group, uint64_t offset, std::span<const ui
   const uint64_t first = offset / group.geometry.stripe_bytes();
   const uint64_t last = (end - 1) / group.geometry.stripe_bytes();
   const uint64_t batch = stripes_per_batch(group);
+  if (offset > old_size) clear_past_end(group, old_size, first);
   std::vector<const uint8_t*> data(group.geometry.data_members);
   for (uint64_t s = first; s <= last; ++s) {
     const stripe::Geometry& g = group.geometry;
@@ -312,36 +362,18 @@ void ParityPath::write_stripes(Group& group, uint64_t offset, std::span<const ui
     const uint64_t lo = std::max(offset, start);
     const uint64_t hi = std::min(end, start + S);
     const uint8_t* src = bytes.data() + (lo - offset);
-    Buffers& b = *buffers_;
-    uint64_t dirty = ~uint64_t{0};
     if (lo == start && hi == start + S) {
       // A whole stripe: parity straight from the client's bytes when they are aligned for
       // the parity code, else from a copy.
       const bool aligned = reinterpret_cast<uintptr_t>(src) % 64 == 0;
       for (unsigned i = 0; i < g.data_members; ++i) {
-        if (!aligned) std::memcpy(b.unit(i), src + size_t{i} * u, u);
-        data[i] = aligned ? src + size_t{i} * u : b.unit(i);
+        if (!aligned) std::memcpy(buffers_->unit(i), src + size_t{i} * u, u);
+        data[i] = aligned ? src + size_t{i} * u : buffers_->unit(i);
       }
+      send_stripe(group, s, data, ~uint64_t{0});
     } else {
-      // Reconstruct-write: the data units the bytes do not cover are read back (or rebuilt)
-      // where the file has them and are zeros past its end.
-      dirty = 0;
-      uint64_t needed = 0;
-      for (unsigned i = 0; i < g.data_members; ++i) {
-        const uint64_t ustart = start + uint64_t{i} * u;
-        const uint64_t uend = ustart + u;
-        if (!(lo <= ustart && hi >= uend) && ustart < old_size) needed |= uint64_t{1} << i;
-        if ((lo < uend && hi > ustart) || uend > old_size) dirty |= uint64_t{1} << i;
-      }
-      if (needed != 0) pending_.units_rebuilt += load_stripe(group, s, needed, false);
-      if (old_size < start + S) {
-        const uint64_t zero_from = std::max(old_size, start) - start;
-        std::memset(b.data() + zero_from, 0, S - zero_from);
-      }
-      std::memcpy(b.data() + (lo - start), src, hi - lo);
-      for (unsigned i = 0; i < g.data_members; ++i) data[i] = b.unit(i);
+      merge_stripe(group, s, old_size, lo, hi, src);
     }
-    send_stripe(group, s, data, dirty);
     pending_.bytes_striped += hi - lo;
   }
   publish_size(group.index, end, recorded);
@@ -398,7 +430,13 @@ void ParityPath::write(uint16_t index, uint64_t offset, std::span<const uint8_t>
     }
     Group group = load(index);
     require_tolerated(group);
-    if (!bytes.empty()) write_stripes(group, offset, bytes);
+    if (bytes.empty()) return 0;
+    // Every live member's store opens before the first unit is sent: a server that cannot
+    // take the write refuses it whole instead of tearing its first stripe (issue 27).
+    for (unsigned m = 0; m < group.ports.size(); ++m) {
+      if (!group.lost(m)) storage_->open(group.ports[m], index);
+    }
+    write_stripes(group, offset, bytes);
     return 0;
   });
 }

@@ -12,7 +12,8 @@
 // members are skipped on writes: parity still covers their data. A read gathers the units,
 // rebuilding those of failed members (asn::stripe::reconstruct). A stripe torn by a crash
 // mid-stripe may hold parity that matches neither its old nor its new data: the RAID write
-// hole (README, "Parity data path").
+// hole (README, "Parity data path"). What lies past the file's length is never shown: a write
+// that starts past the end zeroes the gap first (clear_past_end, issue 27).
 //
 // The engine reads only the STRIPE block's registers (a group's entry; it updates the
 // counters and member_counters) and, behind the member ports, the storage servers. It takes
@@ -89,6 +90,11 @@ class ParityPath {
   uint64_t stripes_per_batch(const Group& group) const;
 
   void write_stripes(Group& group, uint64_t offset, std::span<const uint8_t> bytes);
+  void merge_stripe(const Group& group, uint64_t s, uint64_t size, uint64_t lo, uint64_t hi,
+                    const uint8_t* src);
+  // Makes what lies past the file's length `size` read as zeros with matching parity, up to
+  // stripe `first` (the first a write that starts past the end sends).
+  void clear_past_end(const Group& group, uint64_t size, uint64_t first);
   void read_stripes(Group& group, uint64_t offset, std::span<uint8_t> out);
   // Fills the stripe buffer with stripe `s` as the members hold it: the data units in
   // `needed` (a mask of data roles) or, with `all`, every unit; lost units are rebuilt.

@@ -44,6 +44,12 @@ class StorageServers {
   // kStorageIo naming the file.
   void read(unsigned port, uint16_t group, uint64_t offset, std::span<uint8_t> out);
   void write(unsigned port, uint16_t group, uint64_t offset, std::span<const uint8_t> bytes);
+  // Opens (creating when missing) the store of (port, group), so that a write can learn that
+  // a server cannot take it before it sends the first unit. Throws StripeError kStorageIo.
+  void open(unsigned port, uint16_t group);
+  // The store of (port, group) keeps its first `bytes` bytes; what lay past them is gone and
+  // reads as zeros again (sparse). No store: nothing to do. Throws StripeError kStorageIo.
+  void truncate(unsigned port, uint16_t group, uint64_t bytes);
 
   // The group's file length; 0 when none is kept.
   uint64_t file_size(uint16_t group) const;
