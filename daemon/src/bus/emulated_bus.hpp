@@ -113,7 +113,10 @@ class EmulatedBus final : public RegisterBus {
   std::atomic<uint64_t> seen_events_{0};
   std::atomic<uint64_t> clock_passes_{0};
   std::atomic<int64_t> planned_sleep_ns_{0};
-  std::chrono::steady_clock::time_point last_health_check_{};
+  // Due at once: the first pass checks. (Not the clock's epoch, which is the host's boot: on
+  // a host up for less than health_check_every the first check would wait until then.)
+  std::chrono::steady_clock::time_point last_health_check_ =
+      std::chrono::steady_clock::now() - health_check_every_;
   mutable std::mutex failed_mutex_;
   std::string failed_;  // why the board can no longer be used; empty while it can
   StripePort stripe_port_{*this};
