@@ -27,12 +27,6 @@ namespace {
 using asn::fabric::v1::Activation;
 using asn::fabric::v1::ActivationReport;
 
-int64_t now_unix_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 std::string new_id() {
   std::random_device random;
   const uint64_t id = (static_cast<uint64_t>(random()) << 32) | random();
@@ -102,7 +96,7 @@ class Reports {
     ActivationReport report;
     if (!parse(kv.value, report) || report.id() != id_) return;
     std::lock_guard lock(mutex_);
-    seen_[report.switch_name()] = {report, LoadClock::now(), now_unix_ms()};
+    seen_[report.switch_name()] = {report, LoadClock::now(), asn::fabric::now_unix_ms()};
     changed_.notify_all();
   }
 
@@ -231,13 +225,13 @@ void EtcdPath::stage(Run& run) {
     Activation other;
     const bool read = parse(current.kvs[0].value, other);
     if (read && (other.step() == "stage" || other.step() == "arm") &&
-        now_unix_ms() < other.deadline_unix_ms()) {
+        asn::fabric::now_unix_ms() < other.deadline_unix_ms()) {
       throw std::runtime_error(strprintf(
           "another fabric load is running on fabric '%s' (activation %s by %s, plan file %s, "
           "step %s) until %.1f s from now at the latest; nothing was written",
           fabric_.c_str(), other.id().c_str(), other.by().c_str(), other.plan_file().c_str(),
           other.step().c_str(),
-          static_cast<double>(other.deadline_unix_ms() - now_unix_ms()) / 1000));
+          static_cast<double>(other.deadline_unix_ms() - asn::fabric::now_unix_ms()) / 1000));
     }
     mod_revision_ = current.kvs[0].mod_revision;
   }
@@ -253,7 +247,8 @@ void EtcdPath::stage(Run& run) {
   // Long enough for both steps: staging, the frame (at most ~10 s ahead), the swap's wait.
   const auto budget = 2 * timeout + run.fabric.arm_margin + std::chrono::seconds(20);
   activation_.set_deadline_unix_ms(
-      now_unix_ms() + std::chrono::duration_cast<std::chrono::milliseconds>(budget).count());
+      asn::fabric::now_unix_ms() +
+      std::chrono::duration_cast<std::chrono::milliseconds>(budget).count());
   reports_ = std::make_unique<Reports>(*client_, reports_prefix_, activation_.id());
   if (!write("stage")) {
     throw std::runtime_error("another fabric load wrote " + key_ +
@@ -268,8 +263,7 @@ void EtcdPath::stage(Run& run) {
     if (!is_step(seen, {"staged", "stage-failed"})) {
       m.failed = true;
       m.error = "asnd did not report its part staged within " + seconds(timeout) +
-                " (the longest switch timeout in the fabric; asnctl fabric status " + fabric_ +
-                ")";
+                " (the longest switch timeout in the fabric; asnctl fabric status " + fabric_ + ")";
       continue;
     }
     const ActivationReport& r = seen->report;

@@ -149,4 +149,9 @@ void print_desired_state_outcome(bool dry_run, bool changed, uint64_t revision) 
   }
 }
 
+std::string frequency(uint64_t hz) {
+  if (hz >= 1000000 && hz % 1000000 == 0) return std::to_string(hz / 1000000) + " MHz";
+  return std::to_string(hz) + " Hz";
+}
+
 }  // namespace asnctl

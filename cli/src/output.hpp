@@ -49,6 +49,8 @@ std::string hex_and_decimal(uint64_t value, uint32_t width_bits);
 
 // "3d 4h 5m 6s", leaving out leading zero units ("42s", "5m 0s").
 std::string format_duration(uint64_t seconds);
+// A clock rate: "125 MHz" when whole megahertz, else "1234 Hz".
+std::string frequency(uint64_t hz);
 
 // The last line of a change to asnd's desired state: a dry run, a change that changed
 // nothing, or the revision now kept across restarts and board resets.

@@ -32,6 +32,7 @@
 #include "services/grpc_status.hpp"
 #include "services/support.hpp"
 #include "tls_relay.hpp"
+#include "unique_fd.hpp"
 
 namespace asn {
 
@@ -53,40 +54,17 @@ std::string user_name(uid_t uid) {
   return pw ? fmt::format("uid {} ({})", uid, pw->pw_name) : fmt::format("uid {}", uid);
 }
 
-class Fd {
- public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
-  ~Fd() { reset(); }
-  Fd(Fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  Fd& operator=(Fd&& other) noexcept {
-    if (this != &other) {
-      reset();
-      fd_ = std::exchange(other.fd_, -1);
-    }
-    return *this;
-  }
-  int get() const { return fd_; }
-  int release() { return std::exchange(fd_, -1); }
-  void reset() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_;
-};
-
 // The socket's directory must be one nobody else can change: owned by root or by asnd's
 // user, writable by its owner only. Otherwise another user could swap the socket for a
 // link (and have asnd chmod something else) or squat it.
-Fd trusted_directory(const fs::path& dir) {
+UniqueFd trusted_directory(const fs::path& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) {
     throw Error(ErrorCode::kUnavailable, fmt::format("cannot create the socket directory {}: {}",
                                                      dir.string(), ec.message()));
   }
-  Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (fd.get() < 0) system_error(fmt::format("cannot open the socket directory {}", dir.string()));
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) system_error("cannot stat " + dir.string());
@@ -109,7 +87,7 @@ Fd trusted_directory(const fs::path& dir) {
 }
 
 bool accepts_connections(const std::string& path) {
-  Fd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (fd.get() < 0) return false;
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
@@ -143,13 +121,13 @@ void clear_socket_path(int dirfd, const std::string& name, const std::string& pa
 
 // The Unix listener: bound with the socket's final mode already in place (the umask around
 // bind, not a chmod after it) and its group set through the trusted directory.
-Fd open_unix_listener(const ListenConfig& config) {
+UniqueFd open_unix_listener(const ListenConfig& config) {
   const fs::path path(config.socket);
   const std::string name = path.filename().string();
-  Fd dir = trusted_directory(path.parent_path());
+  UniqueFd dir = trusted_directory(path.parent_path());
   clear_socket_path(dir.get(), name, config.socket);
 
-  Fd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (fd.get() < 0) system_error("cannot create a Unix socket");
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
@@ -170,7 +148,7 @@ Fd open_unix_listener(const ListenConfig& config) {
   return fd;
 }
 
-Fd open_tcp_listener(const std::string& address) {
+UniqueFd open_tcp_listener(const std::string& address) {
   const size_t colon = address.rfind(':');
   std::string host = address.substr(0, colon);
   const std::string port = address.substr(colon + 1);
@@ -187,7 +165,7 @@ Fd open_tcp_listener(const std::string& address) {
   std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> list(found, freeaddrinfo);
   int last_errno = 0;
   for (const addrinfo* ai = found; ai != nullptr; ai = ai->ai_next) {
-    Fd fd(::socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    UniqueFd fd(::socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (fd.get() < 0) continue;
     const int one = 1;
     ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
@@ -221,7 +199,7 @@ constexpr int kTlsHandshakeTimeoutMs = 10'000;
 // connections it accepts there (tls_relay.cc).
 class Listener {
  public:
-  Listener(Fd listen_fd, bool unix_socket, ListenerPolicy policy, const ListenConfig& limits,
+  Listener(UniqueFd listen_fd, bool unix_socket, ListenerPolicy policy, const ListenConfig& limits,
            const ServiceFactory& services, std::shared_ptr<grpc::ServerCredentials> tls = nullptr)
       : listen_fd_(std::move(listen_fd)),
         unix_socket_(unix_socket),
@@ -366,7 +344,7 @@ class Listener {
         }
         return;
       }
-      admit(Fd(fd), addr);
+      admit(UniqueFd(fd), addr);
     }
   }
 
@@ -374,14 +352,14 @@ class Listener {
   // it at once, so that the listener keeps draining its queue instead of spinning on it.
   void shed_one() {
     reserve_fd_.reset();
-    Fd doomed(::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+    UniqueFd doomed(::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_CLOEXEC));
     doomed.reset();
-    reserve_fd_ = Fd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+    reserve_fd_ = UniqueFd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
     ++stats_.refused_no_descriptor;
     ++unlogged_;
   }
 
-  void admit(Fd fd, const sockaddr_storage& addr) {
+  void admit(UniqueFd fd, const sockaddr_storage& addr) {
     std::string peer;
     std::string description;
     pid_t peer_pid = 0;
@@ -419,7 +397,7 @@ class Listener {
       ++stats_.refused_over_limit;
       ++unlogged_;
       last_refused_peer_ = description;
-      return;  // closed by Fd
+      return;  // closed by UniqueFd
     }
     struct stat st {};
     ::fstat(fd.get(), &st);
@@ -436,7 +414,7 @@ class Listener {
 
   // Hands a TLS connection to the relay, which closes it when it ends (and so frees its
   // slot: reap_closed). False when the relay could not take it: refused and counted.
-  bool relay(Fd fd, Connection& connection) {
+  bool relay(UniqueFd fd, Connection& connection) {
     int error = 0;
     connection.relayed_as = relay_->add(fd.release(), error);
     if (connection.relayed_as.empty()) {
@@ -476,11 +454,11 @@ class Listener {
     last_log_ = now;
   }
 
-  Fd listen_fd_;
+  UniqueFd listen_fd_;
   bool unix_socket_;
   ListenConfig limits_;
-  Fd wake_fd_;
-  Fd reserve_fd_;
+  UniqueFd wake_fd_;
+  UniqueFd reserve_fd_;
   ListenerPolicy policy_;
   std::vector<std::unique_ptr<grpc::Service>> services_;
   std::unique_ptr<RelayBackend> backend_;  // with TLS: where gRPC listens

@@ -33,13 +33,6 @@ void show_progress(size_t done, size_t total) {
   std::fflush(stderr);
 }
 
-std::vector<asn::topology::RoutingMode> parse_modes(const std::string& text) {
-  std::vector<asn::topology::RoutingMode> modes;
-  std::stringstream in(text);
-  for (std::string m; std::getline(in, m, ',');) modes.push_back(asn::sim::parse_mode(m));
-  return modes;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -123,7 +116,7 @@ int main(int argc, char** argv) {
       if (opt->count() > 0) apply(s);
     }
     if (channels_opt->count() > 0) s.channels = asn::sim::parse_channels(channels);
-    if (mode_opt->count() > 0) s.modes = parse_modes(mode);
+    if (mode_opt->count() > 0) s.modes = asn::sim::parse_modes(mode);
     if (vc_rule_opt->count() > 0) s.vc_rule = asn::sim::parse_vc_rule(vc_rule);
     if (traffic_opt->count() > 0) s.pattern = asn::sim::parse_pattern(traffic);
     if (load_opt->count() > 0) s.loads = asn::sim::parse_loads(load);

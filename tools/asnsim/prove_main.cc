@@ -1,25 +1,19 @@
 // `asnsim prove`: is a fabric's routing deadlock-free, as the engine routes it from the tables
 // asnd writes? One fabric, or every fabric a board can run (--sweep). lib/sim/prove.hpp.
+#include "prove_main.hpp"
+
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
 
 #include "asn/sim/prove.hpp"
-#include "prove_main.hpp"
 
 namespace {
 
 using asn::sim::Channels;
 using asn::sim::ProveRequest;
 using asn::topology::RoutingMode;
-
-std::vector<RoutingMode> parse_modes(const std::string& text) {
-  std::vector<RoutingMode> modes;
-  std::stringstream in(text);
-  for (std::string m; std::getline(in, m, ',');) modes.push_back(asn::sim::parse_mode(m));
-  return modes;
-}
 
 void progress(size_t done, size_t total) {
   std::fprintf(stderr, "\r%zu/%zu fabrics proved", done, total);
@@ -49,9 +43,10 @@ int prove_main(int argc, char** argv) {
   app.add_option("--num_vcs,--num-vcs", q.num_vcs, "VCs per port")->capture_default_str();
   app.add_option("--vc-rule,--vc_rule", vc_rule, "escape (what asnd programs) or seed (004 L893)")
       ->capture_default_str();
-  app.add_flag("--sweep", sweep,
-               "every fabric a board of --max-ports ports and --max-routers destination entries "
-               "can run (the emulated-255port profile by default), with each --channels kind given");
+  app.add_flag(
+      "--sweep", sweep,
+      "every fabric a board of --max-ports ports and --max-routers destination entries "
+      "can run (the emulated-255port profile by default), with each --channels kind given");
   app.add_option("--max-ports", max_ports, "ports of the board (--sweep)")->capture_default_str();
   app.add_option("--max-routers", max_routers, "destination entries of the board (--sweep)")
       ->capture_default_str();
@@ -66,7 +61,7 @@ int prove_main(int argc, char** argv) {
   std::vector<RoutingMode> mode_list;
   std::vector<Channels> channel_list;
   try {
-    mode_list = parse_modes(modes);
+    mode_list = asn::sim::parse_modes(modes);
     q.vc_policy = asn::sim::parse_vc_rule(vc_rule);
     std::stringstream in(channels);
     for (std::string c; std::getline(in, c, ',');) {
@@ -116,9 +111,9 @@ int prove_main(int argc, char** argv) {
       q.channels = c;
       q.mode = m;
       const asn::sim::Proof proof = asn::sim::prove(q);
-      const std::string name = "N=" + std::to_string(shape.terminals) + " k=" +
-                               std::to_string(shape.k) + " " + asn::sim::to_string(c) + " " +
-                               asn::sim::to_string(m);
+      const std::string name = "N=" + std::to_string(shape.terminals) +
+                               " k=" + std::to_string(shape.k) + " " + asn::sim::to_string(c) +
+                               " " + asn::sim::to_string(m);
       if (!proof.deadlock_free) {
         ++failed;
         std::fprintf(stderr, "\n%s: %s\n", name.c_str(), proof.text.c_str());
@@ -127,9 +122,10 @@ int prove_main(int argc, char** argv) {
     }
     progress(++done, work.size());
   }
-  std::printf("%zu fabrics x %zu modes (up to %u routers, %u ports), vc rule %s: %zu not "
-              "deadlock-free; slowest %s, %.2f s\n",
-              work.size(), mode_list.size(), max_routers, max_ports, vc_rule.c_str(), failed,
-              slowest_name.c_str(), slowest);
+  std::printf(
+      "%zu fabrics x %zu modes (up to %u routers, %u ports), vc rule %s: %zu not "
+      "deadlock-free; slowest %s, %.2f s\n",
+      work.size(), mode_list.size(), max_routers, max_ports, vc_rule.c_str(), failed,
+      slowest_name.c_str(), slowest);
   return failed == 0 ? 0 : 1;
 }

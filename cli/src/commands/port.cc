@@ -13,7 +13,7 @@ namespace asnctl {
 
 namespace {
 
-std::string speed(uint32_t mbps) {
+std::string short_speed(uint32_t mbps) {
   if (mbps >= 1000 && mbps % 1000 == 0) return std::to_string(mbps / 1000) + "G";
   return std::to_string(mbps) + "M";
 }
@@ -29,7 +29,7 @@ void print_ports(const google::protobuf::RepeatedPtrField<asn::v1::PortStatus>& 
     std::string admin = p.admin_up() ? "up" : "down";
     // The board disagrees with the desired state: a restore is due (or failed).
     if (p.admin_up() != p.enabled()) admin += p.enabled() ? " (board: up)" : " (board: down)";
-    table.add_row({std::to_string(p.index()), p.media(), speed(p.speed_mbps()), admin,
+    table.add_row({std::to_string(p.index()), p.media(), short_speed(p.speed_mbps()), admin,
                    p.link_up() ? "up" : "down", std::to_string(p.rx_packets()),
                    std::to_string(p.rx_bytes()), std::to_string(p.tx_packets()),
                    std::to_string(p.tx_bytes()), std::to_string(p.rx_drops() + p.tx_drops()),

@@ -52,11 +52,6 @@ std::vector<sched::SlotEntry> entries_of(const asn::v1::Program& p) {
   return out;
 }
 
-std::string frequency(uint64_t hz) {
-  if (hz >= 1000000 && hz % 1000000 == 0) return std::to_string(hz / 1000000) + " MHz";
-  return std::to_string(hz) + " Hz";
-}
-
 // The timing of a program: policy, slots, lengths.
 void add_timing(KeyValues& kv, const asn::v1::Program& p, const asn::v1::GetScheduleResponse& r) {
   const uint64_t hz = r.clock_hz();

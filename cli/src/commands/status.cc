@@ -32,11 +32,6 @@ std::string speed(uint32_t mbps) {
   return std::to_string(mbps) + " Mb/s";
 }
 
-std::string frequency(uint64_t hz) {
-  if (hz >= 1000000 && hz % 1000000 == 0) return std::to_string(hz / 1000000) + " MHz";
-  return std::to_string(hz) + " Hz";
-}
-
 // The ports line of `status`, and a warning for each enabled port without a link.
 std::string ports_line(const asn::v1::DeviceInfo& info, std::vector<std::string>& warnings) {
   int up = 0;

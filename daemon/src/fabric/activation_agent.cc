@@ -17,12 +17,6 @@ namespace {
 using fabric::v1::Activation;
 using fabric::v1::ActivationReport;
 
-int64_t now_unix_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 // "CODE: message", as asnctl shows a failed gRPC call of the direct path.
 std::string describe(const std::exception& e) {
   if (const auto* error = dynamic_cast<const Error*>(&e)) {
@@ -82,7 +76,7 @@ void ActivationAgent::on_value(const std::string& value, int64_t revision) {
     part = Part::kNone;
   }
   if (!names(activation, config_.switch_name)) return;
-  if (part == Part::kNone && now_unix_ms() > activation.deadline_unix_ms()) {
+  if (part == Part::kNone && fabric::now_unix_ms() > activation.deadline_unix_ms()) {
     // Seen too late (asnd started or etcd returned after the load): asnctl gave up on it.
     std::lock_guard lock(mutex_);
     part_ = Part::kFinished;
@@ -198,7 +192,7 @@ void ActivationAgent::stage(const Activation& activation) {
     std::lock_guard lock(mutex_);
     part_ = Part::kFinished;
   }
-  r.set_reported_unix_ms(now_unix_ms());
+  r.set_reported_unix_ms(fabric::now_unix_ms());
   report(std::move(r), activation.deadline_unix_ms());
 }
 
@@ -248,7 +242,7 @@ void ActivationAgent::arm(const Activation& activation) {
       if (id_ == id) part_ = Part::kFinished;
     }
     r.set_id(id);
-    r.set_reported_unix_ms(now_unix_ms());
+    r.set_reported_unix_ms(fabric::now_unix_ms());
     report(std::move(r), deadline);
   });
 }
@@ -277,7 +271,7 @@ void ActivationAgent::abort() {
     ActivationReport r;
     r.set_step("discarded");
     r.set_program_id(program_id);
-    r.set_reported_unix_ms(now_unix_ms());
+    r.set_reported_unix_ms(fabric::now_unix_ms());
     report(std::move(r), deadline);
   }
 }
@@ -299,7 +293,7 @@ void ActivationAgent::report(ActivationReport r, int64_t deadline_unix_ms) {
         std::lock_guard lock(mutex_);
         stopping = stopping_;
       }
-      if (stopping || now_unix_ms() > deadline_unix_ms) {
+      if (stopping || fabric::now_unix_ms() > deadline_unix_ms) {
         spdlog::warn("fabric: activation {}: the report '{}' could not be written: {}", r.id(),
                      r.step(), e.what());
         return;

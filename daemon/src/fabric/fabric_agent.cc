@@ -19,7 +19,7 @@ namespace asn {
 namespace {
 
 constexpr std::string_view kKind = "fabric-member";
-constexpr uint32_t kSchema = 1;
+constexpr uint32_t kAgentSchema = 1;
 // Between tries while etcd cannot be reached: the followers' own.
 constexpr std::chrono::milliseconds kRetry = KeyFollower::kRetry;
 
@@ -75,12 +75,6 @@ state::v1::FabricState to_fabric_state(const fabric::v1::SwitchSpec& spec, uint3
     (*doc.mutable_thresholds())[port] = packets;
   }
   return doc;
-}
-
-int64_t now_unix_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
 }
 
 }  // namespace
@@ -196,7 +190,7 @@ std::string FabricAgent::reconcile(ReconcileCause cause) {
     fabric::v1::SwitchStatus saved;
     std::optional<StoredHeader> header;
     try {
-      header = store_.load(kKind, kSchema, saved);
+      header = store_.load(kKind, kAgentSchema, saved);
     } catch (const Error& e) {
       spdlog::warn("fabric: {}", e.what());
     }
@@ -259,7 +253,7 @@ fabric::v1::SwitchStatus FabricAgent::snapshot() const {
 void FabricAgent::save_applied(const fabric::v1::SwitchStatus& status) {
   try {
     store_.save(kKind,
-                StoredHeader{kSchema, static_cast<uint64_t>(status.applied_revision()), false},
+                StoredHeader{kAgentSchema, static_cast<uint64_t>(status.applied_revision()), false},
                 status);
   } catch (const Error& e) {
     spdlog::error("fabric: cannot keep the applied revision: {}", e.what());
@@ -378,7 +372,7 @@ void FabricAgent::status_loop() {
         std::lock_guard lock(mutex_);
         dirty = status_dirty_;
         status_dirty_ = false;
-        status_.set_updated_unix_ms(now_unix_ms());
+        status_.set_updated_unix_ms(fabric::now_unix_ms());
         status = status_;
       }
       if (dirty) {

@@ -9,6 +9,7 @@
 #include "asn/topology/route_words.hpp"
 #include "asn/topology/schedule.hpp"
 #include "error.hpp"
+#include "managers/stopwatch.hpp"
 
 namespace asn {
 
@@ -18,14 +19,9 @@ using topology::RoutingMode;
 
 namespace {
 
-constexpr uint32_t kSchema = 1;
+constexpr uint32_t kFabricSchema = 1;
 
 using Clock = std::chrono::steady_clock;
-
-uint64_t micros_since(Clock::time_point start) {
-  return static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count());
-}
 
 const char* mode_name(RoutingMode mode) {
   switch (mode) {
@@ -70,7 +66,7 @@ struct FabricManager::Plan {
 };
 
 FabricManager::FabricManager(Device& device, const StateStore& store)
-    : device_(device), state_(store, "fabric", kSchema) {}
+    : device_(device), state_(store, "fabric", kFabricSchema) {}
 
 FabricManager::Plan FabricManager::plan(const state::v1::FabricState& doc) const {
   Plan plan;

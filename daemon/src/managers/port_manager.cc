@@ -11,7 +11,7 @@ namespace asn {
 
 namespace {
 
-constexpr uint32_t kSchema = 1;
+constexpr uint32_t kPortsSchema = 1;
 
 std::set<uint32_t> down_set(const state::v1::PortsState& doc) {
   return {doc.admin_down().begin(), doc.admin_down().end()};
@@ -20,7 +20,7 @@ std::set<uint32_t> down_set(const state::v1::PortsState& doc) {
 }  // namespace
 
 PortManager::PortManager(Device& device, const StateStore& store)
-    : device_(device), state_(store, "ports", kSchema) {}
+    : device_(device), state_(store, "ports", kPortsSchema) {}
 
 // Writes port.control.enable where the board differs from the document; returns what
 // changed in words.

@@ -16,7 +16,7 @@ namespace {
 
 namespace s = regs::stripe;
 
-constexpr uint32_t kSchema = 1;
+constexpr uint32_t kStripeSchema = 1;
 
 // The group table's member masks name ports 0-63 (two 32-bit words).
 constexpr uint32_t kMaxMemberPort = 63;
@@ -67,7 +67,7 @@ std::vector<uint32_t> StripeManager::entry_words(const state::v1::StripeGroupSta
 }
 
 StripeManager::StripeManager(Device& device, const StateStore& store)
-    : device_(device), state_(store, "stripe", kSchema) {}
+    : device_(device), state_(store, "stripe", kStripeSchema) {}
 
 uint32_t StripeManager::capacity() const {
   return std::min<uint32_t>(device_.entries(s::kGroupTable),

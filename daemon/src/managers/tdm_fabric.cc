@@ -16,7 +16,6 @@ namespace t = regs::tdm;
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr auto kSwapGrace = std::chrono::seconds(2);
 // A coordinator chooses a frame tens of milliseconds ahead; a frame a minute away is a
 // mistake, and would hold the TDM manager that long.
 constexpr auto kMaxArmAhead = std::chrono::seconds(60);

@@ -10,6 +10,7 @@
 #include "asn/schedule/plan_file.hpp"
 #include "asn/schedule/tdm_program.hpp"
 #include "error.hpp"
+#include "managers/stopwatch.hpp"
 #include "managers/tdm_words.hpp"
 
 namespace asn {
@@ -18,16 +19,9 @@ namespace t = regs::tdm;
 
 namespace {
 
-constexpr uint32_t kSchema = 1;
+constexpr uint32_t kTdmSchema = 1;
 using Clock = std::chrono::steady_clock;
-// How long past the expected swap asnd waits before it gives up and disarms.
-constexpr auto kSwapGrace = std::chrono::seconds(2);
 constexpr auto kPollEvery = std::chrono::microseconds(200);
-
-uint64_t micros_since(Clock::time_point start) {
-  return static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count());
-}
 
 Error plan_error(const schedule::PlanError& e) {
   const ErrorCode code = e.kind() == schedule::ErrorKind::kResourceExhausted
@@ -57,7 +51,7 @@ std::chrono::nanoseconds cycles_to_time(uint64_t cycles, uint64_t hz) {
 }  // namespace
 
 TdmManager::TdmManager(Device& device, const StateStore& store)
-    : device_(device), state_(store, "tdm", kSchema) {}
+    : device_(device), state_(store, "tdm", kTdmSchema) {}
 
 schedule::BoardLimits TdmManager::limits() const {
   const auto layout = device_.layout();

@@ -183,6 +183,9 @@ class TdmManager final : public Reconcilable {
   bool discard_staged(uint64_t program_id);
 
  private:
+  // How long past the expected swap asnd waits before it gives up and disarms.
+  static constexpr std::chrono::seconds kSwapGrace{2};
+
   struct Staged {
     state::v1::TdmPlan plan;
     std::string phase;

@@ -10,6 +10,7 @@
 
 #include "asn/state/v1/state.pb.h"
 #include "error.hpp"
+#include "unique_fd.hpp"
 
 namespace asn {
 
@@ -36,21 +37,6 @@ uint64_t checksum(const state::v1::StateFile& file) {
                           "(asnd then starts without that state) or restore it from a backup",
                           path, why));
 }
-
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  int release() { return std::exchange(fd_, -1); }
-
- private:
-  int fd_;
-};
 
 std::string read_all(const std::string& path, int fd, size_t size) {
   std::string data(size, '\0');
@@ -88,7 +74,7 @@ std::string StateStore::path_of(std::string_view kind) const {
 std::optional<StoredHeader> StateStore::load(std::string_view kind, uint32_t max_schema,
                                              google::protobuf::Message& body) const {
   const std::string path = path_of(kind);
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
   if (fd.get() < 0) {
     if (errno == ENOENT) return std::nullopt;
     refuse(path, fmt::format("cannot be opened ({})", std::strerror(errno)));
@@ -137,7 +123,7 @@ void StateStore::save(std::string_view kind, const StoredHeader& header,
                 fmt::format("cannot {} {}: {}", what, tmp, std::strerror(err)));
   };
   {
-    Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0640));
+    UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0640));
     if (fd.get() < 0) fail("create");
     write_all(tmp, fd.get(), data);
     if (::fsync(fd.get()) != 0) fail("flush");
@@ -145,7 +131,7 @@ void StateStore::save(std::string_view kind, const StoredHeader& header,
   }
   if (::rename(tmp.c_str(), path.c_str()) != 0) fail("rename");
   // The rename itself is durable only once the directory is.
-  Fd dir(::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  UniqueFd dir(::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (dir.get() >= 0) ::fsync(dir.get());
 }
 
@@ -155,7 +141,7 @@ void StateStore::remove(std::string_view kind) const {
     throw Error(ErrorCode::kUnavailable,
                 fmt::format("cannot remove {}: {}", path, std::strerror(errno)));
   }
-  Fd dir(::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  UniqueFd dir(::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (dir.get() >= 0) ::fsync(dir.get());
 }
 

@@ -4,6 +4,7 @@
 #include <google/protobuf/util/type_resolver.h>
 #include <google/protobuf/util/type_resolver_util.h>
 
+#include <chrono>
 #include <memory>
 #include <stdexcept>
 
@@ -63,6 +64,12 @@ void check_document(const FabricSpec& spec, std::string_view what) {
 }
 
 }  // namespace
+
+int64_t now_unix_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
 
 std::string to_json(const google::protobuf::Message& document) {
   // Deterministic binary (map entries by key) turned into JSON: the same message always gives

@@ -19,6 +19,17 @@ namespace asn::locks::detail {
 // A 64-bit hash of `bytes` (not cryptographic: it finds torn and damaged bytes).
 uint64_t checksum64(std::span<const uint8_t> bytes, uint64_t seed = 0);
 
+// The checksums of both journals (a file's, journal_file.cc, and a memory region's,
+// journal_region.cc): of one record, seeded by where it lies, so that a record copied to
+// another place or generation does not pass; and of a checkpoint image.
+inline uint64_t record_checksum(uint64_t generation, size_t offset,
+                                std::span<const uint8_t> bytes) {
+  return checksum64(bytes, (generation << 20) ^ offset ^ (uint64_t{bytes.size()} << 44));
+}
+inline uint64_t image_checksum(uint64_t generation, std::span<const uint8_t> bytes) {
+  return checksum64(bytes, generation * 0x9e3779b97f4a7c15ULL + bytes.size());
+}
+
 inline void put64(uint8_t* at, uint64_t value) {
   for (int i = 0; i < 8; ++i) at[i] = static_cast<uint8_t>(value >> (8 * i));
 }

@@ -62,13 +62,6 @@ RangeSpec get_ranges(detail::Reader& r) {
   return list;
 }
 
-Outcome refused(Status status, LockError error) {
-  Outcome out;
-  out.status = status;
-  out.error = std::move(error);
-  return out;
-}
-
 Change failed(LockError error) {
   Change out;
   out.error = std::move(error);
@@ -247,7 +240,7 @@ SessionId DurableTable::open_session(std::string_view label) {
 
 Outcome DurableTable::request(const Request& request) {
   if (auto error = impl_->table.impl_->precheck(request)) {
-    return refused(Status::kInvalid, *error);
+    return detail::refused(Status::kInvalid, *error);
   }
   detail::Writer w = impl_->start(Op::kRequest);
   w.varint(request.session);
@@ -255,7 +248,7 @@ Outcome DurableTable::request(const Request& request) {
   w.u8(static_cast<uint8_t>((request.mode == Mode::kExclusive ? 1 : 0) |
                             (request.wait == Wait::kTry ? 2 : 0)));
   put_ranges(w, request.ranges);
-  if (auto error = impl_->log()) return refused(Status::kTableFull, *error);
+  if (auto error = impl_->log()) return detail::refused(Status::kTableFull, *error);
   Outcome out = impl_->table.impl_->request_checked(request);
   impl_->applied();
   return out;

@@ -21,21 +21,13 @@ namespace {
 
 using detail::cat;
 
-constexpr char kMagic[8] = {'A', 'S', 'N', 'L', 'K', 'F', 'J', '1'};
+constexpr char kFileMagic[8] = {'A', 'S', 'N', 'L', 'K', 'F', 'J', '1'};
 constexpr size_t kCheckpointHeaderBytes = 32;  // magic, generation, length, checksum
-constexpr size_t kRecordHeaderBytes = 12;      // u32 length, u64 checksum
+constexpr size_t kFileRecordHeaderBytes = 12;  // u32 length, u64 checksum
 constexpr size_t kMaxRecordBytes = 0xffffffffu;
 
 [[noreturn]] void fail(int error, const std::string& what) {
   throw std::system_error(error, std::generic_category(), "lock journal: " + what);
-}
-
-uint64_t record_checksum(uint64_t generation, size_t offset, std::span<const uint8_t> bytes) {
-  return detail::checksum64(bytes, (generation << 20) ^ offset ^ (uint64_t{bytes.size()} << 44));
-}
-
-uint64_t checkpoint_checksum(uint64_t generation, std::span<const uint8_t> bytes) {
-  return detail::checksum64(bytes, generation * 0x9e3779b97f4a7c15ULL + bytes.size());
 }
 
 // The whole file; nullopt when it does not exist.
@@ -88,15 +80,15 @@ void sync_directory(const std::string& directory) {
 template <typename Fn>
 size_t scan(std::span<const uint8_t> log, uint64_t generation, Fn&& fn) {
   size_t offset = 0;
-  while (log.size() - offset >= kRecordHeaderBytes) {
+  while (log.size() - offset >= kFileRecordHeaderBytes) {
     const uint8_t* header = log.data() + offset;
     uint32_t length = 0;
     for (int i = 0; i < 4; ++i) length |= uint32_t{header[i]} << (8 * i);
-    if (length == 0 || length > log.size() - offset - kRecordHeaderBytes) break;
-    auto bytes = log.subspan(offset + kRecordHeaderBytes, length);
-    if (record_checksum(generation, offset, bytes) != detail::get64(header + 4)) break;
+    if (length == 0 || length > log.size() - offset - kFileRecordHeaderBytes) break;
+    auto bytes = log.subspan(offset + kFileRecordHeaderBytes, length);
+    if (detail::record_checksum(generation, offset, bytes) != detail::get64(header + 4)) break;
     fn(bytes);
-    offset += kRecordHeaderBytes + length;
+    offset += kFileRecordHeaderBytes + length;
   }
   return offset;
 }
@@ -180,14 +172,14 @@ std::vector<uint8_t> FileJournal::read_checkpoint() {
     return LockError(ErrorKind::kInvalidArgument,
                      cat("lock journal: checkpoint file ", file, " is damaged: ", why));
   };
-  if (bytes->size() < kCheckpointHeaderBytes || std::memcmp(bytes->data(), kMagic, 8) != 0) {
+  if (bytes->size() < kCheckpointHeaderBytes || std::memcmp(bytes->data(), kFileMagic, 8) != 0) {
     throw damaged("no journal checkpoint header");
   }
   uint64_t generation = detail::get64(bytes->data() + 8);
   uint64_t length = detail::get64(bytes->data() + 16);
   if (length != bytes->size() - kCheckpointHeaderBytes) throw damaged("truncated");
   std::span<const uint8_t> payload = std::span(*bytes).subspan(kCheckpointHeaderBytes);
-  if (checkpoint_checksum(generation, payload) != detail::get64(bytes->data() + 24)) {
+  if (detail::image_checksum(generation, payload) != detail::get64(bytes->data() + 24)) {
     throw damaged("checksum mismatch");
   }
   generation_ = generation;
@@ -235,15 +227,15 @@ void FileJournal::append(std::span<const uint8_t> record) {
     throw LockError(ErrorKind::kResourceExhausted,
                     cat("lock journal: a record of ", record.size(), " bytes is not accepted"));
   }
-  const size_t bytes = kRecordHeaderBytes + record.size();
+  const size_t bytes = kFileRecordHeaderBytes + record.size();
   if (window_ == nullptr || log_end_ + bytes > window_offset_ + window_length_) {
     map_window(bytes);  // throws with nothing written
   }
   // The order of the stores does not matter: a record a kill interrupts fails its checksum.
   uint8_t* at = window_ + (log_end_ - window_offset_);
   for (int i = 0; i < 4; ++i) at[i] = static_cast<uint8_t>(record.size() >> (8 * i));
-  detail::put64(at + 4, record_checksum(generation_, log_end_, record));
-  std::memcpy(at + kRecordHeaderBytes, record.data(), record.size());
+  detail::put64(at + 4, detail::record_checksum(generation_, log_end_, record));
+  std::memcpy(at + kFileRecordHeaderBytes, record.data(), record.size());
   log_end_ += bytes;
 }
 
@@ -253,10 +245,10 @@ void FileJournal::write_checkpoint(std::span<const uint8_t> checkpoint) {
   std::string tmp = path("checkpoint.tmp");
   try {
     std::vector<uint8_t> header(kCheckpointHeaderBytes);
-    std::memcpy(header.data(), kMagic, 8);
+    std::memcpy(header.data(), kFileMagic, 8);
     detail::put64(header.data() + 8, generation);
     detail::put64(header.data() + 16, checkpoint.size());
-    detail::put64(header.data() + 24, checkpoint_checksum(generation, checkpoint));
+    detail::put64(header.data() + 24, detail::image_checksum(generation, checkpoint));
     int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) fail(errno, cat("cannot create ", tmp));
     try {

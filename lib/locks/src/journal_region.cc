@@ -12,11 +12,11 @@ namespace {
 
 using detail::cat;
 
-constexpr uint64_t kMagic = 0x314a524b4c4e5341ULL;  // "ASNLKRJ1" little-endian
+constexpr uint64_t kRegionMagic = 0x314a524b4c4e5341ULL;  // "ASNLKRJ1" little-endian
 constexpr uint32_t kVersion = 1;
 constexpr size_t kHeaderBytes = 64;
 constexpr size_t kSlotHeaderBytes = 24;
-constexpr size_t kRecordHeaderBytes = 16;
+constexpr size_t kRegionRecordHeaderBytes = 16;
 
 // Header fields, by byte offset.
 constexpr size_t kMagicAt = 0;
@@ -61,14 +61,6 @@ LockError bad_region(const std::string& message) {
 
 std::span<const uint8_t> bytes_at(std::byte* at, size_t n) {
   return {reinterpret_cast<const uint8_t*>(at), n};
-}
-
-uint64_t slot_checksum(uint64_t generation, std::span<const uint8_t> bytes) {
-  return detail::checksum64(bytes, generation * 0x9e3779b97f4a7c15ULL + bytes.size());
-}
-
-uint64_t record_checksum(uint64_t generation, size_t offset, std::span<const uint8_t> bytes) {
-  return detail::checksum64(bytes, (generation << 20) ^ offset ^ (uint64_t{bytes.size()} << 44));
 }
 
 uint64_t commit_word(uint64_t generation, size_t length) {
@@ -121,15 +113,15 @@ RegionJournal::RegionJournal(std::span<std::byte> region) : region_(region) {
     std::byte* slot0 = at(kHeaderBytes);
     store_word(slot0, 0);
     store_word(slot0 + 8, 1);
-    store_word(slot0 + 16, slot_checksum(1, {}));
+    store_word(slot0 + 16, detail::image_checksum(1, {}));
     store_word(at(log_offset_), 0);
     store_word(at(kVersionAt), kVersion);
     store_word(at(kSlotSizeAt), slot_size_);
     store_word(at(kLogSizeAt), log_size_);
     store_word(at(kStateAt), uint64_t{1} << 1);
     std::atomic_signal_fence(std::memory_order_seq_cst);
-    store_word(at(kMagicAt), kMagic);
-  } else if (magic != kMagic) {
+    store_word(at(kMagicAt), kRegionMagic);
+  } else if (magic != kRegionMagic) {
     throw bad_region("the region holds something that is not a lock journal: refusing it");
   } else {
     uint64_t version = load_word(at(kVersionAt));
@@ -164,7 +156,7 @@ std::vector<uint8_t> RegionJournal::read_checkpoint() {
   uint64_t length = load_word(slot);
   uint64_t generation = load_word(slot + 8);
   if (generation != generation_ || length > checkpoint_capacity() ||
-      slot_checksum(generation, bytes_at(slot + kSlotHeaderBytes, length)) !=
+      detail::image_checksum(generation, bytes_at(slot + kSlotHeaderBytes, length)) !=
           load_word(slot + 16)) {
     throw LockError(ErrorKind::kInvalidArgument,
                     cat("lock journal region: the checkpoint of generation ", generation_,
@@ -176,19 +168,20 @@ std::vector<uint8_t> RegionJournal::read_checkpoint() {
 
 size_t RegionJournal::scan_log() const {
   size_t offset = 0;
-  while (offset + kRecordHeaderBytes <= log_size_) {
+  while (offset + kRegionRecordHeaderBytes <= log_size_) {
     std::byte* record = at(log_offset_ + offset);
     uint64_t commit = load_word(record);
     size_t length = commit & 0xffffffffu;
     if (commit >> 32 != (generation_ & 0xffffffffu) || length == 0 ||
-        length > log_size_ - offset - kRecordHeaderBytes) {
+        length > log_size_ - offset - kRegionRecordHeaderBytes) {
       break;
     }
-    if (record_checksum(generation_, offset, bytes_at(record + kRecordHeaderBytes, length)) !=
+    if (detail::record_checksum(generation_, offset,
+                                bytes_at(record + kRegionRecordHeaderBytes, length)) !=
         load_word(record + 8)) {
       break;  // torn (cannot happen with the order of stores) or damaged
     }
-    offset += kRecordHeaderBytes + pad8(length);
+    offset += kRegionRecordHeaderBytes + pad8(length);
   }
   return offset;
 }
@@ -198,14 +191,14 @@ void RegionJournal::replay(const std::function<void(std::span<const uint8_t>)>& 
   while (offset < log_end_) {
     std::byte* at_record = at(log_offset_ + offset);
     size_t length = load_word(at_record) & 0xffffffffu;
-    record(bytes_at(at_record + kRecordHeaderBytes, length));
-    offset += kRecordHeaderBytes + pad8(length);
+    record(bytes_at(at_record + kRegionRecordHeaderBytes, length));
+    offset += kRegionRecordHeaderBytes + pad8(length);
   }
 }
 
 bool RegionJournal::fits(size_t bytes) const {
   return bytes > 0 && bytes <= 0xffffffffu &&
-         log_size_ - log_end_ >= kRecordHeaderBytes + pad8(bytes);
+         log_size_ - log_end_ >= kRegionRecordHeaderBytes + pad8(bytes);
 }
 
 void RegionJournal::append(std::span<const uint8_t> bytes) {
@@ -217,10 +210,10 @@ void RegionJournal::append(std::span<const uint8_t> bytes) {
   }
   std::byte* record = at(log_offset_ + log_end_);
   size_t length = bytes.size();
-  size_t next = log_end_ + kRecordHeaderBytes + pad8(length);
-  store_bytes(record + kRecordHeaderBytes, bytes.data(), length);
-  zero_bytes(record + kRecordHeaderBytes + length, pad8(length) - length);
-  store_word(record + 8, record_checksum(generation_, log_end_, bytes));
+  size_t next = log_end_ + kRegionRecordHeaderBytes + pad8(length);
+  store_bytes(record + kRegionRecordHeaderBytes, bytes.data(), length);
+  zero_bytes(record + kRegionRecordHeaderBytes + length, pad8(length) - length);
+  store_word(record + 8, detail::record_checksum(generation_, log_end_, bytes));
   // The log ends at the next record until it commits.
   if (next + 8 <= log_size_) store_word(at(log_offset_ + next), 0);
   std::atomic_signal_fence(std::memory_order_seq_cst);
@@ -242,7 +235,7 @@ void RegionJournal::write_checkpoint(std::span<const uint8_t> checkpoint) {
   store_bytes(at_slot + kSlotHeaderBytes, checkpoint.data(), checkpoint.size());
   store_word(at_slot, checkpoint.size());
   store_word(at_slot + 8, generation);
-  store_word(at_slot + 16, slot_checksum(generation, checkpoint));
+  store_word(at_slot + 16, detail::image_checksum(generation, checkpoint));
   std::atomic_signal_fence(std::memory_order_seq_cst);
   store_word(at(kStateAt), generation << 1 | slot);  // the switch
   generation_ = generation;

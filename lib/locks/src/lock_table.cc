@@ -2,7 +2,6 @@
 #include "asn/locks/lock_table.hpp"
 
 #include <algorithm>
-#include <limits>
 
 #include "format.hpp"
 #include "table_impl.hpp"
@@ -12,15 +11,6 @@ namespace {
 
 using detail::cat;
 using detail::quote;
-
-constexpr uint64_t kLastByte = std::numeric_limits<uint64_t>::max();
-
-Outcome refused(Status status, LockError error) {
-  Outcome out;
-  out.status = status;
-  out.error = std::move(error);
-  return out;
-}
 
 // An entry lies within one request's range, so its length fits 64 bits.
 std::string describe(const Entry& e) { return to_string(ByteRange{e.first, e.last - e.first + 1}); }
@@ -311,7 +301,7 @@ SessionId LockTable::Impl::open_session(std::string_view label) {
 }
 
 Outcome LockTable::Impl::request(const Request& r) {
-  if (auto error = precheck(r)) return refused(Status::kInvalid, *error);
+  if (auto error = precheck(r)) return detail::refused(Status::kInvalid, *error);
   return request_checked(r);
 }
 
@@ -323,11 +313,11 @@ Outcome LockTable::Impl::request_checked(const Request& r) {
   }
   if (blocker && r.wait == Wait::kTry) {
     ++counters_.conflicts;
-    return refused(Status::kConflict, conflict_error(*blocker, r, ranges));
+    return detail::refused(Status::kConflict, conflict_error(*blocker, r, ranges));
   }
   if (ranges.size() > entries_free()) {
     ++counters_.table_full;
-    return refused(Status::kTableFull, table_full(ranges.size(), "the request"));
+    return detail::refused(Status::kTableFull, table_full(ranges.size(), "the request"));
   }
   FileState& file = file_state(r.file);
   Waiter waiter{next_request_++, r.session, &file, r.mode, std::move(ranges)};
@@ -351,7 +341,7 @@ FileLocks LockTable::Impl::list(std::string_view name) const {
   FileLocks out;
   const FileState* file = find_file(name);
   if (file == nullptr) return out;
-  file->held.any(0, kLastByte, [&](uint64_t first, uint64_t, const detail::IdSet& ids) {
+  file->held.any(0, detail::kLastByte, [&](uint64_t first, uint64_t, const detail::IdSet& ids) {
     ids.any([&](uint64_t id) {
       const Entry& e = entries_[id - 1];
       if (e.first == first) {  // an entry's first segment starts where it does

@@ -2,14 +2,8 @@
 
 #include <algorithm>
 #include <iterator>
-#include <limits>
 
 namespace asn::locks::detail {
-namespace {
-
-constexpr uint64_t kLastByte = std::numeric_limits<uint64_t>::max();
-
-}  // namespace
 
 void IdSet::insert(uint64_t id) {
   if (one_ == 0) {
@@ -80,7 +74,7 @@ void SegmentIndex::merge_at(uint64_t at) {
 
 void SegmentIndex::add(uint64_t first, uint64_t last, uint64_t id) {
   split(first);
-  if (last != kLastByte) split(last + 1);
+  if (last != detail::kLastByte) split(last + 1);
   uint64_t pos = first;
   auto it = map_.lower_bound(first);
   while (true) {
@@ -95,18 +89,18 @@ void SegmentIndex::add(uint64_t first, uint64_t last, uint64_t id) {
     ++it;
   }
   merge_at(first);
-  if (last != kLastByte) merge_at(last + 1);
+  if (last != detail::kLastByte) merge_at(last + 1);
 }
 
 void SegmentIndex::remove(uint64_t first, uint64_t last, uint64_t id) {
   split(first);
-  if (last != kLastByte) split(last + 1);
+  if (last != detail::kLastByte) split(last + 1);
   for (auto it = map_.lower_bound(first); it != map_.end() && it->first <= last;) {
     it->second.ids.erase(id);
     it = it->second.ids.empty() ? map_.erase(it) : std::next(it);
   }
   merge_at(first);
-  if (last != kLastByte) merge_at(last + 1);
+  if (last != detail::kLastByte) merge_at(last + 1);
 }
 
 void SegmentIndex::remove_all(std::vector<Cover> covers) {
@@ -117,7 +111,7 @@ void SegmentIndex::remove_all(std::vector<Cover> covers) {
   for (const Cover& c : covers) {
     ids.push_back(c.id);
     cuts.push_back(c.first);
-    if (c.last != kLastByte) cuts.push_back(c.last + 1);
+    if (c.last != detail::kLastByte) cuts.push_back(c.last + 1);
   }
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());

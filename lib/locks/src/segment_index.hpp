@@ -15,6 +15,9 @@
 
 namespace asn::locks::detail {
 
+// The last byte a range can cover: a range "to the end of the file" ends here.
+inline constexpr uint64_t kLastByte = ~uint64_t{0};
+
 // A small set of nonzero ids: the smallest inline, the rest in a vector (most segments of a
 // lock table have one holder). Kept in increasing order, so that a query can stop at the
 // first id it wants (the earliest waiter) and skip those below a bound; ids mostly come in

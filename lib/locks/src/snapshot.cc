@@ -27,11 +27,9 @@ namespace {
 using detail::cat;
 using detail::quote;
 
-constexpr char kMagic[8] = {'A', 'S', 'N', 'L', 'O', 'C', 'K', 'S'};
-constexpr uint32_t kVersion = 1;
-constexpr size_t kHeaderBytes = 32;
-
-constexpr uint64_t kLastByte = ~uint64_t{0};
+constexpr char kSnapshotMagic[8] = {'A', 'S', 'N', 'L', 'O', 'C', 'K', 'S'};
+constexpr uint32_t kSnapshotVersion = 1;
+constexpr size_t kSnapshotHeaderBytes = 32;
 
 LockError bad(const std::string& message) {
   return LockError(ErrorKind::kInvalidArgument, "lock table snapshot: " + message);
@@ -44,8 +42,8 @@ std::string range_text(uint64_t first, uint64_t last) {
 }  // namespace
 
 std::vector<uint8_t> LockTable::Impl::save() const {
-  std::vector<uint8_t> out(kHeaderBytes);
-  out.reserve(kHeaderBytes + 64 + sessions_.size() * 8 + held_ * 14 + waiting_entries_ * 6);
+  std::vector<uint8_t> out(kSnapshotHeaderBytes);
+  out.reserve(kSnapshotHeaderBytes + 64 + sessions_.size() * 8 + held_ * 14 + waiting_entries_ * 6);
   detail::Writer w(out);
   w.varint(limits_.capacity);
   w.varint(limits_.max_ranges);
@@ -75,7 +73,7 @@ std::vector<uint8_t> LockTable::Impl::save() const {
   for (const auto& [name, file] : files_) {
     w.bytes(name);
     held.clear();
-    file->held.any(0, kLastByte, [&](uint64_t first, uint64_t, const detail::IdSet& set) {
+    file->held.any(0, detail::kLastByte, [&](uint64_t first, uint64_t, const detail::IdSet& set) {
       set.any([&](uint64_t id) {
         if (entries_[id - 1].first == first) held.push_back(id);  // its first segment
         return false;
@@ -117,10 +115,10 @@ std::vector<uint8_t> LockTable::Impl::save() const {
     }
   }
 
-  std::memcpy(out.data(), kMagic, 8);
-  for (int i = 0; i < 4; ++i) out[8 + i] = static_cast<uint8_t>(kVersion >> (8 * i));
-  detail::put64(out.data() + 16, out.size() - kHeaderBytes);
-  detail::put64(out.data() + 24, detail::checksum64(std::span(out).subspan(kHeaderBytes)));
+  std::memcpy(out.data(), kSnapshotMagic, 8);
+  for (int i = 0; i < 4; ++i) out[8 + i] = static_cast<uint8_t>(kSnapshotVersion >> (8 * i));
+  detail::put64(out.data() + 16, out.size() - kSnapshotHeaderBytes);
+  detail::put64(out.data() + 24, detail::checksum64(std::span(out).subspan(kSnapshotHeaderBytes)));
   return out;
 }
 
@@ -128,24 +126,24 @@ namespace {
 
 // The header checked; the payload.
 std::span<const uint8_t> payload_of(std::span<const uint8_t> bytes) {
-  if (bytes.size() < kHeaderBytes) {
-    throw bad(cat(bytes.size(), " bytes are shorter than the ", kHeaderBytes,
+  if (bytes.size() < kSnapshotHeaderBytes) {
+    throw bad(cat(bytes.size(), " bytes are shorter than the ", kSnapshotHeaderBytes,
                   "-byte header: not a snapshot, or truncated"));
   }
-  if (std::memcmp(bytes.data(), kMagic, 8) != 0) {
+  if (std::memcmp(bytes.data(), kSnapshotMagic, 8) != 0) {
     throw bad("the bytes do not start with \"ASNLOCKS\": not a lock table snapshot");
   }
   uint32_t version = 0;
   for (int i = 0; i < 4; ++i) version |= uint32_t{bytes[8 + i]} << (8 * i);
-  if (version != kVersion || detail::get64(bytes.data() + 8) >> 32 != 0) {
-    throw bad(cat("version ", version, "; this build reads version ", kVersion));
+  if (version != kSnapshotVersion || detail::get64(bytes.data() + 8) >> 32 != 0) {
+    throw bad(cat("version ", version, "; this build reads version ", kSnapshotVersion));
   }
   uint64_t length = detail::get64(bytes.data() + 16);
-  if (length != bytes.size() - kHeaderBytes) {
+  if (length != bytes.size() - kSnapshotHeaderBytes) {
     throw bad(cat("the header names ", length, " bytes of payload but ",
-                  bytes.size() - kHeaderBytes, " follow it: truncated or padded"));
+                  bytes.size() - kSnapshotHeaderBytes, " follow it: truncated or padded"));
   }
-  std::span<const uint8_t> payload = bytes.subspan(kHeaderBytes);
+  std::span<const uint8_t> payload = bytes.subspan(kSnapshotHeaderBytes);
   if (detail::checksum64(payload) != detail::get64(bytes.data() + 24)) {
     throw bad("checksum mismatch: the bytes are damaged");
   }
@@ -230,12 +228,13 @@ std::unique_ptr<LockTable::Impl> LockTable::Impl::load(std::span<const uint8_t> 
     uint64_t offset = 0;
     for (size_t k = 0; k < held; ++k) {
       uint64_t step = r.varint("held entry offset");
-      if (step > kLastByte - offset) r.fail("a held entry starts past 2^64");
+      if (step > detail::kLastByte - offset) r.fail("a held entry starts past 2^64");
       Entry e;
       e.first = offset + step;
       offset = e.first;
       uint64_t span = r.varint("held entry length");
-      if (span > kLastByte - e.first || span == kLastByte) r.fail("a held entry ends past 2^64");
+      if (span > detail::kLastByte - e.first || span == detail::kLastByte)
+        r.fail("a held entry ends past 2^64");
       e.last = e.first + span;
       e.mode = check_mode(r.u8("held entry mode"));
       e.session = r.varint("held entry session");
@@ -284,7 +283,7 @@ std::unique_ptr<LockTable::Impl> LockTable::Impl::load(std::span<const uint8_t> 
         ByteRange range;
         range.offset = r.varint("waiter range offset");
         uint64_t span = r.varint("waiter range length");
-        if (span > kLastByte - range.offset || span == kLastByte)
+        if (span > detail::kLastByte - range.offset || span == detail::kLastByte)
           r.fail("a waiting range ends past 2^64");
         range.length = span + 1;
         if (range.offset < end) {

@@ -88,6 +88,14 @@ struct Blocker {
 namespace detail {
 // The limits a snapshot (LockTable::save()) was saved with; throws as LockTable::load().
 TableLimits snapshot_limits(std::span<const uint8_t> bytes);
+
+// A request's outcome when it is refused with `status` for `error`.
+inline Outcome refused(Status status, LockError error) {
+  Outcome out;
+  out.status = status;
+  out.error = std::move(error);
+  return out;
+}
 }  // namespace detail
 
 inline constexpr RequestId kAnyWaiter = ~RequestId{0};

@@ -25,7 +25,7 @@ constexpr std::string_view kSwitchExample = "'{name: r0, endpoint: 10.0.0.2:7411
 constexpr std::string_view kDurationAdvice =
     " (write a number and a unit: '2s', '500 ms', '250 us', '100 ns')";
 
-std::string_view trim(std::string_view text) {
+std::string_view trim_blanks(std::string_view text) {
   while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
   while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
   return text;
@@ -36,11 +36,11 @@ std::string_view trim(std::string_view text) {
 // nanoseconds: a margin or a timeout must not come out shorter than written. On failure
 // returns nullopt and sets `why`.
 std::optional<std::chrono::nanoseconds> parse_duration(std::string_view text, std::string& why) {
-  std::string_view rest = trim(text);
+  std::string_view rest = trim_blanks(text);
   size_t i = 0;
   while (i < rest.size() && ((rest[i] >= '0' && rest[i] <= '9') || rest[i] == '.')) ++i;
   std::string_view number = rest.substr(0, i);
-  std::string_view unit = trim(rest.substr(i));
+  std::string_view unit = trim_blanks(rest.substr(i));
   if (number.empty()) {
     why = "it does not start with a number";
     return std::nullopt;

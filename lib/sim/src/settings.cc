@@ -88,6 +88,13 @@ RoutingMode parse_mode(const std::string& text) {
   throw SimError("mode: unknown routing mode '" + text + "' (aldfb, ugal, minimal)");
 }
 
+std::vector<RoutingMode> parse_modes(const std::string& text) {
+  std::vector<RoutingMode> modes;
+  std::stringstream in(text);
+  for (std::string m; std::getline(in, m, ',');) modes.push_back(parse_mode(m));
+  return modes;
+}
+
 Pattern parse_pattern(const std::string& text) {
   for (Pattern p : {Pattern::kUniform, Pattern::kBenign, Pattern::kAdversarial,
                     Pattern::kRouterShift, Pattern::kBitComplement, Pattern::kRandomPermutation,
@@ -317,9 +324,7 @@ Settings load_settings_yaml(const std::string& path, Settings s) {
   read(root, "k", s.k);
   if (root["channels"]) s.channels = parse_channels(root["channels"].as<std::string>());
   if (root["mode"]) {
-    s.modes.clear();
-    std::stringstream in(root["mode"].as<std::string>());
-    for (std::string m; std::getline(in, m, ',');) s.modes.push_back(parse_mode(m));
+    s.modes = parse_modes(root["mode"].as<std::string>());
   }
   read(root, "threshold", s.threshold);
   if (root["vc_rule"]) s.vc_rule = parse_vc_rule(root["vc_rule"].as<std::string>());

@@ -6,8 +6,6 @@
 namespace asn::stripe {
 namespace {
 
-unsigned parity_for(Raid raid) { return raid == Raid::k6 ? 2 : 1; }
-
 const char* raid_name(Raid raid) {
   switch (raid) {
     case Raid::k4:
@@ -31,7 +29,7 @@ std::optional<std::string> validate(const Geometry& g) {
     return std::to_string(g.data_members) +
            " data members is too few; accepted: at least 2 data members";
   }
-  const unsigned want = parity_for(g.raid);
+  const unsigned want = parity_members_of(g.raid);
   if (g.parity_members != want) {
     return std::string(raid_name(g.raid)) + " with " + std::to_string(g.parity_members) +
            " parity members; accepted: exactly " + std::to_string(want) + " for " +

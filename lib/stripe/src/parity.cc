@@ -167,11 +167,9 @@ Scratch scratch(size_t len) {
   return Scratch(p);
 }
 
-unsigned parity_for(Raid raid) { return raid == Raid::k6 ? 2 : 1; }
-
 bool shape_ok(const Geometry& g) {
   return (g.raid == Raid::k4 || g.raid == Raid::k5 || g.raid == Raid::k6) && g.data_members >= 2 &&
-         g.parity_members == parity_for(g.raid);
+         g.parity_members == parity_members_of(g.raid);
 }
 
 }  // namespace

@@ -85,6 +85,9 @@ std::string activation_key(std::string_view prefix, std::string_view fabric);
 std::string activation_report_key(std::string_view prefix, std::string_view fabric,
                                   std::string_view name);
 std::string to_json(const google::protobuf::Message& document);
+// The wall clock the documents' *_unix_ms fields are stamped with and deadlines compared to
+// (milliseconds since the Unix epoch).
+int64_t now_unix_ms();
 
 // Documents back from etcd. Throw std::invalid_argument naming what is wrong: not JSON of
 // the message, an unknown field, a switch or fabric without a name, a document that fails

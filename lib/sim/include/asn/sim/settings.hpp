@@ -99,6 +99,8 @@ std::string to_string(Channels channels);
 std::string to_string(VcRule rule);
 VcRule parse_vc_rule(const std::string& text);  // "escape" or "seed"; SimError otherwise
 topology::RoutingMode parse_mode(const std::string& text);  // SimError on an unknown mode
+// "minimal,aldfb": modes separated by commas, each as parse_mode() takes it.
+std::vector<topology::RoutingMode> parse_modes(const std::string& text);
 Pattern parse_pattern(const std::string& text);
 Channels parse_channels(const std::string& text);
 // "0.1:1.0:0.1" (first:last:step), "0.5" or "0.3,0.6,0.9". Loads must be in (0, 1].

@@ -18,6 +18,9 @@ inline constexpr uint32_t kMinUnitBytes = 4096;     // 4 KiB
 inline constexpr uint32_t kMaxUnitBytes = 1 << 20;  // 1 MiB
 inline constexpr unsigned kMaxMembers = 64;         // the group table's member masks
 
+// How many parity members a group of this level has: 2 (P and Q) for RAID 6, else 1.
+constexpr unsigned parity_members_of(Raid raid) { return raid == Raid::k6 ? 2 : 1; }
+
 // A group's shape. Members are numbered 0..members()-1: the data members in the order the
 // operator gave them, then the parity members. For RAID 4 data unit i of every stripe is on
 // member i and P on member data_members; for RAID 5 and 6 the roles rotate per stripe.
