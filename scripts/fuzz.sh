@@ -9,8 +9,10 @@ seconds=${1:-20}
 targets=(config register_name plan)
 
 scripts/install-deps.sh
+# A unity build, as scripts/test.sh's (issue 30).
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang \
   -DCMAKE_CXX_COMPILER=clang++ -DASN_FUZZ=ON -DASN_BUILD_TESTS=OFF -DASN_BUILD_BENCH=OFF \
+  -DCMAKE_UNITY_BUILD=ON \
   >/dev/null
 built=()
 for t in "${targets[@]}"; do built+=("${t}_fuzzer"); done
