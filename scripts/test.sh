@@ -89,9 +89,9 @@ stage "Debian packages the build needs"
 scripts/install-deps.sh
 
 # Unity builds (CMake compiles the .cc files of a target eight to a translation unit): the
-# gRPC, protobuf and standard headers are parsed once per eight files, not once per file,
-# which takes about 60% off a build here (issue 30). An ordinary `cmake -B` build is not one,
-# for quick incremental builds; the code must compile both ways.
+# gRPC, protobuf and standard headers are parsed once per eight files, not once per file:
+# a third to two fifths off each build here (issue 30). An ordinary `cmake -B` build is not
+# one, for quick incremental builds; the code must compile both ways.
 unity=(-DCMAKE_UNITY_BUILD=ON)
 stage "build (RelWithDebInfo)"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${unity[@]}" >/dev/null
