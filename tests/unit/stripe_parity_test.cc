@@ -2,6 +2,7 @@
 // loop written here (its own GF(2^8) multiply, shift and reduce by 0x11D), and the rebuild
 // of every lost unit and every lost pair, byte-exact, on random data.
 #include <gtest/gtest.h>
+#include <isa-l/raid.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -129,6 +130,46 @@ TEST(StripeParityTest, UnalignedBuffersAndOddLengths) {
   }
 }
 
+// compute_parity takes the widest P and Q kernel this CPU has; every one it could take on
+// another CPU (AVX2, 16-byte vectors, words) gives the byte loop's bytes, at lengths that end
+// inside a vector pair, and ISA-L's pq_gen's (the RAID 6 every other tool writes).
+TEST(StripeParityTest, EveryPqKernelMatchesTheByteLoopAndIsaL) {
+  std::mt19937 rng(5);
+  int kernels_run = 0;
+  for (const detail::PqKernel& kernel : detail::pq_kernels()) {
+    if (!kernel.supported) continue;
+    ++kernels_run;
+    for (unsigned d : {2u, 3u, 5u, 16u}) {
+      for (size_t len : {1, 31, 64, 96, 4096 + 40}) {
+        for (size_t skew : {0, 3}) {
+          Buffers data(d, len, skew);
+          data.randomize(rng);
+          const std::vector<const uint8_t*> srcs(data.ptrs().begin(), data.ptrs().end());
+          std::vector<uint8_t> p(len), q(len), want_p(len), want_q(len);
+          ref_parity(srcs, want_p.data(), want_q.data(), len);
+          detail::compute_pq_with(kernel, srcs, p.data(), q.data(), len);
+          ASSERT_EQ(p, want_p) << kernel.name << ", " << d << " data, len " << len;
+          ASSERT_EQ(q, want_q) << kernel.name << ", " << d << " data, len " << len;
+        }
+      }
+    }
+  }
+  EXPECT_GE(kernels_run, 2);  // the 16-byte vectors and the words run everywhere
+
+  for (unsigned d : {2u, 3u, 8u}) {
+    const size_t len = 65536;
+    Buffers units(d + 2, len);
+    units.randomize(rng);
+    std::vector<void*> isal(units.ptrs().begin(), units.ptrs().end());
+    ASSERT_EQ(pq_gen(static_cast<int>(d + 2), static_cast<int>(len), isal.data()), 0);
+    const std::vector<const uint8_t*> srcs(units.ptrs().begin(), units.ptrs().begin() + d);
+    std::vector<uint8_t> p(len), q(len);
+    compute_parity(geo(Raid::k6, d), srcs, p.data(), q.data(), len);
+    EXPECT_EQ(std::memcmp(p.data(), units[d], len), 0) << d << " data: P";
+    EXPECT_EQ(std::memcmp(q.data(), units[d + 1], len), 0) << d << " data: Q";
+  }
+}
+
 // Every unit of a stripe of `d` data units (then P, then Q), parity computed.
 Buffers stripe(const Geometry& g, size_t len, size_t skew, std::mt19937& rng) {
   Buffers units(g.members(), len, skew);
@@ -159,7 +200,7 @@ void check_rebuild(const Geometry& g, std::vector<unsigned> lost, size_t len, si
 TEST(StripeReconstructTest, EverySingleLostUnit) {
   std::mt19937 rng(3);
   for (Raid raid : {Raid::k4, Raid::k5, Raid::k6}) {
-    for (unsigned d : {2u, 3u, 5u, 8u, 16u}) {
+    for (unsigned d : {2u, 3u, 5u, 16u}) {
       const Geometry g = geo(raid, d);
       for (unsigned l = 0; l < g.members(); ++l) check_rebuild(g, {l}, 4096, 0, rng);
     }

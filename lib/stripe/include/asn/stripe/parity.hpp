@@ -1,6 +1,6 @@
-// Parity of one stripe: P (XOR) for RAID 4 and 5, P and Q for RAID 6, computed with ISA-L
-// (xor_gen, pq_gen): GF(2^8) with polynomial 0x11D and generator 2, byte-identical to Linux
-// md raid6. And reconstruction of up to one (RAID 4/5) or two (RAID 6) lost units of a
+// Parity of one stripe: P (XOR) for RAID 4 and 5, P and Q for RAID 6 (P with ISA-L's xor_gen,
+// P and Q with md's raid6 loop in vectors): GF(2^8) with polynomial 0x11D and generator 2,
+// byte-identical to Linux md raid6 and ISA-L's pq_gen. And reconstruction of up to one (RAID 4/5) or two (RAID 6) lost units of a
 // stripe, data or parity, byte-exactly.
 #pragma once
 
@@ -24,5 +24,20 @@ void compute_parity(const Geometry& geometry, std::span<const uint8_t* const> da
 // changes nothing) when more units are lost than the layout tolerates.
 bool reconstruct(const Geometry& geometry, std::span<uint8_t* const> units,
                  std::span<const unsigned> lost, size_t len);
+
+namespace detail {
+// The P and Q kernels compute_parity chooses from, widest first (it takes the first the CPU
+// has): the tests run every one this CPU has against a byte loop.
+struct PqKernel {
+  const char* name;
+  // P and Q of the data from byte 0 up to the bytes it returns; the rest is left.
+  size_t (*vectors)(std::span<const uint8_t* const> data, uint8_t* p, uint8_t* q, size_t len);
+  bool supported;
+};
+std::span<const PqKernel> pq_kernels();
+// P and Q of all `len` bytes with `kernel` (and the word loop for its tail).
+void compute_pq_with(const PqKernel& kernel, std::span<const uint8_t* const> data, uint8_t* p,
+                     uint8_t* q, size_t len);
+}  // namespace detail
 
 }  // namespace asn::stripe
