@@ -33,12 +33,19 @@ void Reconciler::notify_generation(uint32_t generation) {
   wake_.notify_all();
 }
 
-void Reconciler::board_was_reset(uint32_t generation, const std::string& who) {
-  run(ReconcileCause::kBoardReset, generation, fmt::format("board reset by {}", who));
+uint32_t Reconciler::reset_board(const std::string& who, const std::function<uint32_t()>& reset) {
+  std::lock_guard lock(run_mutex_);
+  const uint32_t generation = reset();
+  run_locked(ReconcileCause::kBoardReset, generation, fmt::format("board reset by {}", who));
+  return generation;
 }
 
 void Reconciler::run(ReconcileCause cause, uint32_t generation, const std::string& why) {
   std::lock_guard lock(run_mutex_);
+  run_locked(cause, generation, why);
+}
+
+void Reconciler::run_locked(ReconcileCause cause, uint32_t generation, const std::string& why) {
   if (cause == ReconcileCause::kBoardReset && generation == generation_) return;  // done
   if (cause == ReconcileCause::kBoardReset) {
     spdlog::warn("board generation {} -> {} ({}): restoring the desired state", generation_,
@@ -63,16 +70,15 @@ void Reconciler::loop(std::chrono::milliseconds poll) {
     notified_ = 0;
     lock.unlock();
     try {
-      // The poll catches a reset whose event was lost (or a backend without events).
+      // The poll catches a reset whose event was lost (or a backend without events). The
+      // generation is read under run_mutex_: a reset through asnd holds it from before the
+      // reset to the end of its reconciliation, and a read taken before it would be stale.
+      std::lock_guard run_lock(run_mutex_);
       const uint32_t generation = device_.read(regs::id::kGenerationValue);
-      bool changed = false;
-      {
-        std::lock_guard run_lock(run_mutex_);
-        changed = generation != generation_;
-      }
-      if (changed) {
+      if (generation != generation_) {
         device_.rediscover();
-        run(ReconcileCause::kBoardReset, generation, "the board was reset behind asnd's back");
+        run_locked(ReconcileCause::kBoardReset, generation,
+                   "the board was reset behind asnd's back");
       }
     } catch (const Error& e) {
       // Once per distinct problem: a failed board must not fill the journal every second.

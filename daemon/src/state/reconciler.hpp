@@ -7,6 +7,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -53,15 +54,19 @@ class Reconciler {
   void watch(std::chrono::milliseconds poll);
   // The bus saw a new generation: wake the worker.
   void notify_generation(uint32_t generation);
-  // A reset through asnd (ResetBoard, a write of id.control.board_reset): rediscover and
-  // reconcile now, before the caller answers. `who` goes to the log.
-  void board_was_reset(uint32_t generation, const std::string& who);
+  // A reset through asnd (ResetBoard, a write of id.control.board_reset): runs `reset`
+  // (which resets the board, logs who did it and returns the new generation), then reconciles
+  // at once, before the caller answers, attributed to `who`. The watch is held off from the
+  // reset on, so it never sees the new generation first and logs the reset as one behind
+  // asnd's back.
+  uint32_t reset_board(const std::string& who, const std::function<uint32_t()>& reset);
 
   std::vector<ManagerSummary> summaries() const;
   uint32_t reconciled_generation() const;
 
  private:
   void run(ReconcileCause cause, uint32_t generation, const std::string& why);
+  void run_locked(ReconcileCause cause, uint32_t generation, const std::string& why);
   void loop(std::chrono::milliseconds poll);
 
   Device& device_;
