@@ -61,7 +61,7 @@ void print_report(const asn::v1::ScrubReport& r, bool repair) {
                 r.dry_run() ? "0 (dry run: nothing written)" : std::to_string(r.repaired()));
   }
   summary.add("member bytes read", std::to_string(r.bytes_read()));
-  summary.print(stdout);
+  summary.print(stdout, 0);
 }
 
 class StripeScrub final : public Command {
