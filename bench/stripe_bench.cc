@@ -7,6 +7,9 @@
 // Each parity case also times memcpy of its own data bytes in the same run, right after its
 // loop: counter of_memcpy = parity bytes/s / memcpy bytes/s in CPU time (target: 0.8 or
 // better).
+// BM_Check: a scrub's verdict on a clean stripe (issue 27 item 4: its parity recomputed from
+// the data and compared, asn::stripe::check_stripe), in member bytes (data and parity) per
+// CPU second; the whole scrub through asnd, with the members' reads, is bench/stripe_io's.
 // BM_ClientBytes: the bytes a client sends per 1 MiB of file with in-switch parity (the data
 // only) and with client-side parity (data and parity), and the share saved (the seed: 25%
 // less for 3+1).
@@ -131,6 +134,30 @@ BENCHMARK(BM_Parity)
     ->Args({5, 8})
     ->Args({6, 3})
     ->Args({6, 8});
+
+void BM_Check(benchmark::State& state) {
+  const auto raid = static_cast<Raid>(state.range(0));
+  const auto d = static_cast<unsigned>(state.range(1));
+  const Geometry g = geometry(raid, d);
+  Stripe s(d);
+  asn::stripe::compute_parity(g, s.ptrs, s.p.get(), s.q.get(), kUnit);
+  std::vector<uint8_t*> units;
+  for (const Buffer& b : s.data) units.push_back(b.get());
+  units.push_back(s.p.get());
+  units.push_back(s.q.get());
+  Buffer p2 = buffer(kUnit);
+  Buffer q2 = buffer(kUnit);
+  const std::vector<uint8_t*> scratch{p2.get(), q2.get()};
+  for (auto _ : state) {
+    const auto check = asn::stripe::check_stripe(g, units, {}, scratch, kUnit);
+    if (check.mismatch != asn::stripe::Mismatch::kNone) state.SkipWithError("a clean stripe");
+    benchmark::ClobberMemory();
+  }
+  const double bytes = static_cast<double>(state.iterations()) * g.members() * kUnit;
+  state.SetBytesProcessed(static_cast<int64_t>(bytes));
+  state.counters["GB_s"] = benchmark::Counter(bytes / 1e9, benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_Check)->ArgNames({"raid", "data"})->Args({5, 3})->Args({6, 4})->Args({6, 8});
 
 // The floor: one byte at a time.
 void BM_NaiveParity(benchmark::State& state) {

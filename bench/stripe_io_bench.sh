@@ -8,7 +8,11 @@
 # the same run on the same file: `cat FILE > /dev/null` (reading it from the page cache:
 # the ceiling of anything that reads the file) and `cp FILE COPY` (a plain copy on the same
 # disk, which writes each byte once where the parity path writes (d+p)/d of them), with the
-# ratios stripe / reference.
+# ratios stripe / reference. Then `asnctl stripe check` of each group (issue 27 item 4, a
+# scrub: every member's units read and the parity verified) in MB/s of member data (data and
+# parity, 10^6 bytes) per second of wall clock and per second of asnd's CPU time (user +
+# system, from /proc: the members' reads from the page cache are asnd's system time), against
+# the target of 1 GB/s.
 #   bench/stripe_io_bench.sh [--size 1G] [--unit 64K]
 # Uses the asnd and asnctl of $BENCH_BUILD_DIR (default build/), building them if missing.
 set -euo pipefail
@@ -74,6 +78,15 @@ for g in 1 2; do
   rm -f "$run/back"
 done
 
+# cpu_seconds: asnd's user + system CPU time so far.
+cpu_seconds() { awk -v hz="$(getconf CLK_TCK)" '{ print ($14 + $15) / hz }' "/proc/$pid/stat"; }
+declare -A t_check c_check
+for g in 1 2; do
+  c0=$(cpu_seconds)
+  t_check[$g]=$(seconds ctl stripe check "$g")
+  c_check[$g]=$(echo "$(cpu_seconds) - $c0" | bc -l)
+done
+
 printf '%-42s %10s %10s %12s %12s\n' "case ($bytes bytes)" "seconds" "MB/s" "/ cat" "/ cp"
 row() {
   printf '%-42s %10.3f %10.1f %12.3f %12.3f\n' "$1" "$2" "$(mbs "$2")" \
@@ -86,3 +99,12 @@ row "stripe read,  RAID 5 3+1, unit $unit" "${t_read[1]}"
 row "stripe write, RAID 6 4+2, unit $unit" "${t_write[2]}"
 row "stripe read,  RAID 6 4+2, unit $unit" "${t_read[2]}"
 echo "(ratios: the reference's time / the case's, so 1.0 is as fast as the reference)"
+echo
+printf '%-42s %14s %10s %14s %12s\n' "scrub (stripe check)" "member bytes" "seconds" "MB/s (wall)" "MB/s (CPU)"
+check_row() {
+  printf '%-42s %14d %10.3f %14.1f %12.1f\n' "$1" "$2" "$3" "$(echo "$2 / $3 / 1000000" | bc -l)" \
+    "$(echo "$2 / $4 / 1000000" | bc -l)"
+}
+check_row "stripe check, RAID 5 3+1, unit $unit" $((bytes * 4 / 3)) "${t_check[1]}" "${c_check[1]}"
+check_row "stripe check, RAID 6 4+2, unit $unit" $((bytes * 6 / 4)) "${t_check[2]}" "${c_check[2]}"
+echo "(CPU: asnd's user + system seconds during the check; target 1000 MB/s of member data)"

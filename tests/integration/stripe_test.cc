@@ -3,7 +3,8 @@
 // servers and back, byte-exactly, for RAID 4, 5 and 6 and files of every awkward size; a
 // failed member is read around and rebuilt; groups and files survive an asnd restart and a
 // board reset; a write cut off by a SIGKILL of asnd leaves every byte asnd acknowledged
-// intact, and nothing of what it sent past that shows under a later sparse write.
+// intact, and nothing of what it sent past that shows under a later sparse write; a unit
+// corrupted behind asnd's back is found by `stripe check` and set right by `stripe repair`.
 #include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -217,6 +218,53 @@ TEST_F(StripeTest, AWriteCutOffByAKillKeepsEveryAcknowledgedByte) {
   EXPECT_EQ(whole.find_first_not_of('\0', size), far) << "stale bytes in the hole";
   ok({"stripe", "fail-member", "3", "0"});
   EXPECT_TRUE(read("3") == whole) << "the degraded read differs";
+}
+
+// Issue 27 item 4: a unit rots on a storage server's disk (its store file written behind
+// asnd's back); check finds the stripe and fails (exit 1), repair's dry run writes nothing,
+// repair sets it right (RAID 6: whichever unit of the stripe port 2 holds, P and Q tell it
+// is that one), and the file reads back as written.
+TEST_F(StripeTest, CheckFindsACorruptUnitAndRepairSetsItRight) {
+  create("4", "6", "0,1,2", "3,4", "4K");
+  const std::string data = random_bytes(10 * 3 * 4096 + 99, 4);
+  ASSERT_EQ(write("4", data).exit_code, 0);
+  const CommandResult clean = ok({"stripe", "check", "4"});
+  EXPECT_THAT(squeezed(clean.out), HasSubstr("stripes checked: 11"));
+  EXPECT_THAT(squeezed(clean.out), HasSubstr("mismatches: 0"));
+
+  const std::string store = dir_.file("state/storage/port-2/group-4.data");
+  const int fd = ::open(store.c_str(), O_RDWR);
+  ASSERT_GE(fd, 0) << store;
+  const char rot[] = "bit rot";
+  ASSERT_EQ(::pwrite(fd, rot, sizeof rot, 3 * 4096 + 17), static_cast<ssize_t>(sizeof rot));
+  ::close(fd);
+
+  const CommandResult found = asnd_.asnctl({"stripe", "check", "4"});
+  EXPECT_EQ(found.exit_code, 1) << found.all();
+  EXPECT_THAT(squeezed(found.out), HasSubstr("STRIPE OFFSET PORT FAULT ACTION"));
+  EXPECT_THAT(squeezed(found.out), HasSubstr("3 36864 2 "));
+  EXPECT_THAT(squeezed(found.out), HasSubstr("mismatches: 1"));
+  const CommandResult json = asnd_.asnctl({"-o", "json", "stripe", "check", "4"});
+  EXPECT_EQ(json.exit_code, 1) << json.all();
+  EXPECT_EQ(json_number(json.out, "mismatches"), 1u);
+  EXPECT_EQ(json_number(json.out, "stripe"), 3u);
+  EXPECT_EQ(json_number(json.out, "port"), 2u);
+
+  const CommandResult dry = asnd_.asnctl({"stripe", "repair", "4", "--dry-run"});
+  EXPECT_EQ(dry.exit_code, 1) << "a dry run leaves the mismatch: " << dry.all();
+  EXPECT_THAT(squeezed(dry.out), HasSubstr("no (dry run)"));
+  EXPECT_EQ(asnd_.asnctl({"stripe", "check", "4"}).exit_code, 1) << "the dry run wrote";
+
+  const CommandResult repaired = ok({"-o", "json", "stripe", "repair", "4"});
+  EXPECT_EQ(json_number(repaired.out, "repaired"), 1u);
+  EXPECT_THAT(repaired.out, HasSubstr("\"repaired\": true"));
+  EXPECT_EQ(json_number(ok({"-o", "json", "stripe", "check", "4"}).out, "mismatches"), 0u);
+  EXPECT_TRUE(read("4") == data) << "the file after the repair";
+
+  // Bad input: a group that does not exist.
+  const CommandResult unknown = asnd_.asnctl({"stripe", "check", "12"});
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_THAT(unknown.err, HasSubstr("stripe group 12 does not exist"));
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
-// The fixture of the Stripe service tests (stripe_service_test.cc, stripe_integrity_test.cc):
-// the service through a real gRPC server on a Unix socket, over the emulated board and its
-// storage servers (<dir>/storage).
+// The fixture of the Stripe service tests (stripe_service_test.cc, stripe_integrity_test.cc,
+// stripe_scrub_test.cc): the service through a real gRPC server on a Unix socket, over the
+// emulated board and its storage servers (<dir>/storage).
 #pragma once
 
 #include <gmock/gmock.h>

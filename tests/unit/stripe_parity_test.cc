@@ -1,6 +1,7 @@
 // Stripe parity (lib/stripe, issue 10, 004 L1131): P and Q against a straightforward byte
 // loop written here (its own GF(2^8) multiply, shift and reduce by 0x11D), and the rebuild
-// of every lost unit and every lost pair, byte-exact, on random data.
+// of every lost unit and every lost pair, byte-exact, on random data; the scrub's check and
+// repair of a stripe (issue 27 item 4): RAID 6 locates a wrong data unit from P and Q.
 #include <gtest/gtest.h>
 #include <isa-l/raid.h>
 
@@ -263,6 +264,72 @@ TEST(StripeReconstructTest, NothingLostChangesNothing) {
   const auto before = units.copy();
   EXPECT_TRUE(reconstruct(g, units.ptrs(), {}, 4096));
   EXPECT_EQ(units.copy(), before);
+}
+
+// ---- scrub (issue 27 item 4) -------------------------------------------------------------
+
+// Corrupts `unit` of a consistent stripe at a few bytes, checks and repairs it: the verdict
+// must be `want` (at unit `at` for kP, kQ, kData) and the repair must give back the stripe
+// as it was where the culprit could be told (every kind but kUnlocated).
+void check_scrub(const Geometry& g, std::vector<unsigned> corrupt, Mismatch want, unsigned at,
+                 std::mt19937& rng) {
+  const size_t len = 4096;
+  Buffers units = stripe(g, len, 0, rng);
+  Buffers scratch(2, len);
+  const auto was = units.copy();
+  for (size_t k = 0; k < corrupt.size(); ++k) {
+    for (size_t i = 7 * k; i < 7 * k + 5; ++i) units[corrupt[k]][i] ^= static_cast<uint8_t>(i + 1);
+  }
+  const StripeCheck check = check_stripe(g, units.ptrs(), {}, scratch.ptrs(), len);
+  ASSERT_EQ(check.mismatch, want) << "corrupt unit " << corrupt[0];
+  if (want != Mismatch::kUnlocated) {
+    EXPECT_EQ(check.unit, at);
+  }
+  const std::vector<unsigned> changed = repair_stripe(g, units.ptrs(), check, scratch.ptrs(), len);
+  EXPECT_EQ(check_stripe(g, units.ptrs(), {}, scratch.ptrs(), len).mismatch, Mismatch::kNone);
+  if (want == Mismatch::kUnlocated || g.raid != Raid::k6) return;
+  EXPECT_EQ(changed, std::vector<unsigned>{at});
+  EXPECT_EQ(units.copy(), was) << "RAID 6 repairs the culprit itself";
+}
+
+TEST(StripeCheckTest, AConsistentStripeChecks) {
+  std::mt19937 rng(7);
+  for (Raid raid : {Raid::k4, Raid::k5, Raid::k6}) {
+    const Geometry g = geo(raid, 4);
+    Buffers units = stripe(g, 4096, 0, rng);
+    Buffers scratch(2, 4096);
+    EXPECT_EQ(check_stripe(g, units.ptrs(), {}, scratch.ptrs(), 4096).mismatch, Mismatch::kNone);
+  }
+}
+
+TEST(StripeCheckTest, Raid5ReportsPAndRewritesIt) {
+  std::mt19937 rng(8);
+  const Geometry g = geo(Raid::k5, 3);
+  for (unsigned u = 0; u <= g.data_members; ++u) check_scrub(g, {u}, Mismatch::kP, 3, rng);
+}
+
+TEST(StripeCheckTest, Raid6LocatesEveryDataUnitAndTellsPFromQ) {
+  std::mt19937 rng(9);
+  for (unsigned d : {2u, 3u, 5u, 16u}) {
+    const Geometry g = geo(Raid::k6, d);
+    for (unsigned u = 0; u < d; ++u) check_scrub(g, {u}, Mismatch::kData, u, rng);
+    check_scrub(g, {d}, Mismatch::kP, d, rng);
+    check_scrub(g, {d + 1}, Mismatch::kQ, d + 1, rng);
+    // Two data units wrong: no single one explains P and Q.
+    check_scrub(g, {0, 1}, Mismatch::kUnlocated, 0, rng);
+  }
+}
+
+TEST(StripeCheckTest, WithALostUnitAMismatchIsUnlocated) {
+  std::mt19937 rng(10);
+  const Geometry g = geo(Raid::k6, 4);
+  Buffers units = stripe(g, 4096, 0, rng);
+  Buffers scratch(2, 4096);
+  units[1][3] ^= 0x40;  // a wrong data unit
+  const std::vector<unsigned> lost{0};
+  ASSERT_TRUE(reconstruct(g, units.ptrs(), lost, 4096));  // from P: P then holds
+  EXPECT_EQ(check_stripe(g, units.ptrs(), lost, scratch.ptrs(), 4096).mismatch,
+            Mismatch::kUnlocated);
 }
 
 }  // namespace

@@ -307,6 +307,13 @@ void EmulatedBus::StripePort::rebuild_member(uint16_t group, unsigned port,
   call([&](model::EmulatedBoard& board) { board.stripe_rebuild_member(group, port, progress); });
 }
 
+stripe::ScrubReport EmulatedBus::StripePort::scrub(uint16_t group, bool repair, bool dry_run,
+                                                   const Progress& progress) {
+  return call([&](model::EmulatedBoard& board) {
+    return board.stripe_scrub(group, repair, dry_run, progress);
+  });
+}
+
 void EmulatedBus::StripePort::discard(uint16_t group) {
   call([&](model::EmulatedBoard& board) { board.stripe_discard(group); });
 }

@@ -89,6 +89,8 @@ class EmulatedBus final : public RegisterBus {
     uint64_t file_size(uint16_t group) override;
     void fail_member(uint16_t group, unsigned port) override;
     void rebuild_member(uint16_t group, unsigned port, const Progress& progress) override;
+    stripe::ScrubReport scrub(uint16_t group, bool repair, bool dry_run,
+                              const Progress& progress) override;
     void discard(uint16_t group) override;
 
    private:

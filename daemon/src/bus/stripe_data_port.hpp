@@ -18,6 +18,8 @@
 #include <functional>
 #include <span>
 
+#include "asn/stripe/parity.hpp"
+
 namespace asn {
 
 class StripeDataPort {
@@ -48,6 +50,13 @@ class StripeDataPort {
   // Rebuilds every unit of `port` for the group from the other members and parity onto its
   // (replacement) storage server. asnd clears the failed bit afterwards.
   virtual void rebuild_member(uint16_t group, unsigned port, const Progress& progress) = 0;
+
+  // Reads every stripe of the group's file and verifies its parity against its data; with
+  // `repair` (and not `dry_run`) rewrites what is wrong (asn::stripe::repair_stripe).
+  // Findings name members by index in member order. kFailedPrecondition when the failed
+  // members leave nothing to check against, or (repair) any member has failed.
+  virtual stripe::ScrubReport scrub(uint16_t group, bool repair, bool dry_run,
+                                    const Progress& progress) = 0;
 
   // The group was deleted: its storage servers drop its file.
   virtual void discard(uint16_t group) = 0;

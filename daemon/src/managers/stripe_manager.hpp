@@ -24,6 +24,7 @@
 
 #include "asn/state/v1/state.pb.h"
 #include "asn/stripe/geometry.hpp"
+#include "asn/stripe/parity.hpp"
 #include "device/device.hpp"
 #include "state/desired_state.hpp"
 #include "state/reconciler.hpp"
@@ -70,6 +71,12 @@ struct StripeStats {
   uint64_t errors = 0, bytes_read = 0, units_rebuilt = 0;
 };
 
+// A scrub's outcome: the report's findings name members by index into group.members().
+struct StripeScrub {
+  StripeGroupView group;
+  stripe::ScrubReport report;
+};
+
 // The most bytes a group's file may hold (issue 27): a write that would end past it is refused
 // up front with OUT_OF_RANGE, naming the limit. The emulated board's storage servers keep
 // each member's units in one host file of up to this / data members bytes: 64 GiB keeps those
@@ -110,6 +117,10 @@ class StripeManager final : public Reconcilable {
   // ---- members -----------------------------------------------------------------------------
   StripeChange fail_member(uint32_t group, uint32_t port);
   StripeChange rebuild_member(uint32_t group, uint32_t port, const Progress& progress);
+  // Verifies every stripe's parity (md's check) or, with repair, rewrites what is wrong
+  // (md's repair; dry_run: reports, writes nothing). kFailedPrecondition: a check with no
+  // redundancy left, a repair with any member failed.
+  StripeScrub scrub(uint32_t group, bool repair, bool dry_run, const Progress& progress);
 
   // ---- file data (the emulated board's data path; kFailedPrecondition without one) ---------
   // Writes bytes at offset; returns the file size after.

@@ -48,6 +48,42 @@ void fill(const StripeChange& change, v1::GroupResponse* out) {
   out->set_changed(change.changed);
 }
 
+v1::ScrubFault fault_of(stripe::Mismatch mismatch) {
+  switch (mismatch) {
+    case stripe::Mismatch::kNone:
+      break;
+    case stripe::Mismatch::kP:
+      return v1::SCRUB_FAULT_P;
+    case stripe::Mismatch::kQ:
+      return v1::SCRUB_FAULT_Q;
+    case stripe::Mismatch::kData:
+      return v1::SCRUB_FAULT_DATA;
+    case stripe::Mismatch::kUnlocated:
+      return v1::SCRUB_FAULT_UNLOCATED;
+  }
+  return v1::SCRUB_FAULT_UNSPECIFIED;
+}
+
+void fill(const StripeScrub& scrub, bool dry_run, v1::ScrubReport* out) {
+  const stripe::ScrubReport& r = scrub.report;
+  out->set_stripes_checked(r.stripes);
+  out->set_mismatches(r.mismatches);
+  out->set_repaired(r.repaired);
+  out->set_bytes_read(r.bytes_read);
+  out->set_dry_run(dry_run);
+  const std::vector<uint32_t> members = scrub.group.members();
+  for (const stripe::ScrubFinding& f : r.findings) {
+    auto* m = out->add_stripes();
+    m->set_stripe(f.stripe);
+    m->set_offset(f.stripe * scrub.group.stripe_bytes());
+    m->set_fault(fault_of(f.mismatch));
+    if (f.mismatch != stripe::Mismatch::kUnlocated && f.member < members.size()) {
+      m->set_port(members[f.member]);
+    }
+    m->set_repaired(f.repaired);
+  }
+}
+
 }  // namespace
 
 grpc::Status StripeService::CreateGroup(grpc::ServerContext* context,
@@ -166,6 +202,50 @@ grpc::Status StripeService::RebuildMember(grpc::ServerContext* context,
     writer->Write(message);
     spdlog::info("stripe: group {} member port {} rebuilt by {}", request->group(), request->port(),
                  authorizer_.principal(*context));
+  });
+}
+
+grpc::Status StripeService::Scrub(grpc::ServerContext* context, const v1::ScrubRequest* request,
+                                  grpc::ServerWriter<v1::ScrubProgress>* writer) {
+  return guarded("Scrub", [&] {
+    const bool repair = request->repair();
+    if (repair) {
+      authorizer_.require(Permission::kConfigure, "repairing a stripe group", *context);
+    } else {
+      authorizer_.require(Permission::kRead, "checking a stripe group's parity");
+    }
+    if (!stripe_.has_data_path()) throw Error(ErrorCode::kFailedPrecondition, kNoDataPath);
+    if (request->validate_only() && !repair) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  "validate_only: a check writes nothing already; give it with repair only");
+    }
+    auto last = std::chrono::steady_clock::now() - kProgressInterval;
+    const auto progress = [&](uint64_t done, uint64_t total) {
+      const auto now = std::chrono::steady_clock::now();
+      if (now - last < kProgressInterval && done < total) return;
+      last = now;
+      v1::ScrubProgress message;
+      message.set_stripes_done(done);
+      message.set_stripes_total(total);
+      writer->Write(message);  // a client gone away only misses progress
+    };
+    const StripeScrub scrub =
+        stripe_.scrub(request->group(), repair, request->validate_only(), progress);
+    v1::ScrubProgress message;
+    message.set_finished(true);
+    fill(scrub, repair && request->validate_only(), message.mutable_report());
+    fill(scrub.group, message.mutable_group());
+    writer->Write(message);
+    const auto& r = scrub.report;
+    if (r.mismatches != 0) {
+      spdlog::warn("stripe: group {} {}: {} of {} stripes did not match their parity, {} repaired",
+                   request->group(), repair ? "repair" : "check", r.mismatches, r.stripes,
+                   r.repaired);
+    }
+    if (repair && r.repaired != 0) {
+      spdlog::info("stripe: group {} repaired by {}", request->group(),
+                   authorizer_.principal(*context));
+    }
   });
 }
 

@@ -1,7 +1,8 @@
 // gRPC Stripe service: stripe groups and their files through the StripeManager
 // (proto/asn/v1/stripe.proto). Listing, stats and reads need the read permission; creating,
 // changing, deleting groups, failing and rebuilding members and writing files configure
-// (admin only). Write, Read and RebuildMember need the emulated board's data path.
+// (admin only); a scrub reads, a scrub that repairs configures. Write, Read, RebuildMember
+// and Scrub need the emulated board's data path.
 #pragma once
 
 #include "asn/v1/stripe.grpc.pb.h"
@@ -38,6 +39,8 @@ class StripeService final : public v1::Stripe::Service {
                      grpc::ServerReaderWriter<v1::WriteReply, v1::WriteRequest>* stream) override;
   grpc::Status Read(grpc::ServerContext* context, const v1::ReadRequest* request,
                     grpc::ServerWriter<v1::ReadChunk>* writer) override;
+  grpc::Status Scrub(grpc::ServerContext* context, const v1::ScrubRequest* request,
+                     grpc::ServerWriter<v1::ScrubProgress>* writer) override;
 
  private:
   StripeManager& stripe_;

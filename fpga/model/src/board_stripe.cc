@@ -50,6 +50,11 @@ void EmulatedBoard::stripe_rebuild_member(uint16_t group, unsigned port,
   parity_path().rebuild_member(group, port, progress);
 }
 
+stripe::ScrubReport EmulatedBoard::stripe_scrub(uint16_t group, bool repair, bool dry_run,
+                                                const StripeProgress& progress) {
+  return parity_path().scrub(group, repair, dry_run, progress);
+}
+
 void EmulatedBoard::stripe_discard(uint16_t group) { parity_path().discard(group); }
 
 }  // namespace asn::model

@@ -29,6 +29,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace asn::stripe {
@@ -242,6 +243,26 @@ bool shape_ok(const Geometry& g) {
          g.parity_members == parity_members_of(g.raid);
 }
 
+// The single data unit whose error explains P + P' and Q + Q' (both not all zero), or
+// nullopt. An error E in data unit z gives, byte by byte, P + P' = E and Q + Q' = g^z E, so
+// z = log(Q + Q') - log(P + P') wherever E is not zero, the same z for every such byte and
+// zero in both where E is zero (Anvin, "The mathematics of RAID-6", section 5). Bytewise: it
+// runs only on a stripe that did not check.
+std::optional<unsigned> locate_data(const uint8_t* p, const uint8_t* p2, const uint8_t* q,
+                                    const uint8_t* q2, unsigned data_members, size_t len) {
+  std::optional<unsigned> z;
+  for (size_t i = 0; i < len; ++i) {
+    const uint8_t pd = p[i] ^ p2[i];
+    const uint8_t qd = q[i] ^ q2[i];
+    if (pd == 0 && qd == 0) continue;
+    if (pd == 0 || qd == 0) return std::nullopt;  // no data error leaves one of them whole
+    const unsigned here = (kGf.log[qd] + 255u - kGf.log[pd]) % 255;
+    if (here >= data_members || (z && *z != here)) return std::nullopt;
+    z = here;
+  }
+  return z;
+}
+
 }  // namespace
 
 namespace detail {
@@ -364,6 +385,64 @@ bool reconstruct(const Geometry& g, std::span<uint8_t* const> units, std::span<c
   gen_p(yx, sa.get(), len);  // Pxy + D_x
   std::memcpy(Dy, sa.get(), len);
   return true;
+}
+
+StripeCheck check_stripe(const Geometry& g, std::span<uint8_t* const> units,
+                         std::span<const unsigned> lost, std::span<uint8_t* const> scratch,
+                         size_t len) {
+  if (!shape_ok(g) || units.size() < g.members() || scratch.size() < g.parity_members ||
+      len == 0) {
+    return {};
+  }
+  const unsigned d = g.data_members;
+  const bool raid6 = g.raid == Raid::k6;
+  const std::vector<const uint8_t*> data(units.begin(), units.begin() + d);
+  if (raid6) {
+    gen_pq(data, scratch[0], scratch[1], len);
+  } else {
+    gen_p(data, scratch[0], len);
+  }
+  const bool p_bad = std::memcmp(units[d], scratch[0], len) != 0;
+  const bool q_bad = raid6 && std::memcmp(units[d + 1], scratch[1], len) != 0;
+  if (!p_bad && !q_bad) return {};
+  // A lost unit was rebuilt from one equation: one is left, which says that something
+  // disagrees, not what.
+  if (!lost.empty()) return {Mismatch::kUnlocated, 0};
+  if (!q_bad) return {Mismatch::kP, d};
+  if (!p_bad) return {Mismatch::kQ, d + 1};
+  if (auto z = locate_data(units[d], scratch[0], units[d + 1], scratch[1], d, len)) {
+    return {Mismatch::kData, *z};
+  }
+  return {Mismatch::kUnlocated, 0};
+}
+
+std::vector<unsigned> repair_stripe(const Geometry& g, std::span<uint8_t* const> units,
+                                    const StripeCheck& check, std::span<uint8_t* const> scratch,
+                                    size_t len) {
+  const unsigned d = g.data_members;
+  const bool raid6 = g.raid == Raid::k6;
+  switch (check.mismatch) {
+    case Mismatch::kNone:
+      return {};
+    case Mismatch::kP:
+      std::memcpy(units[d], scratch[0], len);
+      return {d};
+    case Mismatch::kQ:
+      std::memcpy(units[d + 1], scratch[1], len);
+      return {d + 1};
+    case Mismatch::kData: {
+      // D_z + E, E = P + P': then P and Q hold for the data as it was written.
+      uint8_t* dz = units[check.unit];
+      for (size_t i = 0; i < len; ++i) dz[i] ^= units[d][i] ^ scratch[0][i];
+      return {check.unit};
+    }
+    case Mismatch::kUnlocated:
+      std::memcpy(units[d], scratch[0], len);
+      if (!raid6) return {d};
+      std::memcpy(units[d + 1], scratch[1], len);
+      return {d, d + 1};
+  }
+  return {};
 }
 
 }  // namespace asn::stripe

@@ -51,41 +51,25 @@ bool same_geometry(const stripe::Geometry& a, const stripe::Geometry& b) {
          a.parity_members == b.parity_members && a.unit_bytes == b.unit_bytes;
 }
 
-std::string name(uint16_t group) { return "stripe group " + std::to_string(group); }
+}  // namespace
 
-// The member holding role r of a stripe: data unit r < data_members, then P, then Q (the
-// unit order of asn::stripe::reconstruct).
-unsigned member_of(const stripe::StripeMap& map, unsigned data_members, unsigned role) {
+std::string ParityPath::name(uint16_t group) { return "stripe group " + std::to_string(group); }
+
+unsigned ParityPath::member_of(const stripe::StripeMap& map, unsigned data_members, unsigned role) {
   if (role < data_members) return map.data_member[role];
   return role == data_members ? map.p_member : *map.q_member;
 }
 
-}  // namespace
+ParityPath::Buffers::Buffers(const stripe::Geometry& g) : geometry(g) {
+  // The stripe's units, then two scratch units for a scrub's recomputed parity.
+  const size_t bytes = size_t{g.members() + 2} * g.unit_bytes;
+  memory_ = static_cast<uint8_t*>(std::aligned_alloc(4096, bytes));
+  if (memory_ == nullptr) throw std::bad_alloc();
+  for (unsigned r = 0; r < g.members(); ++r) units.push_back(unit(r));
+  scratch = {unit(g.members()), unit(g.members() + 1)};
+}
 
-// One stripe's units, reused from request to request: data units back to back (so a
-// stripe's data is one contiguous range of the file), then P and Q; aligned for the parity
-// code's vector loads.
-class ParityPath::Buffers {
- public:
-  explicit Buffers(const stripe::Geometry& g) : geometry(g) {
-    const size_t bytes = size_t{g.members()} * g.unit_bytes;
-    memory_ = static_cast<uint8_t*>(std::aligned_alloc(4096, bytes));
-    if (memory_ == nullptr) throw std::bad_alloc();
-    for (unsigned r = 0; r < g.members(); ++r) units.push_back(unit(r));
-  }
-  ~Buffers() { std::free(memory_); }
-  Buffers(const Buffers&) = delete;
-  Buffers& operator=(const Buffers&) = delete;
-
-  uint8_t* unit(unsigned role) { return memory_ + size_t{role} * geometry.unit_bytes; }
-  uint8_t* data() { return memory_; }
-
-  const stripe::Geometry geometry;
-  std::vector<uint8_t*> units;
-
- private:
-  uint8_t* memory_;
-};
+ParityPath::Buffers::~Buffers() { std::free(memory_); }
 
 bool ParityPath::Group::same_shape(const Group& other) const {
   return same_geometry(geometry, other.geometry) && ports == other.ports;
@@ -502,6 +486,17 @@ void ParityPath::rebuild_member(uint16_t index, unsigned port, const Progress& p
     }
     if (progress) progress(stripes, stripes);
     return 0;
+  });
+}
+
+stripe::ScrubReport ParityPath::scrub(uint16_t index, bool repair, bool dry_run,
+                                      const Progress& progress) {
+  return counted([&] {
+    storage();
+    Group group = load(index);
+    require_tolerated(group);
+    require_redundancy(group, repair);
+    return scrub_stripes(group, repair && !dry_run, progress);
   });
 }
 

@@ -30,11 +30,13 @@
 #include <memory>
 #include <mutex>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "../block_model.hpp"
 #include "asn/model/storage_servers.hpp"
 #include "asn/stripe/geometry.hpp"
+#include "asn/stripe/parity.hpp"
 
 namespace asn::model::detail::engines {
 
@@ -55,6 +57,11 @@ class ParityPath {
   uint64_t file_size(uint16_t group);
   void fail_member(uint16_t group, unsigned port);
   void rebuild_member(uint16_t group, unsigned port, const Progress& progress);
+  // Reads every stripe of the group's file and verifies its parity (parity_scrub.cc, issue
+  // 27 item 4);
+  // with `repair` (and not `dry_run`) writes back what repair_stripe changed. `progress` is
+  // told stripes done of all.
+  stripe::ScrubReport scrub(uint16_t group, bool repair, bool dry_run, const Progress& progress);
   void discard(uint16_t group);
 
  private:
@@ -73,7 +80,31 @@ class ParityPath {
     uint64_t units_rebuilt = 0;
     std::array<uint64_t, stripe::kMaxMembers> port_units{}, port_bytes{};  // sent, per port
   };
-  class Buffers;
+  // One stripe's units, reused from request to request: data units back to back (so a
+  // stripe's data is one contiguous range of the file), then P and Q, then two scratch
+  // units; aligned for the parity code's vector loads.
+  class Buffers {
+   public:
+    explicit Buffers(const stripe::Geometry& g);
+    ~Buffers();
+    Buffers(const Buffers&) = delete;
+    Buffers& operator=(const Buffers&) = delete;
+
+    uint8_t* unit(unsigned role) { return memory_ + size_t{role} * geometry.unit_bytes; }
+    uint8_t* data() { return memory_; }
+
+    const stripe::Geometry geometry;
+    std::vector<uint8_t*> units;
+    std::array<uint8_t*, 2> scratch{};
+
+   private:
+    uint8_t* memory_;
+  };
+
+  static std::string name(uint16_t group);
+  // The member holding role r of a stripe: data unit r < data_members, then P, then Q (the
+  // unit order of asn::stripe::reconstruct).
+  static unsigned member_of(const stripe::StripeMap& map, unsigned data_members, unsigned role);
 
   template <typename F>
   auto counted(F&& request);
@@ -105,6 +136,12 @@ class ParityPath {
   void send_stripe(const Group& group, uint64_t s, std::span<const uint8_t* const> data,
                    uint64_t dirty);
   void send_unit(const Group& group, unsigned member, uint64_t s, const uint8_t* unit);
+  // A scrub refuses a group it cannot verify (check) or whose wrong units it cannot tell
+  // (repair: every member must be there).
+  static void require_redundancy(const Group& group, bool repair);
+  stripe::ScrubReport scrub_stripes(Group& group, bool write, const Progress& progress);
+  // Checks stripe `s` (and repairs it with `write`), adding to `report`.
+  void scrub_stripe(const Group& group, uint64_t s, bool write, stripe::ScrubReport& report);
   // Records the file length the storage side keeps once stripes are acknowledged.
   void publish_size(uint16_t group, uint64_t bytes, uint64_t& recorded);
 

@@ -20,6 +20,7 @@
 
 #include "asn/model/engines/routing_engine.hpp"
 #include "asn/regmap/types.hpp"
+#include "asn/stripe/parity.hpp"
 
 namespace asn::model {
 
@@ -250,6 +251,12 @@ class EmulatedBoard {
   // `progress` (may be empty) is told stripes done out of the file's stripes.
   using StripeProgress = std::function<void(uint64_t done, uint64_t total)>;
   void stripe_rebuild_member(uint16_t group, unsigned port, const StripeProgress& progress = {});
+  // Scrub (issue 27 item 4): reads every stripe of the group's file and verifies P (and Q)
+  // against the data; with `repair` rewrites what is wrong (parity from the data, or with
+  // RAID 6 a data unit located from P and Q), unless `dry_run`. A check needs redundancy
+  // left (fewer failed members than parity members), a repair every member (kTooManyFailed).
+  stripe::ScrubReport stripe_scrub(uint16_t group, bool repair, bool dry_run,
+                                   const StripeProgress& progress = {});
   // The group was deleted: every storage server drops its file. Needs no valid entry.
   void stripe_discard(uint16_t group);
 

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "asn/stripe/geometry.hpp"
 
@@ -24,6 +25,60 @@ void compute_parity(const Geometry& geometry, std::span<const uint8_t* const> da
 // changes nothing) when more units are lost than the layout tolerates.
 bool reconstruct(const Geometry& geometry, std::span<uint8_t* const> units,
                  std::span<const unsigned> lost, size_t len);
+
+// ---- scrub (issue 27 item 4: Linux md's check and repair) ---------------------------------
+
+// What disagrees in a stripe whose parity does not match its data.
+enum class Mismatch : uint8_t {
+  kNone,
+  kP,     // P (RAID 4/5: P and the data disagree, which is wrong is unknown: md rewrites P;
+          // RAID 6: Q agrees with the data, so P alone is wrong)
+  kQ,     // RAID 6: Q alone is wrong (P agrees with the data)
+  kData,  // RAID 6: one data unit is wrong, located from P and Q (Anvin, section 5)
+  // RAID 6: P and Q both disagree and no single data unit explains it, or a member is lost
+  // and only one equation is left: the data is taken as right, as md's repair does.
+  kUnlocated,
+};
+
+// The verdict on one stripe: `unit` indexes the units as reconstruct's do (the data unit for
+// kData; data_members for kP, data_members + 1 for kQ).
+struct StripeCheck {
+  Mismatch mismatch = Mismatch::kNone;
+  unsigned unit = 0;
+};
+
+// Verifies one stripe. units: as reconstruct's, every buffer filled (the units in `lost`
+// rebuilt by reconstruct beforehand, which makes the equation it used hold: what is left is
+// checked); scratch: two buffers of `len` bytes, 64-byte aligned, into which the parity
+// recomputed from the data goes (P, then Q for RAID 6); the repair below reads them.
+StripeCheck check_stripe(const Geometry& geometry, std::span<uint8_t* const> units,
+                         std::span<const unsigned> lost, std::span<uint8_t* const> scratch,
+                         size_t len);
+
+// Makes the stripe consistent after check_stripe found `check` (same buffers, unchanged
+// since): rewrites P and/or Q from the data, or for kData corrects the located data unit.
+// Returns the indices of the units it changed (the ones to write back).
+std::vector<unsigned> repair_stripe(const Geometry& geometry, std::span<uint8_t* const> units,
+                                    const StripeCheck& check, std::span<uint8_t* const> scratch,
+                                    size_t len);
+
+// One stripe that did not check, as a scrub of a group's file reports it.
+struct ScrubFinding {
+  uint64_t stripe = 0;
+  Mismatch mismatch = Mismatch::kNone;
+  unsigned member = 0;  // the group's member holding the wrong unit (kP, kQ, kData)
+  bool repaired = false;
+};
+
+// A scrub of a group's file: md's mismatch_cnt is `mismatches`, counted in stripes.
+struct ScrubReport {
+  static constexpr size_t kMaxFindings = 1000;  // listed; the counts go on past it
+  uint64_t stripes = 0;                         // checked
+  uint64_t mismatches = 0;
+  uint64_t repaired = 0;
+  uint64_t bytes_read = 0;            // member bytes read
+  std::vector<ScrubFinding> findings;  // by stripe, the first kMaxFindings
+};
 
 namespace detail {
 // The P and Q kernels compute_parity chooses from, widest first (it takes the first the CPU
