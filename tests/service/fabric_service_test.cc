@@ -444,7 +444,7 @@ TEST_F(FabricServiceTest, ARestartLeavesMatchingTablesAndABoardResetGetsThemBack
 
   board().board_reset();  // behind asnd's back: the tables are gone
   EXPECT_NE(routes().SerializeAsString(), before);
-  reconciler_->board_was_reset(board().generation(), "the test");
+  reconciler_->reset_board("the test", [&] { return board().generation(); });  // done above
   EXPECT_EQ(routes().SerializeAsString(), before);
   EXPECT_EQ(routing().thresholds(40).packets(), 17u);
   EXPECT_THAT(reconciler_->summaries()[0].last_restore, HasSubstr("programmed router 9"));

@@ -409,7 +409,7 @@ TEST_F(StripeIntegrityTest, ABoardResetUnderADataCallAnswersUnavailableRetry) {
   std::string back;
   const grpc::Status r = read(2, &back);
   EXPECT_EQ(r.error_code(), grpc::StatusCode::UNAVAILABLE) << r.error_message();
-  stack_->reconciler().board_was_reset(generation, "test");
+  stack_->reconciler().reset_board("test", [&] { return generation; });  // done above
   ASSERT_OK(read(2, &back));
   EXPECT_EQ(back, data);
 }

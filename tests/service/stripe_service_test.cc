@@ -132,7 +132,7 @@ TEST_F(StripeServiceTest, GroupsSurviveARestartAndABoardReset) {
   EXPECT_EQ(entry(0), before0);
   const uint32_t generation = stack_->device().reset_board();
   EXPECT_EQ(entry(0), std::vector<uint32_t>(s::kGroupTable.words(), 0));  // the reset cleared it
-  stack_->reconciler().board_was_reset(generation, "test");
+  stack_->reconciler().reset_board("test", [&] { return generation; });  // done above
   EXPECT_EQ(entry(0), before0);
   EXPECT_EQ(entry(7), before7);
   EXPECT_EQ(list().groups(1).board(), "in force");
