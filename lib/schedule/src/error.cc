@@ -41,7 +41,7 @@ std::string Problem::to_string() const {
 PlanError::PlanError(Problem problem) : PlanError(std::vector<Problem>{std::move(problem)}) {}
 
 PlanError::PlanError(std::vector<Problem> problems)
-    : std::runtime_error(describe(problems)), problems_(std::move(problems)) {
+    : std::runtime_error(text::printable(describe(problems))), problems_(std::move(problems)) {
   if (problems_.empty()) {
     Problem unknown;
     unknown.message = "invalid plan";
