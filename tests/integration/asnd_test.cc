@@ -202,6 +202,25 @@ TEST_F(AsndTest, CheckConfigValidatesWithoutStarting) {
   EXPECT_THAT(bad.err, HasSubstr("bad.yaml:2: listen.socket_mode"));
 }
 
+// Issue 28, finding 5: a file that is not there is never called valid. Given with --config
+// it is an error; the default one missing means the defaults (exit 0), and says so.
+TEST_F(AsndTest, CheckConfigSaysAMissingFileIsMissing) {
+  auto given = run_command({ASND_PATH, "--config", dir_.file("absent.yaml"), "--check-config"});
+  EXPECT_EQ(given.exit_code, 2) << given.all();
+  EXPECT_THAT(given.err, HasSubstr("absent.yaml: cannot read the configuration file: it does "
+                                   "not exist"));
+  EXPECT_THAT(given.all(), ::testing::Not(HasSubstr("valid")));
+
+  if (access("/etc/asn/asnd.yaml", F_OK) == 0) {
+    GTEST_SKIP() << "/etc/asn/asnd.yaml exists here: its absence cannot be tested";
+  }
+  auto fallback = run_command({ASND_PATH, "--check-config"});
+  EXPECT_EQ(fallback.exit_code, 0) << fallback.all();
+  EXPECT_THAT(fallback.out, HasSubstr("/etc/asn/asnd.yaml: no such file: asnd would start with "
+                                      "the built-in defaults"));
+  EXPECT_THAT(fallback.all(), ::testing::Not(HasSubstr("valid")));
+}
+
 TEST(Asnctl, WithoutAsndSaysHowToStartIt) {
   TempDir dir;
   auto r = run_command({ASNCTL_PATH, "--socket", dir.file("nobody.sock"), "status"});
