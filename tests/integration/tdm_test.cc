@@ -229,6 +229,25 @@ struct Refused {
   std::vector<std::string> messages;
 };
 
+// Issue 28, finding 7: a plan for a 64-port board on the 6-port one is refused with one
+// line for the ports it lacks, not one per connection, and says which board it needs and
+// how to start asnd with it.
+TEST_F(TdmTest, APlanForABiggerBoardSaysWhichBoardAndHowToGetIt) {
+  const auto r = load({kExamples + "/all-to-all.yaml"});
+  EXPECT_EQ(r.exit_code, 1) << r.all();
+  EXPECT_THAT(r.err, HasSubstr("ports 6..63 do not exist; the board (netfpga-1g) has ports 0..5"));
+  size_t lines = 0;
+  for (size_t at = r.err.find("not exist"); at != std::string::npos;
+       at = r.err.find("not exist", at + 1)) {
+    ++lines;
+  }
+  EXPECT_EQ(lines, 1u) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("plan 'all-to-all' is for board emulated-64port, and this asnd "
+                               "emulates a netfpga-1g: start asnd with --profile "
+                               "emulated-64port"));
+  EXPECT_THAT(r.err, HasSubstr("nothing was written"));
+}
+
 TEST_F(TdmTest, APlanTheBoardCannotRunIsRefusedAndTheActiveOneKeepsRunning) {
   ASSERT_EQ(load({kExamples + "/netfpga-explicit.yaml"}).exit_code, 0);
   const Active before = active();
