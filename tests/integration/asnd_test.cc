@@ -221,6 +221,32 @@ TEST_F(AsndTest, CheckConfigSaysAMissingFileIsMissing) {
   EXPECT_THAT(fallback.all(), ::testing::Not(HasSubstr("valid")));
 }
 
+// Issue 28, finding 11: `-j` is `-o json`, as `ip -j`.
+TEST_F(AsndTest, DashJIsOutputJson) {
+  start();
+  auto j = asnd_.asnctl({"regs", "read", "id.magic", "-j"});
+  EXPECT_EQ(j.exit_code, 0) << j.all();
+  EXPECT_EQ(j.out, asnd_.asnctl({"-o", "json", "regs", "read", "id.magic"}).out);
+  EXPECT_EQ(json_number(j.out, "value"), 0x41534e31u);
+  auto both = asnd_.asnctl({"-j", "-o", "table", "status"});
+  EXPECT_EQ(both.exit_code, 2) << both.all();
+  EXPECT_THAT(both.err, HasSubstr("-j is -o json"));
+}
+
+// Issue 28, finding 11: an unknown command is held against every command of the table by
+// its words: "lock list" is "locks list", a misspelt word its command; else the choices.
+TEST(Asnctl, AnUnknownCommandGetsTheClosestOne) {
+  auto group = run_command({ASNCTL_PATH, "lock", "list"});
+  EXPECT_EQ(group.exit_code, 2) << group.all();
+  EXPECT_THAT(group.err, HasSubstr("unknown command 'list' (did you mean 'asnctl locks list'?)"));
+  auto word = run_command({ASNCTL_PATH, "stauts"});
+  EXPECT_EQ(word.exit_code, 2) << word.all();
+  EXPECT_THAT(word.err, HasSubstr("unknown command 'stauts' (did you mean 'asnctl status'?)"));
+  auto far = run_command({ASNCTL_PATH, "locks", "everything"});
+  EXPECT_EQ(far.exit_code, 2) << far.all();
+  EXPECT_THAT(far.err, HasSubstr("unknown command 'everything' (one of: list, stats, sessions"));
+}
+
 TEST(Asnctl, WithoutAsndSaysHowToStartIt) {
   TempDir dir;
   auto r = run_command({ASNCTL_PATH, "--socket", dir.file("nobody.sock"), "status"});

@@ -157,7 +157,9 @@ class ScheduleCompile final : public Command {
     const CLI::App* root = sub_;
     while (root->get_parent() != nullptr) root = root->get_parent();
     const auto* output = root->get_option("--output");
-    if (yaml_ && output->count() > 0 && output->as<std::string>() == "json") {
+    const bool json = (output->count() > 0 && output->as<std::string>() == "json") ||
+                      root->get_option("-j")->count() > 0;
+    if (yaml_ && json) {
       throw UsageError("--yaml and -o json exclude each other: give one");
     }
     request_.mutable_plan()->set_text(read_plan_file(file_));
