@@ -22,8 +22,8 @@ using asnctl::kExitUnreachable;
 using asnctl::kExitUsage;
 
 constexpr const char* kFooter =
-    "Global options (--socket, --address, --tls-*, -o/--output, --timeout) may come before or\n"
-    "after the subcommand.\n"
+    "Global options (--socket, --address, --tls-*, -o/--output, -j, --timeout) may come before\n"
+    "or after the subcommand.\n"
     "\n"
     "Exit codes:\n"
     "  0  success\n"
@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
     // CLI11 says "A subcommand is required" for a misspelt one too: name it instead.
     std::vector<std::string> extra = a->remaining();
     if (e.get_name() == "RequiredError" && !extra.empty()) {
-      return usage_message(a, "unknown command '" + extra.front() + "'");
+      return usage_message(a, asnctl::unknown_command(*a, extra.front()));
     }
     return usage_message(a, e.what());
   });
@@ -118,9 +118,12 @@ int main(int argc, char** argv) {
   app.add_option("--tls-key", global.tls_key,
                  "The private key of --tls-cert (default: $ASNCTL_TLS_KEY)")
       ->type_name("PATH");
-  app.add_option("-o,--output", global.output, "Output format: table (default) or json")
-      ->check(CLI::IsMember({"table", "json"}).description(""))
-      ->type_name("FORMAT");
+  auto* output_opt =
+      app.add_option("-o,--output", global.output, "Output format: table (default) or json")
+          ->check(CLI::IsMember({"table", "json"}).description(""))
+          ->type_name("FORMAT");
+  bool json_flag = false;
+  app.add_flag("-j", json_flag, "Short for -o json (as ip -j)");
   app.add_option("--timeout", global.timeout_seconds,
                  "Deadline of each call to asnd, in seconds (default 10)")
       ->check(CLI::Validator(
@@ -166,6 +169,13 @@ int main(int argc, char** argv) {
         const char* env = std::getenv(name);
         if (value->empty() && env != nullptr && *env != '\0') *value = env;
       }
+    }
+    if (json_flag) {
+      if (output_opt->count() > 0 && global.output != "json") {
+        throw asnctl::UsageError("-j is -o json, and -o " + global.output +
+                                 " was given too: give one");
+      }
+      global.output = "json";
     }
     asnctl::check_tls_options(global);
     if (command == nullptr) throw asnctl::UsageError("no command given");

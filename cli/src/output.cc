@@ -6,6 +6,8 @@
 #include <cstdarg>
 #include <cstdio>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 namespace asnctl {
 
@@ -113,6 +115,30 @@ std::string to_json(const google::protobuf::Message& message) {
   }
   while (!indented.empty() && indented.back() == '\n') indented.pop_back();
   return indented;
+}
+
+std::string without_empty_list(const std::string& json, std::string_view key) {
+  const std::string field = "\"" + std::string(key) + "\": []";
+  std::vector<std::string> kept;
+  size_t start = 0;
+  while (start <= json.size()) {
+    size_t end = json.find('\n', start);
+    if (end == std::string::npos) end = json.size();
+    std::string line = json.substr(start, end - start);
+    start = end + 1;
+    // One field a line, and strings hold no raw newline: a line is the field or is not.
+    const size_t indent = std::min(line.find_first_not_of(' '), line.size());
+    const std::string_view field_text = std::string_view(line).substr(indent);
+    if (field_text == field + ",") continue;
+    if (field_text == field) {  // the last field: the one before it loses its comma
+      if (!kept.empty() && kept.back().ends_with(',')) kept.back().pop_back();
+      continue;
+    }
+    kept.push_back(std::move(line));
+  }
+  std::string out;
+  for (const auto& line : kept) out += (out.empty() ? "" : "\n") + line;
+  return out;
 }
 
 void print_json(const google::protobuf::Message& message) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -62,6 +63,10 @@ std::string strprintf(const char* format, ...) __attribute__((format(printf, 1, 
 // A message as indented JSON with the .proto field names and every field (zeros and empty
 // strings too); 64-bit integers are strings, as the proto3 JSON mapping has it.
 std::string to_json(const google::protobuf::Message& message);
+
+// `json` (to_json's) without the fields `"key": []`: a list the command did not ask for,
+// which printed empty would read as "there are none".
+std::string without_empty_list(const std::string& json, std::string_view key);
 
 // Prints to stdout: one message, or a JSON array of messages.
 void print_json(const google::protobuf::Message& message);

@@ -111,8 +111,8 @@ int asn_client_open(const char* endpoint, const char* tls_ca, const char* tls_ce
     if (tls_ca != nullptr) options.tls.ca_file = tls_ca;
     if (tls_cert != nullptr) options.tls.cert_file = tls_cert;
     if (tls_key != nullptr) options.tls.key_file = tls_key;
-    std::string target = endpoint != nullptr ? endpoint : LockClient::kDefaultEndpoint;
-    *client = new asn_client{LockClient(target, options)};
+    // NULL: the default endpoint ($ASN_SOCKET, else /run/asn/asnd.sock).
+    *client = new asn_client{LockClient(endpoint != nullptr ? endpoint : "", options)};
   });
 }
 

@@ -3,6 +3,7 @@
 #include "asn/client/locks.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -41,9 +42,10 @@ std::string read_pem(const std::string& path, const char* what) {
   return text.str();
 }
 
-// "unix:/p" and "host:port" as they are; a path ("/p", "./p", "p.sock") becomes "unix:p".
+// "unix:/p" and "host:port" as they are; a path ("/p", "./p", "p.sock") becomes "unix:p";
+// "" the default endpoint.
 std::string target_of(const std::string& endpoint) {
-  if (endpoint.empty()) return LockClient::kDefaultEndpoint;
+  if (endpoint.empty()) return LockClient::default_endpoint();
   if (endpoint.rfind("unix:", 0) == 0 || endpoint.rfind("unix-abstract:", 0) == 0) {
     return endpoint;
   }
@@ -99,6 +101,13 @@ Moved::Moved(std::string_view call, StatusCode code, std::string message, std::s
     : Error(call, code, std::move(message)), owner_(std::move(owner)) {}
 
 // ---------------------------------------------------------------------------------------------
+
+std::string LockClient::default_endpoint() {
+  // As asnctl reads it: a socket path, whatever it looks like, so that one variable points
+  // both at the same asnd.
+  const char* socket = std::getenv("ASN_SOCKET");
+  return socket != nullptr && *socket != '\0' ? "unix:" + std::string(socket) : kDefaultEndpoint;
+}
 
 LockClient::LockClient(std::string endpoint, ClientOptions options)
     : impl_(std::make_shared<Impl>()) {

@@ -542,6 +542,12 @@ std::optional<std::string> read_config_file(const std::string& path, bool requir
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) {
     if (!required && errno == ENOENT) return std::nullopt;
+    if (errno == ENOENT) {
+      cannot(
+          fmt::format("it does not exist (give an existing file with --config, or leave "
+                      "--config out to start from {} or the defaults)",
+                      kDefaultConfigPath));
+    }
     cannot(std::strerror(errno));
   }
   std::string text;
@@ -578,7 +584,10 @@ std::optional<std::string> read_config_file(const std::string& path, bool requir
 
 Config load_config(const std::string& path, bool required) {
   const std::optional<std::string> text = read_config_file(path, required);
-  return text ? parse_config(*text, path) : Config();
+  if (text) return parse_config(*text, path);
+  Config defaults;
+  defaults.from_file = false;
+  return defaults;
 }
 
 Config parse_config(const std::string& text, const std::string& path) {

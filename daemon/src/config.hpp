@@ -132,6 +132,9 @@ struct Config {
   FabricConfig fabric;
   // Keys that still work but have a new name: logged at start ("<file>:<line>: ...").
   std::vector<std::string> deprecations;
+  // False when load_config() found no file at the default path and the defaults stand:
+  // `--check-config` must not call a file that is not there valid.
+  bool from_file = true;
 };
 
 // Values given on the command line; each one set overrides the file.

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "asn/status/codes.hpp"
+#include "asn/text/text.hpp"
 
 namespace asn {
 
@@ -34,8 +35,10 @@ std::string_view code_name(ErrorCode code);
 
 class Error : public std::runtime_error {
  public:
-  Error(ErrorCode code, std::string message)
-      : std::runtime_error(std::move(message)), code_(code) {}
+  // Control bytes in `message` (a NUL in a name from a request) are escaped here, once for
+  // every message of asnd: what() would end at a NUL (text::printable).
+  Error(ErrorCode code, std::string_view message)
+      : std::runtime_error(text::printable(message)), code_(code) {}
 
   ErrorCode code() const { return code_; }
 

@@ -5,7 +5,8 @@
 #include <string.h>
 
 int main(int argc, char** argv) {
-  const char* endpoint = argc > 1 ? argv[1] : NULL; /* NULL: unix:/run/asn/asnd.sock */
+  /* NULL: the default, $ASN_SOCKET when set, else unix:/run/asn/asnd.sock */
+  const char* endpoint = argc > 1 ? argv[1] : NULL;
   const char* file = "example:inode-4711";
   asn_range stripe = {0, 1 << 20};
   asn_client* client = NULL;

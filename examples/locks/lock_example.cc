@@ -2,7 +2,8 @@
 // under it with the fencing token, release it.
 //
 //   asn_lock_example [ENDPOINT] [FILE_ID]
-//     ENDPOINT: unix:/run/asn/asnd.sock (default), a socket path, or host:port
+//     ENDPOINT: a socket path, unix:PATH or host:port; default: $ASN_SOCKET when set, else
+//     unix:/run/asn/asnd.sock (LockClient::default_endpoint())
 //
 // Build it alone:  c++ -std=c++20 lock_example.cc $(pkg-config --cflags --libs asnclient)
 #include <asn/client/locks.hpp>
@@ -35,7 +36,7 @@ static void report(const std::exception_ptr& error) {
 }
 
 int main(int argc, char** argv) {
-  std::string endpoint = argc > 1 ? argv[1] : lk::LockClient::kDefaultEndpoint;
+  std::string endpoint = argc > 1 ? argv[1] : "";  // "": the default endpoint
   std::string file = argc > 2 ? argv[2] : "example:inode-4711";
   try {
     lk::LockClient client(endpoint);  // over TCP: lk::ClientOptions{.tls = {ca, cert, key}}

@@ -8,8 +8,11 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <future>
+#include <optional>
+#include <string>
 #include <thread>
 
 #include "asn/client/locks.hpp"
@@ -444,6 +447,26 @@ TEST_F(ClientTest, CApiRoundTrip) {
   char error[512] = "";
   EXPECT_EQ(asn_client_c_round_trip(dir_.file("asnd.sock").c_str(), error, sizeof error), 0)
       << error;
+}
+
+// Without an endpoint the library goes where asnctl goes: the socket $ASN_SOCKET names (a
+// path), else /run/asn/asnd.sock (issue 28); in the C API too. The variable is put back.
+TEST_F(ClientTest, NoEndpointMeansAsnSocketAsAsnctlReadsIt) {
+  std::optional<std::string> saved;
+  if (const char* before = std::getenv("ASN_SOCKET")) saved = before;
+  const std::string socket = dir_.file("asnd.sock");
+  ::setenv("ASN_SOCKET", socket.c_str(), 1);
+  LockClient from_env("", fast_options());
+  EXPECT_EQ(from_env.target(), "unix:" + socket);
+  EXPECT_NE(from_env.open_session(5s, "from $ASN_SOCKET").id(), 0u);
+  char error[512] = "";
+  EXPECT_EQ(asn_client_c_round_trip(nullptr, error, sizeof error), 0) << error;
+
+  ::setenv("ASN_SOCKET", "", 1);  // empty is unset, as asnctl has it
+  EXPECT_EQ(LockClient().target(), LockClient::kDefaultEndpoint);
+  ::unsetenv("ASN_SOCKET");
+  EXPECT_EQ(LockClient().target(), LockClient::kDefaultEndpoint);
+  if (saved) ::setenv("ASN_SOCKET", saved->c_str(), 1);
 }
 
 }  // namespace

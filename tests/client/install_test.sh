@@ -13,8 +13,16 @@ cleanup() {
 }
 trap cleanup EXIT
 
-for component in libasnclient libasnclient-dev; do
-  cmake --install "$build" --prefix "$tmp/prefix" --component "$component" >/dev/null
+# The components examples/locks/README.md tells a user to install, as it spells them: a
+# component that does not exist installs nothing, silently (issue 28).
+components=$(grep -o -- '--component [A-Za-z0-9_-]*' "$source/examples/locks/README.md" | cut -d' ' -f2)
+[[ -n $components ]] || { echo "examples/locks/README.md names no install component"; exit 1; }
+for component in $components; do
+  cmake --install "$build" --prefix "$tmp/prefix/$component" --component "$component" >/dev/null
+  [[ -n $(find "$tmp/prefix/$component" -type f) ]] ||
+    { echo "install component '$component' (examples/locks/README.md) installs nothing"; exit 1; }
+  cp -a "$tmp/prefix/$component/." "$tmp/prefix/"
+  rm -rf "${tmp:?}/prefix/$component"
 done
 pc=$(find "$tmp/prefix" -name asnclient.pc)
 [[ -n $pc ]] || { echo "asnclient.pc not installed"; exit 1; }
@@ -47,4 +55,10 @@ grep -q "with fencing token 1" <<<"$out"
 out=$("$tmp/example_c" "unix:$tmp/asnd.sock")
 echo "$out"
 grep -q "locked, token" <<<"$out"
+# No endpoint: $ASN_SOCKET, as asnctl reads it (a path), in both APIs.
+out=$(ASN_SOCKET="$tmp/asnd.sock" "$tmp/example_c")
+echo "$out"
+grep -q "locked, token" <<<"$out"
+out=$(ASN_SOCKET="$tmp/asnd.sock" "$tmp/example")
+grep -q "with fencing token" <<<"$out"
 echo "ok"

@@ -202,6 +202,51 @@ TEST_F(AsndTest, CheckConfigValidatesWithoutStarting) {
   EXPECT_THAT(bad.err, HasSubstr("bad.yaml:2: listen.socket_mode"));
 }
 
+// Issue 28, finding 5: a file that is not there is never called valid. Given with --config
+// it is an error; the default one missing means the defaults (exit 0), and says so.
+TEST_F(AsndTest, CheckConfigSaysAMissingFileIsMissing) {
+  auto given = run_command({ASND_PATH, "--config", dir_.file("absent.yaml"), "--check-config"});
+  EXPECT_EQ(given.exit_code, 2) << given.all();
+  EXPECT_THAT(given.err, HasSubstr("absent.yaml: cannot read the configuration file: it does "
+                                   "not exist"));
+  EXPECT_THAT(given.all(), ::testing::Not(HasSubstr("valid")));
+
+  if (access("/etc/asn/asnd.yaml", F_OK) == 0) {
+    GTEST_SKIP() << "/etc/asn/asnd.yaml exists here: its absence cannot be tested";
+  }
+  auto fallback = run_command({ASND_PATH, "--check-config"});
+  EXPECT_EQ(fallback.exit_code, 0) << fallback.all();
+  EXPECT_THAT(fallback.out, HasSubstr("/etc/asn/asnd.yaml: no such file: asnd would start with "
+                                      "the built-in defaults"));
+  EXPECT_THAT(fallback.all(), ::testing::Not(HasSubstr("valid")));
+}
+
+// Issue 28, finding 11: `-j` is `-o json`, as `ip -j`.
+TEST_F(AsndTest, DashJIsOutputJson) {
+  start();
+  auto j = asnd_.asnctl({"regs", "read", "id.magic", "-j"});
+  EXPECT_EQ(j.exit_code, 0) << j.all();
+  EXPECT_EQ(j.out, asnd_.asnctl({"-o", "json", "regs", "read", "id.magic"}).out);
+  EXPECT_EQ(json_number(j.out, "value"), 0x41534e31u);
+  auto both = asnd_.asnctl({"-j", "-o", "table", "status"});
+  EXPECT_EQ(both.exit_code, 2) << both.all();
+  EXPECT_THAT(both.err, HasSubstr("-j is -o json"));
+}
+
+// Issue 28, finding 11: an unknown command is held against every command of the table by
+// its words: "lock list" is "locks list", a misspelt word its command; else the choices.
+TEST(Asnctl, AnUnknownCommandGetsTheClosestOne) {
+  auto group = run_command({ASNCTL_PATH, "lock", "list"});
+  EXPECT_EQ(group.exit_code, 2) << group.all();
+  EXPECT_THAT(group.err, HasSubstr("unknown command 'list' (did you mean 'asnctl locks list'?)"));
+  auto word = run_command({ASNCTL_PATH, "stauts"});
+  EXPECT_EQ(word.exit_code, 2) << word.all();
+  EXPECT_THAT(word.err, HasSubstr("unknown command 'stauts' (did you mean 'asnctl status'?)"));
+  auto far = run_command({ASNCTL_PATH, "locks", "everything"});
+  EXPECT_EQ(far.exit_code, 2) << far.all();
+  EXPECT_THAT(far.err, HasSubstr("unknown command 'everything' (one of: list, stats, sessions"));
+}
+
 TEST(Asnctl, WithoutAsndSaysHowToStartIt) {
   TempDir dir;
   auto r = run_command({ASNCTL_PATH, "--socket", dir.file("nobody.sock"), "status"});

@@ -109,6 +109,24 @@ TEST_F(TdmTest, LoadsTheNetfpgaExampleAndShowsItsSlots) {
   EXPECT_EQ(active().swap_count, a.swap_count);
 }
 
+// Issue 28, finding 8: without --slots the slot table was not read, and -o json has no
+// "entries" then, rather than "entries": [] (which reads as a table with no slots); with
+// --slots it has them.
+TEST_F(TdmTest, ScheduleShowJsonHasTheEntriesOnlyWhenAskedFor) {
+  ASSERT_EQ(load({kExamples + "/netfpga-explicit.yaml"}).exit_code, 0);
+  auto r = asnd_.asnctl({"-o", "json", "schedule", "show"});
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_THAT(r.out, Not(HasSubstr("\"entries\"")));
+  EXPECT_THAT(r.out, Not(::testing::ContainsRegex(",[[:space:]]*}")));  // still JSON
+  EXPECT_EQ(json_number(json_object(r.out, "active"), "slots"), 7u);
+  EXPECT_THAT(json_object(r.out, "active"), HasSubstr("\"frame_cycles\": \"875\"\n"));
+
+  r = asnd_.asnctl({"-o", "json", "schedule", "show", "--slots", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  // Slot 0: output 4 takes input 0, output 5 input 1 (0x80, 0x81), as the grid shows.
+  EXPECT_THAT(r.out, HasSubstr("\"entries\": [\n      \"AAAAAICB"));
+}
+
 TEST_F(TdmTest, APatternTakesAsManySlotsAsItsLowerBound) {
   auto r = load({kExamples + "/netfpga-explicit.yaml", "--phase", "write-round-compiled"});
   ASSERT_EQ(r.exit_code, 0) << r.all();
@@ -210,6 +228,25 @@ struct Refused {
   std::string text;
   std::vector<std::string> messages;
 };
+
+// Issue 28, finding 7: a plan for a 64-port board on the 6-port one is refused with one
+// line for the ports it lacks, not one per connection, and says which board it needs and
+// how to start asnd with it.
+TEST_F(TdmTest, APlanForABiggerBoardSaysWhichBoardAndHowToGetIt) {
+  const auto r = load({kExamples + "/all-to-all.yaml"});
+  EXPECT_EQ(r.exit_code, 1) << r.all();
+  EXPECT_THAT(r.err, HasSubstr("ports 6..63 do not exist; the board (netfpga-1g) has ports 0..5"));
+  size_t lines = 0;
+  for (size_t at = r.err.find("not exist"); at != std::string::npos;
+       at = r.err.find("not exist", at + 1)) {
+    ++lines;
+  }
+  EXPECT_EQ(lines, 1u) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("plan 'all-to-all' is for board emulated-64port, and this asnd "
+                               "emulates a netfpga-1g: start asnd with --profile "
+                               "emulated-64port"));
+  EXPECT_THAT(r.err, HasSubstr("nothing was written"));
+}
 
 TEST_F(TdmTest, APlanTheBoardCannotRunIsRefusedAndTheActiveOneKeepsRunning) {
   ASSERT_EQ(load({kExamples + "/netfpga-explicit.yaml"}).exit_code, 0);

@@ -383,6 +383,40 @@ TEST_F(TdmServiceTest, PlansAreKeptListedAndActivated) {
   EXPECT_THAT(status.error_message(), HasSubstr("it keeps pairs, rounds"));
 }
 
+// A NUL in a plan name, file or fabric target is shown escaped in the status message, as the
+// Device and Locks services show theirs (issue 28, finding 10): the message goes on after it.
+TEST_F(TdmServiceTest, ANulInANameFileOrTargetIsEscapedNotACutInTheMessage) {
+  v1::ActivatePlanRequest activate;
+  activate.set_name(std::string("mis\0sing", 8));
+  v1::LoadScheduleResponse activated;
+  grpc::ClientContext activate_context;
+  const grpc::Status unknown = admin_->ActivatePlan(&activate_context, activate, &activated);
+  EXPECT_EQ(unknown.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_THAT(unknown.error_message(), HasSubstr("mis\\x00sing"));
+  EXPECT_THAT(unknown.error_message(), HasSubstr("load it first"));
+
+  v1::LoadScheduleRequest load_request;
+  *load_request.mutable_plan() = source("plan: x\nphases: 7\n", std::string("pl\0an.yaml", 10));
+  v1::LoadScheduleResponse loaded;
+  grpc::ClientContext load_context;
+  const grpc::Status bad_plan = admin_->LoadSchedule(&load_context, load_request, &loaded);
+  EXPECT_EQ(bad_plan.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(bad_plan.error_message(), HasSubstr("pl\\x00an.yaml"));
+  EXPECT_THAT(bad_plan.error_message(), HasSubstr("nothing was written"));
+
+  v1::CompileScheduleRequest compile;
+  *compile.mutable_plan() = source(kPlan);
+  compile.set_fabric_target(std::string("ring\0:5", 7));
+  v1::CompileScheduleResponse compiled;
+  grpc::ClientContext compile_context;
+  const grpc::Status bad_target = reader_->CompileSchedule(&compile_context, compile, &compiled);
+  EXPECT_EQ(bad_target.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(bad_target.error_message(), HasSubstr("ring\\x00:5"));
+  EXPECT_THAT(bad_target.error_message(), HasSubstr("torus:XxY"));
+  // The message's own line breaks stay line breaks.
+  EXPECT_THAT(bad_plan.error_message(), HasSubstr("\nnothing was written"));
+}
+
 TEST_F(TdmServiceTest, ARestartLeavesTheScheduleRunningAndABoardResetGetsItBack) {
   v1::LoadScheduleResponse loaded;
   ASSERT_TRUE(load(kPlan, "pattern", &loaded).ok());

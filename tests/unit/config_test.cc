@@ -37,6 +37,7 @@ TEST(Config, MissingDefaultFileMeansDefaults) {
   EXPECT_EQ(c.listen.socket_mode, 0660u);
   EXPECT_EQ(c.backend.kind, "emulated");
   EXPECT_EQ(c.state_dir, "/var/lib/asn");
+  EXPECT_FALSE(c.from_file);  // --check-config says so rather than "valid"
   EXPECT_THROW(load_config("/nonexistent/asnd.yaml", true), Error);
 }
 

@@ -265,6 +265,25 @@ TEST(SchedulePlanFile, BadGeneratorsSayWhatTheyNeed) {
   EXPECT_THAT(error_of("all_to_all: {ports: 0}").message, HasSubstr("from 1 to 65536"));
 }
 
+// Issue 28, finding 7: every key that is missing at once, not one a try.
+TEST(SchedulePlanFile, MissingKeysAreNamedTogether) {
+  EXPECT_THAT(parse_error("description: d\n").message,
+              HasSubstr("needs 'plan: NAME' (a name such as 'halo') and 'phases:' (a list of "
+                        "phases)"));
+  const Problem bare = parse_error("plan: p\nphases:\n  - description: d\n");
+  EXPECT_EQ(bare.mark.line, 3u);
+  EXPECT_THAT(bare.message, HasSubstr("a phase needs 'name:' (a name such as 'halo'), "
+                                      "'slot_length:' (in the phase"));
+  EXPECT_THAT(bare.message, HasSubstr(", 'guard_band:' (in the phase or under 'defaults:', "
+                                      "e.g. 'guard_band: 50 ns') and 'slots:'"));
+  // Timing under defaults: counts.
+  const Problem no_slots = parse_error(
+      "plan: p\ndefaults: {slot_length: 1 us, guard_band: 0 ns}\nphases:\n"
+      "  - name: a\n");
+  EXPECT_THAT(no_slots.message, HasSubstr("phase 'a' needs 'slots:'"));
+  EXPECT_THAT(no_slots.message, ::testing::Not(HasSubstr("slot_length")));
+}
+
 TEST(SchedulePlanFile, MissingAndConflictingKeys) {
   EXPECT_THAT(parse_error("").message, HasSubstr("the file is empty"));
   EXPECT_THAT(parse_error("phases: []\n").message, HasSubstr("needs 'plan: NAME'"));
@@ -279,7 +298,8 @@ TEST(SchedulePlanFile, MissingAndConflictingKeys) {
   Problem no_length = parse_error(with_phase("    guard_band: 1 ns\n    slots: []\n"));
   EXPECT_EQ(no_length.mark, (Mark{3, 11}));
   EXPECT_THAT(no_length.message,
-              HasSubstr("phase 'a' has no slot_length: give it in the phase or under 'defaults:'"));
+              HasSubstr("phase 'a' needs 'slot_length:' (in the phase or under 'defaults:', "
+                        "e.g. 'slot_length: 1 us')"));
 
   Problem both = parse_error(
       with_phase("    slot_length: 1 us\n    guard_band: 0 ns\n    slots: []\n    pattern: []\n"));

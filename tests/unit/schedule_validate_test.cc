@@ -74,13 +74,15 @@ TEST(ScheduleValidate, InputDrivingTwoOutputs) {
 
 TEST(ScheduleValidate, PortsThatDoNotExistAndSelfConnections) {
   auto errors = errors_of(one_phase("      - [0 -> 6, 9 -> 1, 2 -> 2]\n"));
-  ASSERT_THAT(errors, SizeIs(3));
+  ASSERT_THAT(errors, SizeIs(2));  // the ports the board lacks are one error
   EXPECT_EQ(errors[0].port, 6u);
   EXPECT_THAT(errors[0].message,
-              HasSubstr("port 6 does not exist; the board (netfpga-1g) has ports 0..5"));
-  EXPECT_EQ(errors[1].port, 9u);
-  EXPECT_EQ(errors[2].port, 2u);
-  EXPECT_THAT(errors[2].message, HasSubstr("connects port 2 to itself"));
+              HasSubstr("ports 6, 9 do not exist; the board (netfpga-1g) has ports 0..5 (2 "
+                        "connections in 1 phase use them, the first here: 0 -> 6)"));
+  EXPECT_EQ(errors[1].port, 2u);
+  EXPECT_THAT(errors[1].message, HasSubstr("connects port 2 to itself"));
+  EXPECT_THAT(errors_of(one_phase("      - [0 -> 6]\n")).at(0).message,
+              HasSubstr("0 -> 6: port 6 does not exist; the board (netfpga-1g) has ports 0..5"));
   BoardLimits hairpin = board();
   hairpin.self_connections = true;
   EXPECT_THAT(errors_of(one_phase("      - [2 -> 2]\n"), hairpin), SizeIs(0));
@@ -241,12 +243,53 @@ TEST(ScheduleValidate, CatchesACorruptedSchedule) {
 
 TEST(ScheduleValidate, ProblemsAreCappedButCounted) {
   std::string slots;
-  for (int i = 0; i < 100; ++i) slots += "      - [0 -> 7, 1 -> 7]\n";
+  for (int i = 0; i < 100; ++i) slots += "      - [0 -> 2, 1 -> 2]\n";
   ValidationReport report = validate(compiled(one_phase(slots)), board());
   EXPECT_FALSE(report.ok());
   EXPECT_EQ(report.problems.size(), 50u);
-  EXPECT_EQ(report.error_count, 100u * 2 + 1);  // two bad ports a slot, and too many slots
+  EXPECT_EQ(report.error_count, 100u + 1);  // an output twice a slot, and too many slots
   EXPECT_EQ(report.omitted, report.error_count - 50);
+  try {
+    report.throw_if_errors();
+    ADD_FAILURE() << "no PlanError";
+  } catch (const PlanError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("\n(and 96 more)"));  // 5 shown of 101, not of 50
+  }
+}
+
+// Issue 28, finding 7: warnings past the cap are counted in one more ("and 70 more").
+TEST(ScheduleValidate, WarningsPastTheCapAreCounted) {
+  std::string text = "plan: p\nphases:\n";
+  for (int i = 0; i < 60; ++i) {  // two warnings a phase: 1.3 us and 50 ns are not whole cycles
+    text += "  - {name: p" + std::to_string(i) +
+            ", slot_length: 1.3 us, guard_band: 50 ns, slots: [[0 -> 1]]}\n";
+  }
+  ValidationReport report = validate(compiled(text), board());
+  EXPECT_TRUE(report.ok());
+  EXPECT_EQ(report.omitted_warnings, 70u);
+  const auto warnings = report.warnings();
+  ASSERT_THAT(warnings, SizeIs(51));
+  EXPECT_EQ(warnings.back().to_string(),
+            "v.yaml: warning: and 70 more warnings, not listed (a check lists 50 problems at "
+            "most)");
+}
+
+// Issue 28, finding 7: a plan for a 64-port board on a 6-port one is one error naming the
+// ports it lacks and the board the plan is for, not one per connection.
+TEST(ScheduleValidate, PortsTheBoardLacksAreOneError) {
+  Plan plan = compiled(
+      "plan: big\nboard: emulated-64port\nphases:\n"
+      "  - {name: a, slot_length: 1 us, guard_band: 48 ns, pattern: [{all_to_all: {ports: 64}}]}\n"
+      "  - {name: b, slot_length: 1 us, guard_band: 48 ns, slots: [[0 -> 1, 2 -> 9]]}\n");
+  BoardLimits limits = board();
+  limits.slots = 64;
+  const auto errors = validate(plan, limits).errors();
+  ASSERT_THAT(errors, SizeIs(1));
+  EXPECT_EQ(errors[0].phase, "a");
+  EXPECT_THAT(errors[0].message,
+              HasSubstr("ports 6..63 do not exist; the board (netfpga-1g) has ports 0..5 ("));
+  EXPECT_THAT(errors[0].message, HasSubstr(" connections in 2 phases use them, the first here: "));
+  EXPECT_THAT(errors[0].message, HasSubstr("; plan 'big' is for board emulated-64port"));
 }
 
 // ---- the TDM program -------------------------------------------------------------------

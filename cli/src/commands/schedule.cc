@@ -97,15 +97,18 @@ class ScheduleShow final : public Command {
  public:
   explicit ScheduleShow(CLI::App* sub) {
     slots_ = sub->add_option("--slots", max_slots_,
-                             "Slots of the grid shown (default 64; -o json lists the entries only "
-                             "with --slots)")
+                             "Slots of the grid shown (default 64; -o json has the entries only "
+                             "with --slots, and no entries field without)")
                  ->type_name("N");
   }
   int run(Session& s) override {
     const bool json = s.format == OutputFormat::kJson;
     const auto r = get_schedule(s.connection, json ? slots_->count() > 0 : max_slots_ > 0);
     if (json) {
-      print_json(r);
+      // Without --slots the entries were not asked for: left out, not shown as none.
+      const std::string text = to_json(r);
+      std::printf("%s\n",
+                  slots_->count() > 0 ? text.c_str() : without_empty_list(text, "entries").c_str());
       return kExitOk;
     }
     print_status(r);
@@ -154,7 +157,9 @@ class ScheduleCompile final : public Command {
     const CLI::App* root = sub_;
     while (root->get_parent() != nullptr) root = root->get_parent();
     const auto* output = root->get_option("--output");
-    if (yaml_ && output->count() > 0 && output->as<std::string>() == "json") {
+    const bool json = (output->count() > 0 && output->as<std::string>() == "json") ||
+                      root->get_option("-j")->count() > 0;
+    if (yaml_ && json) {
       throw UsageError("--yaml and -o json exclude each other: give one");
     }
     request_.mutable_plan()->set_text(read_plan_file(file_));

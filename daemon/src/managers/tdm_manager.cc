@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "asn/regmap/regs.hpp"
 #include "asn/schedule/compile.hpp"
 #include "asn/schedule/plan_file.hpp"
 #include "asn/schedule/tdm_program.hpp"
@@ -23,11 +24,36 @@ constexpr uint32_t kTdmSchema = 1;
 using Clock = std::chrono::steady_clock;
 constexpr auto kPollEvery = std::chrono::microseconds(200);
 
-Error plan_error(const schedule::PlanError& e) {
+// `hint`: a line of asnd's own after the plan's problems ("" for none).
+Error plan_error(const schedule::PlanError& e, const std::string& hint = "") {
   const ErrorCode code = e.kind() == schedule::ErrorKind::kResourceExhausted
                              ? ErrorCode::kResourceExhausted
                              : ErrorCode::kInvalidArgument;
-  return Error(code, std::string(e.what()) + "\nnothing was written");
+  return Error(code,
+               std::string(e.what()) + (hint.empty() ? "" : "\n" + hint) + "\nnothing was written");
+}
+
+// For a plan written for another board (its `board:`) that this one cannot run: the board
+// it needs and, when asnd emulates the board, how to start asnd with that one.
+std::string board_hint(const schedule::Plan& plan, const schedule::BoardLimits& board,
+                       bool emulated) {
+  if (plan.board.empty() || plan.board == board.board) return "";
+  if (!emulated) {
+    return fmt::format(
+        "plan '{}' is for board {}, and this board is a {}: load it on a switch "
+        "with that board, or write the plan for this one",
+        plan.name, plan.board, board.board);
+  }
+  if (regmap::register_map().board(plan.board) == nullptr) {
+    return fmt::format(
+        "plan '{}' is for board {}, which asnd cannot emulate; this asnd "
+        "emulates a {}",
+        plan.name, plan.board, board.board);
+  }
+  return fmt::format(
+      "plan '{}' is for board {}, and this asnd emulates a {}: start asnd with "
+      "--profile {} (backend.emulated.profile in asnd.yaml) to load it",
+      plan.name, plan.board, board.board, plan.board);
 }
 
 std::string plan_name(const schedule::Plan& plan, const std::string& file) {
@@ -98,7 +124,12 @@ CompiledPlan TdmManager::prepare(const PlanSource& source, bool with_yaml) const
     schedule::ValidateOptions options;
     if (plan.is_fabric()) options.switch_name = switch_name;
     const schedule::ValidationReport report = schedule::validate(plan, board, options);
-    report.throw_if_errors();
+    if (!report.ok()) {
+      // The identity names a profile only on the emulated board.
+      const bool emulated = !device_.bus().identity().profile.empty();
+      throw plan_error(schedule::PlanError(report.errors(), report.error_count),
+                       board_hint(plan, board, emulated));
+    }
     out.warnings = report.warnings();
 
     out.plan.set_name(plan_name(plan, source.file));

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "asn/fabric_schedule/target.hpp"
+#include "asn/text/text.hpp"
 
 namespace asn::fabric_schedule {
 namespace {
@@ -23,8 +24,8 @@ std::vector<uint64_t> numbers(std::string_view text, char separator, std::string
         *tail = std::string(text);
         return out;
       }
-      throw std::invalid_argument("fabric target '" + std::string(spec) +
-                                  "': expected a number at '" + std::string(text) + "'; " +
+      throw std::invalid_argument("fabric target " + text::quoted(spec) +
+                                  ": expected a number at " + text::quoted(text) + "; " +
                                   kAccepted);
     }
     out.push_back(value);
@@ -36,8 +37,8 @@ std::vector<uint64_t> numbers(std::string_view text, char separator, std::string
 
 uint32_t small(uint64_t value, std::string_view spec) {
   if (value > (uint64_t{1} << 31)) {
-    throw std::invalid_argument("fabric target '" + std::string(spec) +
-                                "': " + std::to_string(value) + " is too large");
+    throw std::invalid_argument("fabric target " + text::quoted(spec) + ": " +
+                                std::to_string(value) + " is too large");
   }
   return static_cast<uint32_t>(value);
 }
@@ -49,7 +50,8 @@ std::unique_ptr<Target> parse_target(std::string_view spec) {
   const std::string_view kind = spec.substr(0, colon);
   const std::string_view rest = colon == std::string_view::npos ? "" : spec.substr(colon + 1);
   auto bad = [&] {
-    return std::invalid_argument("fabric target '" + std::string(spec) + "': " + kAccepted);
+    // Quoted (escaped): the spec comes from a request, and what() ends at a NUL.
+    return std::invalid_argument("fabric target " + text::quoted(spec) + ": " + kAccepted);
   };
   std::string tail;
   if (kind == "torus") {

@@ -1,5 +1,7 @@
 #include "asn/schedule/error.hpp"
 
+#include <algorithm>
+
 #include "text.hpp"
 
 namespace asn::schedule {
@@ -10,14 +12,15 @@ using detail::cat;
 // The first few problems, one a line: enough to act on without flooding a terminal.
 constexpr size_t kProblemsInWhat = 5;
 
-std::string describe(const std::vector<Problem>& problems) {
+std::string describe(const std::vector<Problem>& problems, size_t total) {
   std::string out;
   size_t shown = std::min(problems.size(), kProblemsInWhat);
   for (size_t i = 0; i < shown; ++i) {
     if (i > 0) out += '\n';
     out += problems[i].to_string();
   }
-  if (problems.size() > shown) out += cat("\n(and ", problems.size() - shown, " more)");
+  total = std::max(total, problems.size());
+  if (total > shown) out += cat("\n(and ", total - shown, " more)");
   return out;
 }
 
@@ -40,8 +43,9 @@ std::string Problem::to_string() const {
 
 PlanError::PlanError(Problem problem) : PlanError(std::vector<Problem>{std::move(problem)}) {}
 
-PlanError::PlanError(std::vector<Problem> problems)
-    : std::runtime_error(describe(problems)), problems_(std::move(problems)) {
+PlanError::PlanError(std::vector<Problem> problems, size_t total)
+    : std::runtime_error(text::printable(describe(problems, total))),
+      problems_(std::move(problems)) {
   if (problems_.empty()) {
     Problem unknown;
     unknown.message = "invalid plan";

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <fstream>
 #include <set>
+#include <tuple>
 #include <vector>
 
 #include "asn/schedule/detail/reader.hpp"
@@ -26,6 +27,17 @@ constexpr std::string_view kPhaseExample =
     "'name: halo', 'slot_length: 1 us', 'guard_band: 50 ns', 'pattern: [...]'";
 constexpr std::string_view kWormholeExample = "on, off, or '{length: 2 us}'";
 
+// "needs 'a', 'b' and 'c'": every required key that is missing, in one message, so that a
+// plan written from scratch is not refused once for each.
+std::string needs(const std::vector<std::string>& keys) {
+  std::string out = "needs ";
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (i > 0) out += i + 1 == keys.size() ? " and " : ", ";
+    out += keys[i];
+  }
+  return out;
+}
+
 // The timing keys of a phase or of `defaults:`; what is not given stays unset.
 struct TimingKeys {
   std::optional<Policy> policy;
@@ -47,6 +59,8 @@ class PlanReader {
   TimingKeys read_timing(const MapView& map);
   void read_wormhole(const YamlNode& node, const std::string& field, TimingKeys& keys);
   Phase read_phase(const YamlNode& node, const std::string& field, const Plan& plan);
+  void require_keys(const MapView& map, const YamlNode& node, const std::string& field,
+                    const Phase& phase, bool fabric);
   Part read_part(const MapView& map, const YamlNode& at, std::string switch_name);
   void add_fabric_parts(const MapView& phase_map, const Plan& plan, Phase& phase);
 
@@ -65,7 +79,11 @@ Plan PlanReader::read(const YamlNode& root) {
   plan.file = reader_.file();
   if (const YamlNode* version = top.get("version")) reader_.integer(*version, "version", 1, 1);
   const YamlNode* name = top.get("plan");
-  if (name == nullptr) reader_.fail(root, "plan", "needs 'plan: NAME' (a name such as 'halo')");
+  const YamlNode* phases = top.get("phases");
+  std::vector<std::string> missing;
+  if (name == nullptr) missing.emplace_back("'plan: NAME' (a name such as 'halo')");
+  if (phases == nullptr) missing.emplace_back("'phases:' (a list of phases)");
+  if (!missing.empty()) reader_.fail(root, name == nullptr ? "plan" : "phases", needs(missing));
   plan.name = reader_.name(*name, "plan");
   if (const YamlNode* d = top.get("description")) {
     plan.description = reader_.scalar(*d, "description", "a text");
@@ -94,8 +112,6 @@ Plan PlanReader::read(const YamlNode& root) {
                                         {"policy", "slot_length", "guard_band", "wormhole"},
                                         "'slot_length: 1 us' and 'guard_band: 50 ns'"));
   }
-  const YamlNode* phases = top.get("phases");
-  if (phases == nullptr) reader_.fail(root, "phases", "needs 'phases:', a list of phases");
   const auto& items = reader_.sequence(*phases, "phases", "[{name: halo, pattern: [...]}]");
   if (items.empty()) reader_.fail(*phases, "phases", "lists no phase");
   if (items.size() > reader_.limits().max_phases) {
@@ -167,8 +183,7 @@ Phase PlanReader::read_phase(const YamlNode& node, const std::string& field, con
   Phase phase;
   phase.mark = node.mark;
   const YamlNode* name = map.get("name");
-  if (name == nullptr) reader_.fail(node, field, "needs 'name:' (a name such as 'halo')");
-  phase.name = reader_.name(*name, map.field_of("name"));
+  if (name != nullptr) phase.name = reader_.name(*name, map.field_of("name"));
   if (const YamlNode* d = map.get("description")) {
     phase.description = reader_.scalar(*d, map.field_of("description"), "a text");
   }
@@ -190,19 +205,40 @@ Phase PlanReader::read_phase(const YamlNode& node, const std::string& field, con
                    "('switches: [sw0, sw1]'); a single switch's phase has 'slots:' or "
                    "'pattern:' directly");
     }
-    phase.parts.push_back(read_part(map, node, ""));
+    // Without either, require_keys() says so together with whatever else is missing.
+    if (map.get("slots") != nullptr || map.get("pattern") != nullptr) {
+      phase.parts.push_back(read_part(map, node, ""));
+    }
   }
   // Checked after the parts, so that errors come in the order of the file.
-  auto require = [&](bool given, std::string_view key, std::string_view example) {
-    if (given) return;
-    reader_.fail(
-        *name, field,
-        cat("phase '", phase.name, "' has no ", key,
-            ": give it in the phase or under 'defaults:' (e.g. '", key, ": ", example, "')"));
-  };
-  require(t.slot_length.has_value(), "slot_length", "1 us");
-  require(t.guard_band.has_value(), "guard_band", "50 ns");
+  require_keys(map, node, field, phase, plan.is_fabric());
   return phase;
+}
+
+// The keys a phase must have, with the timing it takes from `defaults:`: all that are
+// missing in one message.
+void PlanReader::require_keys(const MapView& map, const YamlNode& node, const std::string& field,
+                              const Phase& phase, bool fabric) {
+  const Timing& t = phase.timing;
+  std::vector<std::string> missing;
+  if (map.get("name") == nullptr) missing.emplace_back("'name:' (a name such as 'halo')");
+  for (auto [given, key, example] : {std::tuple{t.slot_length.has_value(), "slot_length", "1 us"},
+                                     std::tuple{t.guard_band.has_value(), "guard_band", "50 ns"}}) {
+    if (!given) {
+      missing.push_back(
+          cat("'", key, ":' (in the phase or under 'defaults:', e.g. '", key, ": ", example, "')"));
+    }
+  }
+  if (!fabric && map.get("slots") == nullptr && map.get("pattern") == nullptr) {
+    missing.emplace_back(
+        "'slots:' (explicit slots, e.g. [['0 -> 1'], ['1 -> 0']]) or 'pattern:' (connections "
+        "to compile, e.g. ['0 -> 1', '1 -> 0'])");
+  }
+  if (missing.empty()) return;
+  const YamlNode* name = map.get("name");
+  reader_.fail(
+      name != nullptr ? *name : node, field,
+      cat(phase.name.empty() ? "a phase " : cat("phase '", phase.name, "' "), needs(missing)));
 }
 
 // A part: exactly one of `slots:` and `pattern:`.

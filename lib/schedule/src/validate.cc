@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <set>
 
 #include "text.hpp"
 
@@ -32,6 +33,23 @@ std::string as_time(uint64_t cycles, uint64_t clock_hz) {
     std::snprintf(buffer, sizeof buffer, "%g ms", ns / 1e6);
   }
   return buffer;
+}
+
+// "6..63", "2, 7..9": runs of consecutive ports, the first few.
+std::string port_runs(const std::set<uint32_t>& ports) {
+  constexpr size_t kRunsShown = 8;
+  std::vector<std::string> runs;
+  for (auto it = ports.begin(); it != ports.end();) {
+    const uint32_t first = *it;
+    uint32_t last = first;
+    while (++it != ports.end() && *it == last + 1) ++last;
+    if (runs.size() == kRunsShown) {
+      runs.push_back("...");
+      break;
+    }
+    runs.push_back(last == first ? cat(first) : cat(first, "..", last));
+  }
+  return detail::join(runs);
 }
 
 class Checker {
@@ -63,6 +81,7 @@ class Checker {
       report_.problems.push_back(std::move(p));
     } else {
       ++report_.omitted;
+      if (!is_error) ++report_.omitted_warnings;
     }
   }
   void error(const Phase* phase, const Part* part, Mark mark, std::string message,
@@ -89,6 +108,8 @@ class Checker {
                         std::optional<uint64_t> wormhole);
   void check_part(const Phase& phase, const Part& part);
   void check_slot(const Phase& phase, const Part& part, uint32_t index, const Slot& slot);
+  void note_missing_ports(const Problem& at, const Connection& c);
+  void report_missing_ports();
 
   const Plan& plan_;
   const BoardLimits& limits_;
@@ -97,6 +118,15 @@ class Checker {
   // Per port, the index into the slot's connections using it, or kUnused.
   std::vector<uint32_t> by_output_;
   std::vector<uint32_t> by_input_;
+  // Ports the plan uses that the board lacks: one error for them all, in the place of the
+  // first (a plan for a 64-port board names dozens on a 6-port one, in every phase).
+  struct MissingPorts {
+    std::set<uint32_t> ports;
+    size_t connections = 0;
+    std::set<std::string> phases;
+    std::string first;                // "0 -> 6"
+    std::optional<size_t> listed_at;  // its index in report_.problems, when listed
+  } missing_;
 };
 
 bool Checker::board_ok() {
@@ -147,6 +177,40 @@ void Checker::run() {
       if (selected(part)) check_part(phase, part);
     }
   }
+  report_missing_ports();
+}
+
+void Checker::note_missing_ports(const Problem& at, const Connection& c) {
+  for (const uint32_t port : {c.from, c.to}) {
+    if (port >= limits_.ports) missing_.ports.insert(port);
+  }
+  ++missing_.connections;
+  missing_.phases.insert(at.phase);
+  if (missing_.connections > 1) return;
+  missing_.first = cat(c.from, " -> ", c.to);
+  const size_t listed = report_.problems.size();
+  add(at);  // the message comes at the end, when every such port is known
+  if (report_.problems.size() > listed) missing_.listed_at = listed;
+}
+
+void Checker::report_missing_ports() {
+  if (!missing_.listed_at) return;
+  const size_t n = missing_.ports.size();
+  const bool for_another_board =
+      !plan_.board.empty() && !limits_.board.empty() && plan_.board != limits_.board;
+  const size_t used_by = missing_.connections;
+  std::string message =
+      cat(used_by == 1 ? missing_.first + ": " : "", n == 1 ? "port " : "ports ",
+          port_runs(missing_.ports), n == 1 ? " does" : " do", " not exist; the board",
+          limits_.board.empty() ? "" : cat(" (", limits_.board, ")"), " has ports 0..",
+          limits_.ports - 1);
+  if (used_by > 1) {
+    message += cat(" (", used_by, " connections in ", missing_.phases.size(),
+                   missing_.phases.size() == 1 ? " phase" : " phases", " use ",
+                   n == 1 ? "it" : "them", ", the first here: ", missing_.first, ")");
+  }
+  if (for_another_board) message += cat("; plan '", plan_.name, "' is for board ", plan_.board);
+  report_.problems[*missing_.listed_at].message = std::move(message);
 }
 
 std::optional<uint64_t> Checker::cycles_of(const Phase& phase, const Length& length,
@@ -317,11 +381,10 @@ void Checker::check_slot(const Phase& phase, const Part& part, uint32_t index, c
   for (uint32_t i = 0; i < connections.size(); ++i) {
     const Connection& c = connections[i];
     if (c.from >= limits_.ports || c.to >= limits_.ports) {
-      uint32_t port = c.from >= limits_.ports ? c.from : c.to;
-      slot_error(c, port,
-                 cat(c.from, " -> ", c.to, ": port ", port, " does not exist; the board",
-                     limits_.board.empty() ? "" : cat(" (", limits_.board, ")"), " has ports 0..",
-                     limits_.ports - 1));
+      Problem at = problem(&phase, &part, c.mark.known() ? c.mark : slot.mark, "");
+      at.slot = index;
+      at.port = c.from >= limits_.ports ? c.from : c.to;
+      note_missing_ports(at, c);
       continue;
     }
     if (c.from == c.to && !limits_.self_connections) {
@@ -372,11 +435,19 @@ std::vector<Problem> ValidationReport::warnings() const {
   for (const auto& p : problems) {
     if (p.severity == Severity::kWarning) out.push_back(p);
   }
+  if (omitted_warnings > 0) {
+    Problem more;
+    more.severity = Severity::kWarning;
+    if (!problems.empty()) more.file = problems.front().file;
+    more.message = cat("and ", omitted_warnings, " more warning", omitted_warnings == 1 ? "" : "s",
+                       ", not listed (a check lists ", problems.size(), " problems at most)");
+    out.push_back(std::move(more));
+  }
   return out;
 }
 
 void ValidationReport::throw_if_errors() const {
-  if (!ok()) throw PlanError(errors());
+  if (!ok()) throw PlanError(errors(), error_count);
 }
 
 ValidationReport validate(const Plan& plan, const BoardLimits& limits,

@@ -95,4 +95,22 @@ std::string quoted(std::string_view text, size_t max_bytes) {
   return out;
 }
 
+std::string printable(std::string_view message) {
+  auto control = [](char c) {
+    const auto byte = static_cast<unsigned char>(c);
+    return (byte < 0x20 && c != '\n' && c != '\t') || byte == 0x7f;
+  };
+  if (std::none_of(message.begin(), message.end(), control)) return std::string(message);
+  std::string out;
+  out.reserve(message.size() + 16);
+  for (const char c : message) {
+    if (control(c)) {
+      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 }  // namespace asn::text

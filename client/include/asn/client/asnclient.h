@@ -80,8 +80,9 @@ ASN_C_API const char* asn_strerror(int status);
 /* The message of this thread's last failed call ("" if none). */
 ASN_C_API const char* asn_last_error(void);
 
-/* endpoint: NULL for "unix:/run/asn/asnd.sock", a socket path, or "host:port". tls_ca,
- * tls_cert, tls_key: PEM files for mutual TLS over TCP, or NULL. */
+/* endpoint: NULL for the default (the socket $ASN_SOCKET names when set and not empty, else
+ * "unix:/run/asn/asnd.sock"), a socket path, or "host:port". tls_ca, tls_cert, tls_key: PEM
+ * files for mutual TLS over TCP, or NULL. */
 ASN_C_API int asn_client_open(const char* endpoint, const char* tls_ca, const char* tls_cert,
                               const char* tls_key, asn_client** client);
 /* Sessions opened from the client stay usable after it is closed. */

@@ -237,14 +237,19 @@ class Result {
 class Session;
 
 // One channel to asnd. Endpoints: "unix:/run/asn/asnd.sock", a socket path ("/run/...",
-// "./asnd.sock"), or "host:port" (TCP; use TlsOptions for mutual TLS). Thread-safe; cheap to
-// share. Sessions keep the channel alive, so a LockClient may be destroyed before them.
+// "./asnd.sock"), or "host:port" (TCP; use TlsOptions for mutual TLS); empty: the default
+// endpoint. Thread-safe; cheap to share. Sessions keep the channel alive, so a LockClient
+// may be destroyed before them.
 class ASN_CLIENT_API LockClient {
  public:
   struct Impl;  // opaque
   static constexpr const char* kDefaultEndpoint = "unix:/run/asn/asnd.sock";
 
-  explicit LockClient(std::string endpoint = kDefaultEndpoint, ClientOptions options = {});
+  // The endpoint of an empty one: the socket $ASN_SOCKET names when it is set and not
+  // empty (a path, as asnctl reads it), else kDefaultEndpoint.
+  static std::string default_endpoint();
+
+  explicit LockClient(std::string endpoint = {}, ClientOptions options = {});
   ~LockClient();
   LockClient(LockClient&&) noexcept;
   LockClient& operator=(LockClient&&) noexcept;

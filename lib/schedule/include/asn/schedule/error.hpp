@@ -40,7 +40,9 @@ struct Problem {
 class PlanError : public std::runtime_error {
  public:
   explicit PlanError(Problem problem);
-  explicit PlanError(std::vector<Problem> problems);  // errors only; at least one
+  // Errors only; at least one. `total`: how many there were, when more than are listed
+  // (a validation stops listing at max_problems); what() counts the rest.
+  explicit PlanError(std::vector<Problem> problems, size_t total = 0);
 
   ErrorKind kind() const { return problems_.front().kind; }
   const Problem& problem() const { return problems_.front(); }

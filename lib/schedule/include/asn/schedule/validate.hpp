@@ -64,12 +64,15 @@ struct ValidateOptions {
 struct ValidationReport {
   std::vector<Problem> problems;  // errors and warnings, in plan order
   size_t omitted = 0;             // problems past max_problems, not listed
+  size_t omitted_warnings = 0;    // the warnings among them
   size_t error_count = 0;         // errors, listed or not
 
   bool ok() const;  // no errors (warnings allowed)
   std::vector<Problem> errors() const;
+  // The listed warnings, then, when some were not listed, one more that says how many:
+  // "and 12 more warnings, not listed".
   std::vector<Problem> warnings() const;
-  // Throws PlanError with the errors when there are any.
+  // Throws PlanError with the errors when there are any (its message counts the unlisted).
   void throw_if_errors() const;
 };
 

@@ -29,6 +29,12 @@ std::string escaped(std::string_view text, size_t max_bytes = 80);
 // The same in single quotes, with the full length after a cut one: 'abc...' (3000000 bytes).
 std::string quoted(std::string_view text, size_t max_bytes = 80);
 
+// A whole message made safe to carry and print: control bytes written as escaped() writes
+// them (\x00), its own line breaks and tabs and UTF-8 left as they are, nothing cut. The
+// error types pass their messages through it: what() is a C string, so a NUL from a
+// request would end the message there.
+std::string printable(std::string_view message);
+
 // "a, b, c".
 std::string join(const std::vector<std::string>& items, std::string_view separator = ", ");
 
