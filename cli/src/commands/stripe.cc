@@ -305,15 +305,7 @@ class StripeRebuildMember final : public Command {
     Progress progress(strprintf("rebuilding port %u of group %u", port_, group_));
     progress.count_in("stripes");
     auto reader = stub(s)->RebuildMember(&context, request);
-    asn::v1::RebuildProgress message;
-    asn::v1::RebuildProgress last;
-    while (reader->Read(&message)) {
-      progress.update(message.stripes_done(), message.stripes_total());
-      if (message.finished()) last = message;
-    }
-    const grpc::Status status = reader->Finish();
-    progress.stop();
-    s.connection.check(status);
+    const auto last = follow_progress<asn::v1::RebuildProgress>(s, *reader, progress);
     if (s.format == OutputFormat::kJson) {
       print_json(last);
       return kExitOk;

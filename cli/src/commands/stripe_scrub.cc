@@ -83,15 +83,7 @@ class StripeScrub final : public Command {
     progress.count_in("stripes");
     auto reader = std::make_unique<asn::v1::Stripe::Stub>(s.connection.channel())
                       ->Scrub(&context, request);
-    asn::v1::ScrubProgress message;
-    asn::v1::ScrubProgress last;
-    while (reader->Read(&message)) {
-      progress.update(message.stripes_done(), message.stripes_total());
-      if (message.finished()) last = message;
-    }
-    const grpc::Status status = reader->Finish();
-    progress.stop();
-    s.connection.check(status);
+    const auto last = follow_progress<asn::v1::ScrubProgress>(s, *reader, progress);
     const auto& r = last.report();
     if (s.format == OutputFormat::kJson) {
       print_json(last);
