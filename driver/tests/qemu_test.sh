@@ -60,9 +60,10 @@ gcc -static -O2 -Wall -Wextra -Werror -I"$driver/include/uapi" -I"$mod/generated
 
 step "building asnd's kernel backend smoke test (KernelBus, static libnl)"
 g++ -std=c++20 -O2 -Wall -Wextra -Werror -static -DFMT_HEADER_ONLY -I"$top/daemon/src" \
-	-I"$top/lib/status/include" -I"$driver/include/uapi" -I"$mod/generated" \
-	$(pkg-config --cflags libnl-genl-3.0) -o "$out/kernel_bus_smoke" \
-	"$here/kernel_bus_smoke.cc" "$top/daemon/src/bus/kernel_bus.cc" -lnl-genl-3 -lnl-3 -pthread \
+	-I"$top/lib/status/include" -I"$top/lib/text/include" -I"$driver/include/uapi" \
+	-I"$mod/generated" $(pkg-config --cflags libnl-genl-3.0) -o "$out/kernel_bus_smoke" \
+	"$here/kernel_bus_smoke.cc" "$top/daemon/src/bus/kernel_bus.cc" "$top/lib/text/src/text.cc" \
+	-lnl-genl-3 -lnl-3 -pthread \
 	2>"$out/smoke-build.log" || { cat "$out/smoke-build.log"; die "kernel_bus_smoke build failed"; }
 
 step "building the memory images"
