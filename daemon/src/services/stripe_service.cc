@@ -48,6 +48,22 @@ void fill(const StripeChange& change, v1::GroupResponse* out) {
   out->set_changed(change.changed);
 }
 
+// A long call's progress (a rebuild's, a scrub's) as messages of `Message` on `writer`: the
+// first at once, then at most one per kProgressInterval, and always the last.
+template <typename Message>
+auto progress_writer(grpc::ServerWriter<Message>* writer) {
+  return [writer, last = std::chrono::steady_clock::now() - kProgressInterval](
+             uint64_t done, uint64_t total) mutable {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last < kProgressInterval && done < total) return;
+    last = now;
+    Message message;
+    message.set_stripes_done(done);
+    message.set_stripes_total(total);
+    writer->Write(message);  // a client gone away only misses progress
+  };
+}
+
 v1::ScrubFault fault_of(stripe::Mismatch mismatch) {
   switch (mismatch) {
     case stripe::Mismatch::kNone:
@@ -183,18 +199,9 @@ grpc::Status StripeService::RebuildMember(grpc::ServerContext* context,
                                           grpc::ServerWriter<v1::RebuildProgress>* writer) {
   return guarded("RebuildMember", [&] {
     authorizer_.require(Permission::kConfigure, "rebuilding a stripe group member", *context);
-    auto last = std::chrono::steady_clock::now() - kProgressInterval;
     // The data path counts stripes (bus/stripe_data_port.hpp allows bytes or stripes; the
     // emulated board's says stripes).
-    const auto progress = [&](uint64_t done, uint64_t total) {
-      const auto now = std::chrono::steady_clock::now();
-      if (now - last < kProgressInterval && done < total) return;
-      last = now;
-      v1::RebuildProgress message;
-      message.set_stripes_done(done);
-      message.set_stripes_total(total);
-      writer->Write(message);  // a client gone away only misses progress
-    };
+    const auto progress = progress_writer<v1::RebuildProgress>(writer);
     const StripeChange change = stripe_.rebuild_member(request->group(), request->port(), progress);
     v1::RebuildProgress message;
     message.set_finished(true);
@@ -219,16 +226,7 @@ grpc::Status StripeService::Scrub(grpc::ServerContext* context, const v1::ScrubR
       throw Error(ErrorCode::kInvalidArgument,
                   "validate_only: a check writes nothing already; give it with repair only");
     }
-    auto last = std::chrono::steady_clock::now() - kProgressInterval;
-    const auto progress = [&](uint64_t done, uint64_t total) {
-      const auto now = std::chrono::steady_clock::now();
-      if (now - last < kProgressInterval && done < total) return;
-      last = now;
-      v1::ScrubProgress message;
-      message.set_stripes_done(done);
-      message.set_stripes_total(total);
-      writer->Write(message);  // a client gone away only misses progress
-    };
+    const auto progress = progress_writer<v1::ScrubProgress>(writer);
     const StripeScrub scrub =
         stripe_.scrub(request->group(), repair, request->validate_only(), progress);
     v1::ScrubProgress message;
