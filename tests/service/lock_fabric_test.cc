@@ -4,6 +4,8 @@
 // refused, a slot gained grants nothing during the takeover grace and then with higher
 // tokens, a slot lost (to another switch, or at a new epoch) ends its holders and its waits,
 // and an unconfirmed map grants and renews nothing.
+#include <fstream>
+
 #include "asn/fabric_spec/lock_map.hpp"
 #include "lock_service_fixture.hpp"
 #include "lock_slots.hpp"
@@ -182,6 +184,51 @@ TEST_P(LockFabricTest, TheSameOwnerAtANewEpochDropsItsStaleTable) {
   EXPECT_EQ(list(mine_).held_size(), 0);
   const uint64_t other = open();
   EXPECT_EQ(try_lock_at(other, mine_).reason, "takeover");
+}
+
+// asnd restarts after its slots went to another switch and came back (epoch 1 -> 3): the
+// grants its table kept are of epoch 1, made beside the other switch's, and are dropped.
+TEST_P(LockFabricTest, ARestartDropsTheGrantsOfASlotThatMovedAwayAndBackWhileItWasDown) {
+  serve(map(1, 1));
+  const uint64_t holder = open();
+  ASSERT_OK(try_lock_at(holder, mine_).status);
+  restart(15);
+  manager().await_lock_map("lab", "a");
+  serve(map(9, 3), 1h);
+  EXPECT_EQ(renew(holder).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(list(mine_).held_size(), 0);
+  EXPECT_EQ(try_lock_at(open(), mine_).reason, "takeover");
+}
+
+// The same restart with the slots still at the epoch it served: the table's grants stand, and
+// their session comes back to them.
+TEST_P(LockFabricTest, ARestartKeepsTheGrantsOfASlotStillAtTheEpochItServed) {
+  serve(map(1, 2));
+  const uint64_t holder = open();
+  ASSERT_OK(try_lock_at(holder, mine_).status);
+  restart(15);
+  manager().await_lock_map("lab", "a");
+  serve(map(9, 2), 1h);
+  ASSERT_OK(renew(holder));
+  EXPECT_EQ(list(mine_).held_size(), 1);
+}
+
+// A record it cannot read tells nothing: every slot may have moved, and its grants go.
+TEST_P(LockFabricTest, ARestartWithADamagedSlotRecordDropsEveryGrant) {
+  serve(map(1, 2));
+  const uint64_t holder = open();
+  ASSERT_OK(try_lock_at(holder, mine_).status);
+  stub_.reset();
+  stack_.reset();
+  {
+    std::ofstream damaged(dir_.path() + "/locks/lock_slots", std::ios::trunc);
+    damaged << "not a record";
+  }
+  start(15);
+  manager().await_lock_map("lab", "a");
+  serve(map(9, 2), 1h);
+  EXPECT_EQ(renew(holder).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(list(mine_).held_size(), 0);
 }
 
 TEST_P(LockFabricTest, NothingIsGrantedOrRenewedWithoutAConfirmedMap) {

@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
+#include <fstream>
 
 #include "asn/text/text.hpp"
 #include "locks/lock_manager_internal.hpp"
@@ -45,6 +47,17 @@ Error with_not_held(Error e) {
 }
 
 std::string printable(std::string_view file) { return text::escaped(file, 64); }
+
+bool write_whole(const std::string& path, const google::protobuf::MessageLite& message) {
+  const std::string tmp = path + ".new";
+  {
+    std::ofstream out(tmp, std::ios::trunc | std::ios::binary);
+    if (!message.SerializeToOstream(&out) || !out.flush()) return false;
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  return !ec;
+}
 
 locks::Token wall_clock_ns() {
   return static_cast<locks::Token>(std::chrono::duration_cast<std::chrono::nanoseconds>(

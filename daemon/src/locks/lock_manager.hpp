@@ -502,6 +502,21 @@ class LockManager final : public Reconcilable {
   };
   SlotPlan plan_slots(const std::optional<LockOwnership>& map,
                       std::chrono::milliseconds takeover_grace, LockClock::time_point now) const;
+  // The slot epochs this switch serves, kept in `slots_file_` so that they outlive an asnd
+  // restart: the first map after a start drops the table's grants on every slot whose epoch
+  // is not the one recorded (it moved away and back while asnd was down). Read at the start
+  // (`served_before_`, nullopt: no record, the table was granted without a map), written on
+  // every map: first with the slots being dropped at 0, and again once their grants are gone,
+  // so that a crash in between drops them again at the next start.
+  struct ServedEpochs {
+    std::string fabric;
+    std::string self;
+    std::vector<uint64_t> epochs;  // per slot; 0: not served
+  };
+  std::optional<ServedEpochs> served_before_;
+  std::string slots_file_;
+  void load_served_epochs();
+  void save_served_epochs(const std::vector<bool>& dropping);
   const std::string& owner_of(const SlotState& slot) const;
   std::vector<std::string> drop_slots(const std::vector<bool>& lost, Finished& finished);
   int64_t confirmed_revision_ = 0;

@@ -20,10 +20,13 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <set>
 
 #include "asn/fabric_spec/lock_map.hpp"
+#include "asn/state/v1/state.pb.h"
 #include "locks/lock_manager.hpp"
 #include "locks/lock_manager_internal.hpp"
 
@@ -47,6 +50,11 @@ LockManager::SlotPlan LockManager::plan_slots(const std::optional<LockOwnership>
       plan.slots[slot].epoch = r.epoch;
     }
   }
+  // After a start, what the table was granted at, where the slots file tells: a damaged
+  // file, or one of another fabric or name, tells nothing but that every slot may be stale.
+  const ServedEpochs* recorded = alone && served_before_ ? &*served_before_ : nullptr;
+  const bool recorded_here =
+      recorded != nullptr && recorded->fabric == map->fabric && recorded->self == map->self;
   for (uint32_t slot = 0; slot < fabric::kLockSlots; ++slot) {
     const SlotState* before = alone ? nullptr : &slots_[slot];
     // Served here before: no map (every file), or owned at some epoch.
@@ -62,7 +70,11 @@ LockManager::SlotPlan LockManager::plan_slots(const std::optional<LockOwnership>
       plan.gained = plan.gained || !kept;
       plan.owned += 1;
     }
-    plan.lost[slot] = was_ours && !kept && (!ours || before != nullptr);
+    // A slot served at another epoch than the one recorded moved away and back while asnd
+    // was down: its grants were made beside its other owner's, whose clients may hold them.
+    const bool stale_since_start =
+        recorded != nullptr && (!recorded_here || recorded->epochs[slot] != s.epoch);
+    plan.lost[slot] = was_ours && !kept && (!ours || before != nullptr || stale_since_start);
   }
   return plan;
 }
@@ -155,6 +167,8 @@ void LockManager::set_lock_map(std::optional<LockOwnership> map,
     }
     lock_map_ = std::move(map);
     slots_ = std::move(plan.slots);
+    served_before_.reset();  // the first map after the start has judged the table
+    save_served_epochs(plan.lost);
     if (plan.gained) {
       // A successor's tokens above its predecessor's: the floor is the wall clock at the end
       // of the grace, which every earlier owner's token is below.
@@ -179,6 +193,48 @@ void LockManager::set_lock_map(std::optional<LockOwnership> map,
         "sessions that held them ended (their other locks run out with their leases)",
         dropped.size());
   }
+  std::lock_guard lock(mu_);
+  save_served_epochs(std::vector<bool>(fabric::kLockSlots, false));
+}
+
+void LockManager::save_served_epochs(const std::vector<bool>& dropping) {
+  std::error_code ec;
+  if (!lock_map_ || !lock_map_->known) {
+    std::filesystem::remove(slots_file_, ec);  // granted without a map from now on
+    return;
+  }
+  state::v1::LockSlotEpochs saved;
+  saved.set_fabric(lock_map_->fabric);
+  saved.set_self(lock_map_->self);
+  for (uint32_t slot = 0; slot < fabric::kLockSlots; ++slot) {
+    const SlotState& s = slots_[slot];
+    const bool ours = s.range >= 0 && owner_of(s) == lock_map_->self;
+    saved.add_epochs(ours && !dropping[slot] ? s.epoch : 0);
+  }
+  if (!write_whole(slots_file_, saved)) {
+    spdlog::error(
+        "locks: cannot write {}: after an asnd restart every slot's grants will be dropped",
+        slots_file_);
+    std::filesystem::remove(slots_file_, ec);
+  }
+}
+
+void LockManager::load_served_epochs() {
+  std::ifstream in(slots_file_, std::ios::binary);
+  if (!in) return;
+  state::v1::LockSlotEpochs saved;
+  ServedEpochs served;
+  if (saved.ParseFromIstream(&in) && saved.epochs_size() == static_cast<int>(fabric::kLockSlots)) {
+    served.fabric = saved.fabric();
+    served.self = saved.self();
+    served.epochs.assign(saved.epochs().begin(), saved.epochs().end());
+  } else {
+    // Unreadable: the safe reading is that every slot moved (fabric "" matches none).
+    spdlog::error("locks: {} is damaged: the first lock map drops every slot's grants",
+                  slots_file_);
+    served.epochs.assign(fabric::kLockSlots, 0);
+  }
+  served_before_ = std::move(served);
 }
 
 void LockManager::await_lock_map(const std::string& fabric, const std::string& self) {

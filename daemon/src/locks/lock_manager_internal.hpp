@@ -5,6 +5,8 @@
 // the helpers they share.
 #pragma once
 
+#include <google/protobuf/message_lite.h>
+
 #include <array>
 #include <functional>
 #include <map>
@@ -82,6 +84,10 @@ std::vector<std::string> software_prefixes(const std::string& placement);
 // The entries a valid spec takes in a table (one per range or block); 0 for an invalid one
 // (the domain refuses it and says why).
 size_t entries_of(const locks::RangeSpec& ranges);
+// Replaces the file at `path` with `message` (a temporary file renamed over it: a crash leaves
+// the old file or the new, whole). Not fsynced: lock state is void after the host's reboot,
+// and the page cache outlives asnd. False when it could not be written.
+bool write_whole(const std::string& path, const google::protobuf::MessageLite& message);
 
 }  // namespace lock_manager_detail
 }  // namespace asn

@@ -43,6 +43,7 @@ LockManager::LockManager(std::unique_ptr<LockDomain> switch_domain, const std::s
   // switch is gone, and the tail of the software domain's log may be (it is not fsynced).
   const fs::path boot_file = fs::path(software_dir) / "boot_id";
   loss_file_ = (fs::path(software_dir) / "loss_grace").string();
+  slots_file_ = (fs::path(software_dir) / "lock_slots").string();
   const std::string boot = boot_id();
   std::string recorded;
   {
@@ -55,6 +56,7 @@ LockManager::LockManager(std::unique_ptr<LockDomain> switch_domain, const std::s
                  software_dir);
     fs::remove_all(fs::path(software_dir) / "software", ec);
     fs::remove(loss_file_, ec);
+    fs::remove(slots_file_, ec);
   }
   if (switch_domain) {
     if (auto why = switch_domain->unusable()) {
@@ -78,6 +80,7 @@ LockManager::LockManager(std::unique_ptr<LockDomain> switch_domain, const std::s
   }
   next_token_.assign(domains_.size(), 0);
   recover();
+  load_served_epochs();
   // A table may be new, or have lost its tokens (the board was reset while asnd was down):
   // no grant from now on may get a token at or below one granted before. Wall-clock
   // nanoseconds are above every token granted before this start, as no table grants more
@@ -386,16 +389,10 @@ void LockManager::save_loss_grace() {
   saved.set_every_file(loss_.every_file);
   for (uint64_t id : loss_.sessions) saved.add_sessions(id);
   for (const auto& file : loss_.files) saved.add_files(file);
-  const std::string tmp = loss_file_ + ".new";
-  {
-    std::ofstream out(tmp, std::ios::trunc | std::ios::binary);
-    if (!saved.SerializeToOstream(&out) || !out.flush()) {
-      spdlog::error("locks: cannot write {}: the loss grace would not survive an asnd restart",
-                    tmp);
-      return;
-    }
+  if (!write_whole(loss_file_, saved)) {
+    spdlog::error("locks: cannot write {}: the loss grace would not survive an asnd restart",
+                  loss_file_);
   }
-  fs::rename(tmp, loss_file_, ec);
 }
 
 void LockManager::left_loss_grace(uint64_t session) {
