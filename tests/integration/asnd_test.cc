@@ -37,6 +37,26 @@ class AsndTest : public ::testing::Test {
   }
 };
 
+// A port enable written behind asnd's back (`regs write`): status no longer says all is well,
+// names each port and both states, and a `port set` puts the board back.
+TEST_F(AsndTest, StatusSaysWhereTheBoardDiffersFromTheDesiredState) {
+  start();
+  ASSERT_EQ(asnd_.asnctl({"port", "set", "3", "down"}).exit_code, 0);
+  EXPECT_THAT(asnd_.asnctl({"status"}).out, HasSubstr("running, all well"));
+  auto r = asnd_.asnctl({"regs", "write", "port[2].control.enable=0", "port[3].control.enable=1"});
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  r = asnd_.asnctl({"status"});
+  EXPECT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_THAT(r.out, HasSubstr("running, 1 warning"));
+  EXPECT_THAT(r.out, HasSubstr("ports state: differs from the board"));
+  EXPECT_THAT(r.out, HasSubstr("port 2 is down on the board, up in the desired state; port 3 is "
+                               "up on the board, down in the desired state"));
+  EXPECT_THAT(asnd_.asnctl({"-o", "json", "status"}).out, HasSubstr("differs from the board"));
+  ASSERT_EQ(asnd_.asnctl({"port", "set", "2", "up"}).exit_code, 0);
+  EXPECT_THAT(asnd_.asnctl({"status"}).out, HasSubstr("running, all well"));
+  EXPECT_EQ(read_value("port[3].control.enable"), 0u);
+}
+
 TEST_F(AsndTest, StatusShowsTheBoard) {
   start();
   auto r = asnd_.asnctl({"status"});

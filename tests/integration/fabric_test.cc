@@ -87,6 +87,7 @@ TEST_F(FabricTest, AnOperatorPlacesTheSwitchAndItStaysPlaced) {
   EXPECT_THAT(routes_before, HasSubstr("\"local\": true"));
 
   r = asnd_.asnctl({"routing", "set", "--mode", "minimal", "--threshold", "12"});
+  const std::string routes_placed = asnd_.asnctl({"-o", "json", "routes"}).out;
   ASSERT_EQ(r.exit_code, 0) << r.all();
   r = asnd_.asnctl({"routing", "set", "--threshold", "30", "--port", "40"});
   ASSERT_EQ(r.exit_code, 0) << r.all();
@@ -108,6 +109,22 @@ TEST_F(FabricTest, AnOperatorPlacesTheSwitchAndItStaysPlaced) {
   EXPECT_EQ(r.exit_code, 1) << r.all();
   EXPECT_THAT(r.err, HasSubstr("beyond the queue depth, 128"));
   EXPECT_EQ(json_number(asnd_.asnctl({"-o", "json", "fabric", "show"}).out, "router"), 3u);
+
+  // A threshold and a route table entry written behind asnd's back: status says the fabric
+  // state differs, and what; a restart puts the board back.
+  ASSERT_EQ(asnd_.asnctl({"regs", "write", "port[40].aldfb_threshold=7"}).exit_code, 0);
+  r = asnd_.asnctl({"status"});
+  EXPECT_THAT(r.out, HasSubstr("running, 1 warning"));
+  EXPECT_THAT(r.out, HasSubstr("fabric state: differs from the board"));
+  EXPECT_THAT(r.out, HasSubstr("port 40's ALDFB threshold is not the 30 packets set"));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("ROUTE block")));
+  r = asnd_.asnctl({"regs", "write", "route.dest_table[5].w0=0", "route.control.commit=1"});
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_THAT(asnd_.asnctl({"status"}).out, HasSubstr("the ROUTE block's active tables are not"));
+  ASSERT_EQ(asnd_.stop(), 0);
+  start();
+  EXPECT_THAT(asnd_.asnctl({"status"}).out, HasSubstr("running, all well"));
+  EXPECT_EQ(asnd_.asnctl({"-o", "json", "routes"}).out, routes_placed);
 
   // A restart: the board already holds it and is left as it is.
   const std::string routes_set = asnd_.asnctl({"-o", "json", "routes"}).out;

@@ -138,6 +138,24 @@ TEST_F(StripeTest, AFailedMemberIsReadAroundAndRebuilt) {
   EXPECT_GT(json_number(after.out, "units_rebuilt").value_or(0), 0u);
 }
 
+// The group table or the engine's enable written behind asnd's back: status names them, and a
+// restart of asnd puts the board back.
+TEST_F(StripeTest, StatusSaysWhenTheBoardsGroupTableDiffers) {
+  create("2", "5", "0,1", "2", "4K");
+  EXPECT_THAT(ok({"status"}).out, HasSubstr("running, all well"));
+  ok({"regs", "write", "stripe.config.enable=0", "stripe.group_table[5].w0=1"});
+  const CommandResult status = ok({"status"});
+  EXPECT_THAT(status.out, HasSubstr("stripe state: differs from the board"));
+  EXPECT_THAT(status.out, HasSubstr("stripe.group_table[5] holds an entry of no group"));
+  EXPECT_THAT(status.out, HasSubstr("stripe.config.enable is 0, not 1"));
+  ok({"regs", "write", "stripe.config.enable=1", "stripe.group_table[5].w0=0",
+      "stripe.group_table[2].w0=0"});
+  EXPECT_THAT(ok({"status"}).out, HasSubstr("stripe.group_table[2] is not group 2's entry"));
+  ASSERT_EQ(asnd_.stop(), 0);
+  start();
+  EXPECT_THAT(ok({"status"}).out, HasSubstr("running, all well"));
+}
+
 TEST_F(StripeTest, GroupsAndFilesSurviveARestartAndABoardReset) {
   create("1", "6", "0,1,2", "3,4", "4K");
   create("9", "4", "4,5", "0", "1M");

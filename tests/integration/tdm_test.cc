@@ -107,6 +107,13 @@ TEST_F(TdmTest, LoadsTheNetfpgaExampleAndShowsItsSlots) {
   ASSERT_EQ(r.exit_code, 0) << r.all();
   EXPECT_THAT(r.out, HasSubstr("already active"));
   EXPECT_EQ(active().swap_count, a.swap_count);
+
+  // The engine stopped behind asnd's back: status says so.
+  EXPECT_THAT(asnd_.asnctl({"status"}).out, HasSubstr("running, all well"));
+  ASSERT_EQ(asnd_.asnctl({"regs", "write", "tdm.config.enable=0"}).exit_code, 0);
+  r = asnd_.asnctl({"status"});
+  EXPECT_THAT(r.out, HasSubstr("tdm state: differs from the board"));
+  EXPECT_THAT(r.out, HasSubstr("tdm.config.enable is 0"));
 }
 
 // Issue 28, finding 8: without --slots the slot table was not read, and -o json has no

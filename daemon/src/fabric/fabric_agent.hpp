@@ -64,6 +64,9 @@ class FabricAgent final : public Reconcilable {
   // On start: loads what was applied last; on a board reset: reports the new generation.
   std::string reconcile(ReconcileCause cause) override;
   ManagerSummary summary() const override;
+  // None of its own: what the fabric decides is the FabricManager's document, whose drift()
+  // reads the board.
+  std::string drift() override { return ""; }
 
  private:
   void status_loop();

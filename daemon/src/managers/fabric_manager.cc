@@ -1,6 +1,7 @@
 #include "managers/fabric_manager.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <chrono>
 
@@ -182,14 +183,22 @@ std::vector<uint32_t> FabricManager::read_thresholds() {
   return thresholds;
 }
 
-std::string FabricManager::apply_thresholds(const state::v1::FabricState& doc) {
+std::vector<std::pair<uint32_t, uint32_t>> FabricManager::differing_thresholds(
+    const state::v1::FabricState& doc) {
   const std::vector<uint32_t> board = read_thresholds();
-  unsigned changed = 0;
+  std::vector<std::pair<uint32_t, uint32_t>> out;
   for (const auto& [port, packets] : doc.thresholds()) {
-    if (port >= board.size() || board[port] == packets) continue;
-    device_.write(regs::port::kAldfbThresholdPackets, packets, port);
-    ++changed;
+    if (port < board.size() && board[port] != packets) out.emplace_back(port, packets);
   }
+  return out;
+}
+
+std::string FabricManager::apply_thresholds(const state::v1::FabricState& doc) {
+  const auto differing = differing_thresholds(doc);
+  for (const auto& [port, packets] : differing) {
+    device_.write(regs::port::kAldfbThresholdPackets, packets, port);
+  }
+  const size_t changed = differing.size();
   return changed == 0 ? "" : fmt::format("{} threshold{}", changed, changed == 1 ? "" : "s");
 }
 
@@ -474,6 +483,24 @@ std::string FabricManager::reconcile(ReconcileCause cause) {
 ManagerSummary FabricManager::summary() const {
   std::lock_guard lock(mutex_);
   return state_.summary("fabric");
+}
+
+std::string FabricManager::drift() {
+  std::lock_guard lock(mutex_);
+  if (!state_.doc()) return "";
+  const state::v1::FabricState& doc = *state_.doc();
+  std::vector<std::string> what;
+  // The plan is computed again (a few ms at thousands of terminals; `asnctl status` is not a
+  // hot path) rather than kept: one path from the document to the words, as a restore takes.
+  if (!board_holds(prepare(doc))) {
+    what.push_back("the ROUTE block's active tables are not the fabric's (`asnctl routes` shows "
+                   "what the board routes by)");
+  }
+  for (const auto& [port, packets] : differing_thresholds(doc)) {
+    what.push_back(fmt::format("port {}'s ALDFB threshold is not the {} packets set", port,
+                               packets));
+  }
+  return fmt::format("{}", fmt::join(what, "; "));
 }
 
 }  // namespace asn

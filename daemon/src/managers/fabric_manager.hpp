@@ -101,6 +101,7 @@ class FabricManager final : public Reconcilable {
   std::string_view kind() const override { return "fabric"; }
   std::string reconcile(ReconcileCause cause) override;
   ManagerSummary summary() const override;
+  std::string drift() override;
 
   // Throws asn::Error: kInvalidArgument for an impossible fabric or router (naming the field
   // and the limit), kFailedPrecondition for one this board cannot hold (its ports, its
@@ -134,6 +135,9 @@ class FabricManager final : public Reconcilable {
   bool board_holds(const Plan& plan);       // the active banks equal the plan (true: unplaced)
   std::vector<uint32_t> read_thresholds();  // every port's T_h as the board has it
   std::string apply_thresholds(const state::v1::FabricState& doc);
+  // The ports whose T_h on the board is not the document's: (port, the document's value).
+  std::vector<std::pair<uint32_t, uint32_t>> differing_thresholds(
+      const state::v1::FabricState& doc);
   // Stores `next` as pending, programs it (the tables only when the board does not hold
   // them already: `tables_held`), clears the mark; undone when the board refuses.
   void change(const state::v1::FabricState& next, const Plan& plan, bool tables_held,

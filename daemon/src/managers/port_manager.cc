@@ -1,6 +1,7 @@
 #include "managers/port_manager.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <set>
@@ -22,25 +23,41 @@ std::set<uint32_t> down_set(const state::v1::PortsState& doc) {
 PortManager::PortManager(Device& device, const StateStore& store)
     : device_(device), state_(store, "ports", kPortsSchema) {}
 
-// Writes port.control.enable where the board differs from the document; returns what
-// changed in words.
-std::string PortManager::apply(const state::v1::PortsState& doc) {
+std::vector<PortAdminState> PortManager::differing(const state::v1::PortsState& doc) {
   const auto down = down_set(doc);
   const unsigned ports = device_.layout()->caps.get(regmap::Cap::kPorts);
   Device::ReadBatch batch;
   for (unsigned p = 0; p < ports; ++p) batch.add(regs::port::kControlEnable, p);
   device_.read(batch);
-  std::vector<std::string> changed;
+  std::vector<PortAdminState> out;
   for (unsigned p = 0; p < ports; ++p) {
     const bool want = down.count(p) == 0;
-    if ((batch[p] != 0) == want) continue;
-    device_.write(regs::port::kControlEnable, want ? 1 : 0, p);
-    changed.push_back(fmt::format("port {} {}", p, want ? "up" : "down"));
+    if ((batch[p] != 0) != want) out.push_back({p, want});
+  }
+  return out;
+}
+
+// Writes port.control.enable where the board differs from the document; returns what
+// changed in words.
+std::string PortManager::apply(const state::v1::PortsState& doc) {
+  std::vector<std::string> changed;
+  for (const PortAdminState& p : differing(doc)) {
+    device_.write(regs::port::kControlEnable, p.up ? 1 : 0, p.port);
+    changed.push_back(fmt::format("port {} {}", p.port, p.up ? "up" : "down"));
   }
   if (changed.empty()) return "the board already holds it";
-  std::string out = "set ";
-  for (size_t i = 0; i < changed.size(); ++i) out += (i ? ", " : "") + changed[i];
-  return out;
+  return fmt::format("set {}", fmt::join(changed, ", "));
+}
+
+std::string PortManager::drift() {
+  std::lock_guard lock(mutex_);
+  if (!state_.doc()) return "";
+  std::vector<std::string> ports;
+  for (const PortAdminState& p : differing(*state_.doc())) {
+    ports.push_back(fmt::format("port {} is {} on the board, {} in the desired state", p.port,
+                                p.up ? "down" : "up", p.up ? "up" : "down"));
+  }
+  return fmt::format("{}", fmt::join(ports, "; "));
 }
 
 std::string PortManager::reconcile(ReconcileCause cause) {

@@ -27,6 +27,7 @@ class PortManager final : public Reconcilable {
   std::string_view kind() const override { return "ports"; }
   std::string reconcile(ReconcileCause cause) override;
   ManagerSummary summary() const override;
+  std::string drift() override;
 
   // Checks every setting first (a bad port changes nothing), then stores the new desired
   // state and programs the board. With validate_only, only checks. Returns the revision in
@@ -37,6 +38,8 @@ class PortManager final : public Reconcilable {
 
  private:
   std::string apply(const state::v1::PortsState& doc);
+  // The ports whose port.control.enable differs from the document, with the value it wants.
+  std::vector<PortAdminState> differing(const state::v1::PortsState& doc);
 
   Device& device_;
   mutable std::mutex mutex_;

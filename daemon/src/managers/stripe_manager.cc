@@ -179,31 +179,57 @@ void StripeManager::program(uint32_t group, const std::vector<uint32_t>& words) 
 
 // Makes the group table hold the document: entries that differ are reprogrammed, entries of
 // no group cleared (asnd owns the table); the engine is enabled while any group exists.
-std::string StripeManager::apply(const state::v1::StripeState& doc) {
+StripeManager::Differences StripeManager::differing(const state::v1::StripeState& doc) {
   const uint32_t table = capacity();
   const std::vector<uint32_t> board = device_.read_entries(s::kGroupTable, 0, table);
   const size_t words = s::kGroupTable.words();
-  std::vector<std::string> did;
+  Differences out;
   for (uint32_t g = 0; g < table; ++g) {
     auto it = doc.groups().find(g);
-    const auto want = entry_words(it == doc.groups().end() ? nullptr : &it->second);
-    if (std::equal(want.begin(), want.end(), board.begin() + static_cast<long>(g * words))) {
-      continue;
+    auto want = entry_words(it == doc.groups().end() ? nullptr : &it->second);
+    if (!std::equal(want.begin(), want.end(), board.begin() + static_cast<long>(g * words))) {
+      out.entries.emplace_back(g, std::move(want));
     }
-    program(g, want);
-    did.push_back(
-        fmt::format("{} group {}", it == doc.groups().end() ? "cleared" : "programmed", g));
-  }
-  for (const auto& [g, group] : doc.groups()) {
-    if (g >= table) did.push_back(fmt::format("group {} does not fit the board's table", g));
   }
   const uint32_t enable = doc.groups().empty() ? 0 : 1;
-  if (device_.read(s::kConfigEnable) != enable) {
-    device_.write(s::kConfigEnable, enable);
-    did.push_back(enable ? "enabled striping" : "disabled striping");
+  if (device_.read(s::kConfigEnable) != enable) out.enable = enable;
+  return out;
+}
+
+std::string StripeManager::apply(const state::v1::StripeState& doc) {
+  const Differences differences = differing(doc);
+  std::vector<std::string> did;
+  for (const auto& [g, want] : differences.entries) {
+    program(g, want);
+    did.push_back(
+        fmt::format("{} group {}", doc.groups().contains(g) ? "programmed" : "cleared", g));
+  }
+  for (const auto& [g, group] : doc.groups()) {
+    if (g >= capacity()) did.push_back(fmt::format("group {} does not fit the board's table", g));
+  }
+  if (differences.enable) {
+    device_.write(s::kConfigEnable, *differences.enable);
+    did.push_back(*differences.enable ? "enabled striping" : "disabled striping");
   }
   if (did.empty()) return "the board already holds it";
   return fmt::format("{}", fmt::join(did, ", "));
+}
+
+std::string StripeManager::drift() {
+  std::lock_guard lock(mutex_);
+  if (!state_.doc()) return "";
+  const Differences differences = differing(*state_.doc());
+  std::vector<std::string> what;
+  for (const auto& [g, want] : differences.entries) {
+    what.push_back(state_.doc()->groups().contains(g)
+                       ? fmt::format("stripe.group_table[{}] is not group {}'s entry", g, g)
+                       : fmt::format("stripe.group_table[{}] holds an entry of no group", g));
+  }
+  if (differences.enable) {
+    what.push_back(fmt::format("stripe.config.enable is {}, not {}", 1 - *differences.enable,
+                               *differences.enable));
+  }
+  return fmt::format("{}", fmt::join(what, "; "));
 }
 
 std::string StripeManager::reconcile(ReconcileCause cause) {

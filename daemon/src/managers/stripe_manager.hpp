@@ -100,6 +100,7 @@ class StripeManager final : public Reconcilable {
   std::string_view kind() const override { return "stripe"; }
   std::string reconcile(ReconcileCause cause) override;
   ManagerSummary summary() const override;
+  std::string drift() override;
 
   // ---- groups ------------------------------------------------------------------------------
   // Each checks everything first (kInvalidArgument, kNotFound, kAlreadyExists,
@@ -138,6 +139,13 @@ class StripeManager final : public Reconcilable {
   const state::v1::StripeGroupState& existing(uint32_t group) const;
   StripeChange commit_group(uint32_t group, const state::v1::StripeGroupState* next);
   std::string apply(const state::v1::StripeState& doc);
+  // What of the board differs from the document: the group table entries (with the words the
+  // document wants), and stripe.config.enable when it is not `enable`.
+  struct Differences {
+    std::vector<std::pair<uint32_t, std::vector<uint32_t>>> entries;
+    std::optional<uint32_t> enable;
+  };
+  Differences differing(const state::v1::StripeState& doc);
   void program(uint32_t group, const std::vector<uint32_t>& words);
   StripeDataPort& data_port();
   std::mutex& group_lock(uint32_t group);

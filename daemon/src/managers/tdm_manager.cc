@@ -1,6 +1,7 @@
 #include "managers/tdm_manager.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -446,6 +447,27 @@ std::string TdmManager::reprogram(std::unique_lock<std::mutex>& lock,
                    cycles_to_time(frame, limits().clock_hz) + kSwapGrace));
   if (!enabled) device_.write(t::kConfigEnable, 1);
   return "loaded " + what;
+}
+
+std::string TdmManager::drift() {
+  std::lock_guard lock(mutex_);
+  // While a swap is armed the active bank is about to change; its request reports.
+  if (!state_.doc() || state_.doc()->active_plan().empty() || changing_) return "";
+  const state::v1::TdmState& doc = *state_.doc();
+  const auto found = doc.plans().find(doc.active_plan());
+  if (found == doc.plans().end()) return "";  // reconcile() says so, as a restore failure
+  const state::v1::TdmPhase& program = find_phase(found->second, doc.active_phase());
+  std::vector<std::string> what;
+  if (device_.read(t::kConfigEnable) == 0) what.push_back("tdm.config.enable is 0");
+  const std::vector<uint32_t> slots = tdm_words::slot_words(program);
+  const uint32_t count = static_cast<uint32_t>(slots.size() / t::kSlotTable.words());
+  if (device_.read_entries(t::kTiming, 0, 1, Bank::kActive) != tdm_words::timing_words(program) ||
+      device_.read_entries(t::kSlotTable, 0, count, Bank::kActive) != slots) {
+    what.push_back(fmt::format("the active bank is not plan '{}' phase '{}' (`asnctl schedule "
+                               "show --slots` shows what the board runs)",
+                               doc.active_plan(), program.name()));
+  }
+  return fmt::format("{}", fmt::join(what, "; "));
 }
 
 std::string TdmManager::reconcile(ReconcileCause cause) {

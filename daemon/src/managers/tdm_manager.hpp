@@ -151,6 +151,7 @@ class TdmManager final : public Reconcilable {
   std::string_view kind() const override { return "tdm"; }
   std::string reconcile(ReconcileCause cause) override;
   ManagerSummary summary() const override;
+  std::string drift() override;
 
   // Parses, compiles and validates; writes nothing. Throws asn::Error: kInvalidArgument for a
   // plan that is wrong (every message has file:line:column), kResourceExhausted for one that

@@ -53,7 +53,7 @@ void fill_capabilities(const DeviceLayout& layout, v1::DeviceInfo* response) {
 
 }  // namespace
 
-DeviceService::DeviceService(Device& device, BoardManager& board, const Reconciler& reconciler,
+DeviceService::DeviceService(Device& device, BoardManager& board, Reconciler& reconciler,
                              Authorizer authorizer, std::chrono::steady_clock::time_point started,
                              std::shared_ptr<StreamLimiter> streams)
     : device_(device),

@@ -19,7 +19,7 @@ namespace asn {
 class DeviceService final
     : public v1::Device::WithCallbackMethod_DumpRegisters<v1::Device::Service> {
  public:
-  DeviceService(Device& device, BoardManager& board, const Reconciler& reconciler,
+  DeviceService(Device& device, BoardManager& board, Reconciler& reconciler,
                 Authorizer authorizer, std::chrono::steady_clock::time_point started,
                 std::shared_ptr<StreamLimiter> streams);
 
@@ -42,7 +42,7 @@ class DeviceService final
 
   Device& device_;
   BoardManager& board_;
-  const Reconciler& reconciler_;
+  Reconciler& reconciler_;
   Authorizer authorizer_;
   std::chrono::steady_clock::time_point started_;
   std::shared_ptr<StreamLimiter> streams_;

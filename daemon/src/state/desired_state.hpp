@@ -98,6 +98,7 @@ class DesiredState {
     s.last_restore = last_restore_;
     s.status = status();
     s.problem = refused_.has_value();
+    s.in_force = !refused_ && doc_ && !header_.pending;
     return s;
   }
 

@@ -92,9 +92,25 @@ void Reconciler::loop(std::chrono::milliseconds poll) {
   }
 }
 
-std::vector<ManagerSummary> Reconciler::summaries() const {
+std::vector<ManagerSummary> Reconciler::summaries() {
   std::vector<ManagerSummary> out;
-  for (const Reconcilable* manager : managers_) out.push_back(manager->summary());
+  std::unique_lock running(run_mutex_, std::try_to_lock);
+  for (Reconcilable* manager : managers_) {
+    ManagerSummary s = manager->summary();
+    if (s.in_force && running.owns_lock()) {
+      try {
+        if (std::string drift = manager->drift(); !drift.empty()) {
+          s.status = "differs from the board (written behind asnd's back?): " + drift +
+                     "; a restart of asnd puts the board back";
+          s.problem = true;
+        }
+      } catch (const Error& e) {
+        s.status = std::string("cannot read the board to compare: ") + e.what();
+        s.problem = true;
+      }
+    }
+    out.push_back(std::move(s));
+  }
   return out;
 }
 

@@ -25,6 +25,7 @@ struct ManagerSummary {
   uint64_t revision = 0;
   std::string last_restore;
   bool problem = false;  // an operator should act (shown as a warning)
+  bool in_force = false;  // the stored document is committed: the board should hold it
 };
 
 // What a manager implements to take part.
@@ -37,6 +38,11 @@ class Reconcilable {
   // Returns what it did, in words. Throws asn::Error when the board refuses.
   virtual std::string reconcile(ReconcileCause cause) = 0;
   virtual ManagerSummary summary() const = 0;
+  // How the board differs from the document in force, in words an operator can act on (what
+  // differs, and how to put it back); empty when the board holds it or nothing is in force.
+  // Reads the board: a register written behind asnd's back (`asnctl regs write`, another
+  // program on the bus) is found here, not only at the next start or reset.
+  virtual std::string drift() = 0;
 };
 
 class Reconciler {
@@ -61,7 +67,9 @@ class Reconciler {
   // asnd's back.
   uint32_t reset_board(const std::string& who, const std::function<uint32_t()>& reset);
 
-  std::vector<ManagerSummary> summaries() const;
+  // Every manager's summary; one in force whose board differs says so (drift()) and is a
+  // problem. Not while a reconciliation runs: it is putting the board back.
+  std::vector<ManagerSummary> summaries();
   uint32_t reconciled_generation() const;
 
  private:
