@@ -66,12 +66,25 @@ void check_tls_options(const GlobalOptions& options) {
   }
 }
 
+namespace {
+
+// A reply may be larger than gRPC's default limit of 4 MiB (a fabric's compiled plan, asked
+// for with --yaml, is megabytes): what asnd sends is what was asked for, and asnctl takes it
+// whole, as etcdctl does (its MaxCallRecvMsgSize defaults to no limit).
+grpc::ChannelArguments channel_arguments() {
+  grpc::ChannelArguments arguments;
+  arguments.SetMaxReceiveMessageSize(-1);
+  return arguments;
+}
+
+}  // namespace
+
 Connection::Connection(const GlobalOptions& options)
     : target_(options.address.empty() ? "unix:" + options.socket_path : options.address),
       over_tcp_(!options.address.empty()),
       over_tls_(options.tls()),
       timeout_seconds_(options.timeout_seconds),
-      channel_(grpc::CreateChannel(target_, credentials(options))) {}
+      channel_(grpc::CreateCustomChannel(target_, credentials(options), channel_arguments())) {}
 
 void Connection::prepare(grpc::ClientContext& context) const {
   auto timeout = std::chrono::duration_cast<std::chrono::system_clock::duration>(

@@ -236,6 +236,39 @@ struct Refused {
   std::vector<std::string> messages;
 };
 
+// Issue 28, finding 9: a fabric compile's plan (here 16 phases of all-to-all on a torus, about
+// 5 MB of YAML) came back only with the reply, and a reply over gRPC's default 4 MiB failed
+// after the whole compile. The plan is sent only when asked for (--yaml), and then whole.
+TEST_F(TdmTest, AFabricPlanOfMegabytesComesBackOnlyWhenAskedAndThenWhole) {
+  TempDir dir;
+  AsndProcess big(dir, unique_name("tdm64"));
+  ASSERT_TRUE(big.start({"--profile", "emulated-64port"})) << big.log();
+  std::string text =
+      "plan: big\nboard: emulated-64port\ndefaults: {slot_length: 1 us, guard_band: 48 ns}\n"
+      "phases:\n";
+  for (int i = 0; i < 16; ++i) {
+    text += "  - name: p" + std::to_string(i) + "\n    pattern: [all_to_all: {ports: 64}]\n";
+  }
+  const std::string file = write_plan("big.yaml", text);
+  const std::vector<std::string> compile = {"schedule", "compile", file, "--fabric",
+                                            "torus:8x8", "--algorithm", "greedy"};
+  auto r = big.asnctl(compile);
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_THAT(squeezed(r.out), HasSubstr("p15 4032 115 64"));
+  std::vector<std::string> json = {"-o", "json"};
+  json.insert(json.end(), compile.begin(), compile.end());
+  r = big.asnctl(json);
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_EQ(r.out.find("compiled_yaml"), std::string::npos) << "the plan came unasked";
+  EXPECT_NE(r.out.find("\"p15\""), std::string::npos);
+  std::vector<std::string> yaml = compile;
+  yaml.push_back("--yaml");
+  r = big.asnctl(yaml);
+  ASSERT_EQ(r.exit_code, 0) << r.err.substr(0, 2000);
+  EXPECT_GT(r.out.size(), size_t{4} << 20);
+  EXPECT_NE(r.out.find("name: p15"), std::string::npos);
+}
+
 // Issue 28, finding 7: a plan for a 64-port board on the 6-port one is refused with one
 // line for the ports it lacks, not one per connection, and says which board it needs and
 // how to start asnd with it.

@@ -151,6 +151,10 @@ class ScheduleCompile final : public Command {
                     "With --fabric: the default compiler's search per phase (500ms, 2s; "
                     "default 1s)")
         ->type_name("DURATION");
+    seed_option_ = sub->add_option("--seed", seed_,
+                    "With --fabric: the seed of the default compiler's random choices (default "
+                    "1); one seed, one plan: the same output on any machine")
+        ->type_name("N");
     sub->add_flag("--yaml", yaml_, "Print the plan with every pattern laid out as slots");
   }
   void check() override {
@@ -165,6 +169,7 @@ class ScheduleCompile final : public Command {
     request_.mutable_plan()->set_text(read_plan_file(file_));
     request_.mutable_plan()->set_file(file_);
     request_.mutable_plan()->set_switch_name(switch_name_);
+    request_.set_include_compiled_yaml(yaml_);
     check_fabric();
   }
   int run(Session& s) override {
@@ -204,6 +209,8 @@ class ScheduleCompile final : public Command {
   CLI::App* sub_;
   std::string file_, algorithm_, switch_name_, fabric_, budget_;
   bool yaml_ = false;
+  uint64_t seed_ = 0;
+  CLI::Option* seed_option_ = nullptr;
   asn::v1::CompileScheduleRequest request_;
 };
 
@@ -225,6 +232,7 @@ void ScheduleCompile::check_fabric() {
   if (fabric_.empty()) {
     if (!crossbar_name) throw UsageError("--algorithm " + algorithm_ + " needs --fabric TARGET");
     if (!budget_.empty()) throw UsageError("--time-budget needs --fabric TARGET");
+    if (seed_option_->count() > 0) throw UsageError("--seed needs --fabric TARGET");
     request_.mutable_plan()->set_algorithm(to_algorithm(algorithm_));
     return;
   }
@@ -241,6 +249,10 @@ void ScheduleCompile::check_fabric() {
     if (!ms) throw UsageError("--time-budget " + budget_ + ": give it as 500ms or 2s");
     request_.set_time_budget_ms(*ms);
   }
+  if (seed_option_->count() > 0 && seed_ == 0) {
+    throw UsageError("--seed 0: give a seed of 1 or more (1 is the default)");
+  }
+  request_.set_seed(seed_);
 }
 
 // Per phase: connections, slots, lower bound, gap, what made the schedule, compile time; then

@@ -65,6 +65,7 @@ CompiledFabric TdmManager::compile_fabric(const FabricCompileSource& source) con
     }
     options.algorithm = *parsed;
     options.time_budget = source.time_budget;
+    options.seed = source.seed;
     start = Clock::now();
     const auto inputs = fabric_phases(plan, file);
     out.program = fabric_schedule::compile_program(*target, inputs, options, plan.name);
@@ -81,7 +82,7 @@ CompiledFabric TdmManager::compile_fabric(const FabricCompileSource& source) con
     out.times.validate_us = micros(start);
     out.plan_name = plan.name;
     out.target_name = target->name();
-    out.compiled_yaml = schedule::format_plan(out.program.plan);
+    if (source.with_yaml) out.compiled_yaml = schedule::format_plan(out.program.plan);
   } catch (const schedule::PlanError& e) {
     throw Error(e.kind() == schedule::ErrorKind::kResourceExhausted ? ErrorCode::kResourceExhausted
                                                                     : ErrorCode::kInvalidArgument,

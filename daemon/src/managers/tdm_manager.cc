@@ -93,9 +93,8 @@ schedule::BoardLimits TdmManager::limits() const {
   return limits;
 }
 
-CompiledPlan TdmManager::compile(const PlanSource& source) const {
-  CompiledPlan compiled = prepare(source, true);
-  return compiled;
+CompiledPlan TdmManager::compile(const PlanSource& source, bool with_yaml) const {
+  return prepare(source, with_yaml);
 }
 
 CompiledPlan TdmManager::prepare(const PlanSource& source, bool with_yaml) const {

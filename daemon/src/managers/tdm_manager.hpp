@@ -56,7 +56,7 @@ struct LoadTimes {
 struct CompiledPlan {
   state::v1::TdmPlan plan;
   std::vector<schedule::Problem> warnings;
-  std::string compiled_yaml;  // with compile(): the plan with its patterns laid out
+  std::string compiled_yaml;  // compile(with_yaml): the plan with its patterns laid out
   LoadTimes times;            // parse, compile, validate
 };
 
@@ -67,14 +67,16 @@ struct FabricCompileSource {
   std::string target;     // parse_target's text: "torus:8x8", "2dfb:1024:32", ...
   std::string algorithm;  // "" or default, greedy, coloring, aapc, combined, ...
   std::chrono::milliseconds time_budget{1000};
+  uint64_t seed = 1;       // the default compiler's random choices
+  bool with_yaml = false;  // also write the fabric plan as YAML (compiled_yaml)
 };
 struct CompiledFabric {
   std::string plan_name;
   std::string target_name;
   fabric_schedule::FabricProgram program;  // the fabric plan, per-phase reports, changes
   std::vector<schedule::Problem> warnings;
-  std::string compiled_yaml;
-  LoadTimes times;  // parse, compile, validate
+  std::string compiled_yaml;  // FabricCompileSource::with_yaml
+  LoadTimes times;            // parse, compile, validate
 };
 
 struct LoadOutcome {
@@ -156,7 +158,8 @@ class TdmManager final : public Reconcilable {
   // Parses, compiles and validates; writes nothing. Throws asn::Error: kInvalidArgument for a
   // plan that is wrong (every message has file:line:column), kResourceExhausted for one that
   // does not fit the board (slots needed and available).
-  CompiledPlan compile(const PlanSource& source) const;
+  // `with_yaml`: also writes the compiled plan back as YAML (compiled_yaml).
+  CompiledPlan compile(const PlanSource& source, bool with_yaml = false) const;
   // Compiles the plan's patterns for a fabric and validates the fabric plan against this
   // board (every switch's part); writes nothing. Throws asn::Error kInvalidArgument for a
   // bad target, algorithm or plan (a fabric plan, a phase without a pattern, a terminal

@@ -135,6 +135,8 @@ void TdmService::compile_fabric(const v1::CompileScheduleRequest& request,
   if (request.time_budget_ms() != 0) {
     source.time_budget = std::chrono::milliseconds(request.time_budget_ms());
   }
+  if (request.seed() != 0) source.seed = request.seed();
+  source.with_yaml = request.include_compiled_yaml();
   const CompiledFabric compiled = tdm_.compile_fabric(source);
   response->set_plan(compiled.plan_name);
   response->set_fabric_target(compiled.target_name);
@@ -164,7 +166,7 @@ void TdmService::compile_fabric(const v1::CompileScheduleRequest& request,
     }
   }
   for (const auto& w : compiled.warnings) fill(w, response->add_warnings());
-  response->set_compiled_yaml(compiled.compiled_yaml);
+  if (request.include_compiled_yaml()) response->set_compiled_yaml(compiled.compiled_yaml);
   response->set_parse_us(compiled.times.parse_us);
   response->set_compile_us(compiled.times.compile_us);
   response->set_validate_us(compiled.times.validate_us);
@@ -176,11 +178,17 @@ grpc::Status TdmService::CompileSchedule(grpc::ServerContext*,
   return guarded("CompileSchedule", [&] {
     authorizer_.require(Permission::kRead, "compiling a schedule");
     if (!request->fabric_target().empty()) return compile_fabric(*request, response);
-    const CompiledPlan compiled = tdm_.compile(source_of(request->plan()));
+    if (request->seed() != 0) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  "seed: only a fabric compile (fabric_target) has random choices to seed; "
+                  "leave it 0");
+    }
+    const CompiledPlan compiled =
+        tdm_.compile(source_of(request->plan()), request->include_compiled_yaml());
     response->set_plan(compiled.plan.name());
     fill_phases(compiled.plan, response->mutable_phases());
     for (const auto& w : compiled.warnings) fill(w, response->add_warnings());
-    response->set_compiled_yaml(compiled.compiled_yaml);
+    if (request->include_compiled_yaml()) response->set_compiled_yaml(compiled.compiled_yaml);
     response->set_parse_us(compiled.times.parse_us);
     response->set_compile_us(compiled.times.compile_us);
     response->set_validate_us(compiled.times.validate_us);
