@@ -250,7 +250,7 @@ TEST_F(TdmTest, AFabricPlanOfMegabytesComesBackOnlyWhenAskedAndThenWhole) {
     text += "  - name: p" + std::to_string(i) + "\n    pattern: [all_to_all: {ports: 64}]\n";
   }
   const std::string file = write_plan("big.yaml", text);
-  const std::vector<std::string> compile = {"schedule", "compile", file, "--fabric",
+  const std::vector<std::string> compile = {"schedule",  "compile",     file,    "--fabric",
                                             "torus:8x8", "--algorithm", "greedy"};
   auto r = big.asnctl(compile);
   ASSERT_EQ(r.exit_code, 0) << r.all();

@@ -298,6 +298,7 @@ TEST_F(TdmServiceTest, AReaderMayCompileAndReadButNotLoad) {
 
   v1::CompileScheduleRequest compile;
   *compile.mutable_plan() = source(kPlan);
+  compile.set_include_compiled_yaml(true);
   v1::CompileScheduleResponse compiled;
   grpc::ClientContext context2;
   ASSERT_TRUE(reader_->CompileSchedule(&context2, compile, &compiled).ok());
@@ -305,6 +306,17 @@ TEST_F(TdmServiceTest, AReaderMayCompileAndReadButNotLoad) {
   EXPECT_EQ(compiled.phases(1).slots(), compiled.phases(1).lower_bound());
   EXPECT_THAT(compiled.phases(1).line(), HasSubstr("optimal"));
   EXPECT_THAT(compiled.compiled_yaml(), HasSubstr("slots:"));
+  // Unasked, the compiled plan is not sent (issue 28 finding 9: it can be megabytes).
+  compile.set_include_compiled_yaml(false);
+  grpc::ClientContext context3;
+  ASSERT_TRUE(reader_->CompileSchedule(&context3, compile, &compiled).ok());
+  EXPECT_FALSE(compiled.has_compiled_yaml());
+  // A seed is for the fabric compiler's random choices; the one-switch compiler has none.
+  compile.set_seed(7);
+  grpc::ClientContext context4;
+  const grpc::Status seeded = reader_->CompileSchedule(&context4, compile, &compiled);
+  EXPECT_EQ(seeded.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(seeded.error_message(), HasSubstr("seed: only a fabric compile"));
   EXPECT_EQ(stack_->bus().writes.load(), 0u);
 }
 
@@ -325,6 +337,7 @@ phases:
   *request.mutable_plan() = source(kTerminals);
   request.set_fabric_target("linear:5");
   request.set_fabric_algorithm("greedy");
+  request.set_include_compiled_yaml(true);
   v1::CompileScheduleResponse response;
   grpc::ClientContext context;
   ASSERT_TRUE(reader_->CompileSchedule(&context, request, &response).ok());

@@ -151,10 +151,11 @@ class ScheduleCompile final : public Command {
                     "With --fabric: the default compiler's search per phase (500ms, 2s; "
                     "default 1s)")
         ->type_name("DURATION");
-    seed_option_ = sub->add_option("--seed", seed_,
-                    "With --fabric: the seed of the default compiler's random choices (default "
-                    "1); one seed, one plan: the same output on any machine")
-        ->type_name("N");
+    seed_option_ =
+        sub->add_option("--seed", seed_,
+                        "With --fabric: the seed of the default compiler's random choices (default "
+                        "1); one seed, one plan: the same output on any machine")
+            ->type_name("N");
     sub->add_flag("--yaml", yaml_, "Print the plan with every pattern laid out as slots");
   }
   void check() override {

@@ -212,10 +212,12 @@ void LockManager::save_served_epochs(const std::vector<bool>& dropping) {
     saved.add_epochs(ours && !dropping[slot] ? s.epoch : 0);
   }
   if (!write_whole(slots_file_, saved)) {
+    // The file there (if any) keeps an earlier map's epochs: a restart drops every slot whose
+    // epoch changed since, which is safe. Removing it would make the table trusted.
     spdlog::error(
-        "locks: cannot write {}: after an asnd restart every slot's grants will be dropped",
+        "locks: cannot write {}: after a restart, the grants of every slot whose "
+        "epoch changed since the last record are dropped",
         slots_file_);
-    std::filesystem::remove(slots_file_, ec);
   }
 }
 

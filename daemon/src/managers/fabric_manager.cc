@@ -493,12 +493,13 @@ std::string FabricManager::drift() {
   // The plan is computed again (a few ms at thousands of terminals; `asnctl status` is not a
   // hot path) rather than kept: one path from the document to the words, as a restore takes.
   if (!board_holds(prepare(doc))) {
-    what.push_back("the ROUTE block's active tables are not the fabric's (`asnctl routes` shows "
-                   "what the board routes by)");
+    what.push_back(
+        "the ROUTE block's active tables are not the fabric's (`asnctl routes` shows "
+        "what the board routes by)");
   }
   for (const auto& [port, packets] : differing_thresholds(doc)) {
-    what.push_back(fmt::format("port {}'s ALDFB threshold is not the {} packets set", port,
-                               packets));
+    what.push_back(
+        fmt::format("port {}'s ALDFB threshold is not the {} packets set", port, packets));
   }
   return fmt::format("{}", fmt::join(what, "; "));
 }

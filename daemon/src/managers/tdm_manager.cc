@@ -193,9 +193,24 @@ void TdmManager::write_shadow(const state::v1::TdmPhase& program, LoadTimes& tim
   times.readback_us = micros_since(start);
 }
 
+std::vector<std::string> TdmManager::differences(const state::v1::TdmPhase& program,
+                                                 std::string_view what) {
+  std::vector<std::string> out;
+  if (device_.read(t::kConfigEnable) == 0) out.push_back("tdm.config.enable is 0");
+  const std::vector<uint32_t> slots = tdm_words::slot_words(program);
+  const uint32_t count = static_cast<uint32_t>(slots.size() / t::kSlotTable.words());
+  if (device_.read_entries(t::kTiming, 0, 1, Bank::kActive) != tdm_words::timing_words(program) ||
+      device_.read_entries(t::kSlotTable, 0, count, Bank::kActive) != slots) {
+    out.push_back(
+        fmt::format("the active bank is not {} (`asnctl schedule show --slots` shows "
+                    "what the board runs)",
+                    what));
+  }
+  return out;
+}
+
 bool TdmManager::board_runs(const state::v1::TdmPhase& program) {
-  if (device_.read(t::kConfigEnable) == 0) return false;
-  return device_.read_entries(t::kTiming, 0, 1, Bank::kActive) == tdm_words::timing_words(program);
+  return differences(program, "").empty();
 }
 
 // The registers of one moment: the frame counter is read first and again last, and the batch
@@ -456,17 +471,10 @@ std::string TdmManager::drift() {
   const auto found = doc.plans().find(doc.active_plan());
   if (found == doc.plans().end()) return "";  // reconcile() says so, as a restore failure
   const state::v1::TdmPhase& program = find_phase(found->second, doc.active_phase());
-  std::vector<std::string> what;
-  if (device_.read(t::kConfigEnable) == 0) what.push_back("tdm.config.enable is 0");
-  const std::vector<uint32_t> slots = tdm_words::slot_words(program);
-  const uint32_t count = static_cast<uint32_t>(slots.size() / t::kSlotTable.words());
-  if (device_.read_entries(t::kTiming, 0, 1, Bank::kActive) != tdm_words::timing_words(program) ||
-      device_.read_entries(t::kSlotTable, 0, count, Bank::kActive) != slots) {
-    what.push_back(fmt::format("the active bank is not plan '{}' phase '{}' (`asnctl schedule "
-                               "show --slots` shows what the board runs)",
-                               doc.active_plan(), program.name()));
-  }
-  return fmt::format("{}", fmt::join(what, "; "));
+  return fmt::format(
+      "{}", fmt::join(differences(program, fmt::format("plan '{}' phase '{}'", doc.active_plan(),
+                                                       program.name())),
+                      "; "));
 }
 
 std::string TdmManager::reconcile(ReconcileCause cause) {

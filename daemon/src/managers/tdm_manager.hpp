@@ -205,6 +205,9 @@ class TdmManager final : public Reconcilable {
   // Writes the program into the inactive banks and reads them back. Throws kHardware.
   void write_shadow(const state::v1::TdmPhase& program, LoadTimes& times);
   bool board_runs(const state::v1::TdmPhase& program);
+  // What of the board is not `program` (named `what`) running: the engine disabled, the
+  // active bank's timing or slots; board_runs() is its being empty.
+  std::vector<std::string> differences(const state::v1::TdmPhase& program, std::string_view what);
   Sequencer read_sequencer();
   Sequencer read_sequencer_once(uint64_t& frame_after);
   // Arms the shadow banks for `frame` (0: the next boundary), then waits without the lock

@@ -24,7 +24,7 @@ struct ManagerSummary {
   std::string status;  // "in force", "nothing configured", "refused: ...", "restore failed: ..."
   uint64_t revision = 0;
   std::string last_restore;
-  bool problem = false;  // an operator should act (shown as a warning)
+  bool problem = false;   // an operator should act (shown as a warning)
   bool in_force = false;  // the stored document is committed: the board should hold it
 };
 
