@@ -13,6 +13,7 @@
 //     max_entries_per_session: 131072
 //     max_entries_per_principal: 262144
 //     max_switch_entries_per_principal: 4096
+//     batch_reply_queue_bytes: 8388608   # a Batch stream's results waiting to be written
 #include <fmt/format.h>
 
 #include <string_view>
@@ -77,6 +78,11 @@ std::map<std::string, Key> with_locks_keys(std::map<std::string, Key> table) {
       {"locks.max_switch_entries_per_principal",
        {[](Config& c, const std::string& w, const YAML::Node& n) {
          c.locks.max_switch_entries_per_principal = number(w, n, 1, 100000000);
+       }}},
+      // From 64 KiB (gRPC's initial HTTP/2 window; below it a stream would pause its reads
+      // on almost every message while a write is in flight) to 1 GiB.
+      {"locks.batch_reply_queue_bytes", {[](Config& c, const std::string& w, const YAML::Node& n) {
+         c.locks.batch_reply_queue_bytes = number(w, n, 64u << 10, 1u << 30);
        }}},
   });
   return table;
