@@ -28,8 +28,8 @@
 
 namespace asn {
 
-// The readers and checks of keys, shared with the fabric section (config_fabric.cc) through
-// config_keys.hpp.
+// The readers and checks of keys, shared with the sections in files of their own
+// (config_locks.cc, config_fabric.cc) through config_keys.hpp.
 namespace config_keys {
 
 constexpr std::array kLogLevels = {"trace", "debug", "info", "warn", "error", "critical", "off"};
@@ -226,15 +226,6 @@ void check_pem_file(const std::string& where, const std::string& path, PemKind k
   }
 }
 
-void validate_placement(const std::string& where, const std::string& placement) {
-  constexpr std::string_view kPrefix = "software-prefix:";
-  if (placement == "first-fit") return;
-  if (placement.rfind(kPrefix, 0) == 0 && placement.size() > kPrefix.size()) return;
-  bad(where, fmt::format("{} is not a placement: write first-fit, or software-prefix:P1,P2,... "
-                         "(files whose id starts with a prefix live in the software domain)",
-                         text::quoted(placement)));
-}
-
 std::string scalar(const std::string& where, const YAML::Node& node) {
   if (!node.IsScalar()) bad(where, "expected a single value");
   return node.Scalar();
@@ -276,7 +267,7 @@ bool boolean(const std::string& where, const YAML::Node& node) {
 }
 
 const std::map<std::string, Key>& keys() {
-  static const std::map<std::string, Key> table = with_fabric_keys({
+  static const std::map<std::string, Key> table = with_fabric_keys(with_locks_keys({
       {"log_level", {[](Config& c, const std::string& w, const YAML::Node& n) {
          c.log_level = scalar(w, n);
          validate_log_level(w, c.log_level);
@@ -365,48 +356,7 @@ const std::map<std::string, Key>& keys() {
          c.backend.kernel.device = n.IsNull() ? "" : scalar(w, n);
          if (!c.backend.kernel.device.empty()) validate_pci_address(w, c.backend.kernel.device);
        }}},
-      {"locks.default_ttl", {[](Config& c, const std::string& w, const YAML::Node& n) {
-         c.locks.default_ttl_s = seconds(w, n, 1, 3600);
-       }}},
-      {"locks.max_ttl", {[](Config& c, const std::string& w, const YAML::Node& n) {
-         c.locks.max_ttl_s = seconds(w, n, 1, 86400);
-       }}},
-      {"locks.grace_period", {[](Config& c, const std::string& w, const YAML::Node& n) {
-         c.locks.grace_period_s = seconds(w, n, 0, 3600);
-       }}},
-      {"locks.placement", {[](Config& c, const std::string& w, const YAML::Node& n) {
-         c.locks.placement = scalar(w, n);
-         validate_placement(w, c.locks.placement);
-       }}},
-      {"locks.software_entries", {[](Config& c, const std::string& w, const YAML::Node& n) {
-         c.locks.software_entries = number(w, n, 1, 1u << 24);
-       }}},
-      {"locks.max_waiting", {[](Config& c, const std::string& w, const YAML::Node& n) {
-         c.locks.max_waiting = number(w, n, 1, 1000000);
-       }}},
-      {"locks.max_sessions_per_principal",
-       {[](Config& c, const std::string& w, const YAML::Node& n) {
-         c.locks.max_sessions_per_principal = number(w, n, 1, 1000000);
-       }}},
-      {"locks.max_waiting_per_principal",
-       {[](Config& c, const std::string& w, const YAML::Node& n) {
-         c.locks.max_waiting_per_principal = number(w, n, 1, 1000000);
-       }}},
-      {"locks.max_waiting_per_session", {[](Config& c, const std::string& w, const YAML::Node& n) {
-         c.locks.max_waiting_per_session = number(w, n, 1, 1000000);
-       }}},
-      {"locks.max_entries_per_session", {[](Config& c, const std::string& w, const YAML::Node& n) {
-         c.locks.max_entries_per_session = number(w, n, 1, 100000000);
-       }}},
-      {"locks.max_entries_per_principal",
-       {[](Config& c, const std::string& w, const YAML::Node& n) {
-         c.locks.max_entries_per_principal = number(w, n, 1, 100000000);
-       }}},
-      {"locks.max_switch_entries_per_principal",
-       {[](Config& c, const std::string& w, const YAML::Node& n) {
-         c.locks.max_switch_entries_per_principal = number(w, n, 1, 100000000);
-       }}},
-  });
+  }));
   return table;
 }
 

@@ -100,6 +100,10 @@ struct LocksConfig {
   unsigned max_entries_per_session = 131072;
   unsigned max_entries_per_principal = 262144;
   unsigned max_switch_entries_per_principal = 4096;
+  // A Batch stream stops reading ops while more results than this wait to be written to its
+  // client, so that a client that does not read its replies cannot grow asnd's memory without
+  // end (services/lock_batch.cc). 8 MiB: four of the largest replies (2 MiB each).
+  unsigned batch_reply_queue_bytes = 8u << 20;
 };
 
 // The fabric (issue 25): with a `fabric:` section asnd is the agent of one switch of a

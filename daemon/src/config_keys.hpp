@@ -1,6 +1,6 @@
 // The readers and checks of asnd.yaml's keys (config.cc), shared with the sections that
-// live in files of their own (config_fabric.cc). Each throws asn::Error kInvalidArgument
-// with `where` ("<file>:<line>: <key>") in front.
+// live in files of their own (config_locks.cc, config_fabric.cc). Each throws asn::Error
+// kInvalidArgument with `where` ("<file>:<line>: <key>") in front.
 #pragma once
 
 #include <yaml-cpp/yaml.h>
@@ -27,6 +27,8 @@ bool boolean(const std::string& where, const YAML::Node& node);
 void validate_absolute(const std::string& where, const std::string& path);
 void validate_tcp(const std::string& where, const std::string& address);
 
+// The locks section's keys (locks.*), added to the table of config.cc.
+std::map<std::string, Key> with_locks_keys(std::map<std::string, Key> table);
 // The fabric section's keys (fabric.*), added to the table of config.cc.
 std::map<std::string, Key> with_fabric_keys(std::map<std::string, Key> table);
 

@@ -193,6 +193,29 @@ TEST(Config, LockQuotas) {
   }
 }
 
+// A Batch stream's queue of results not yet written (locks.batch_reply_queue_bytes): 8 MiB
+// unless set; a value outside 64 KiB to 1 GiB, or not a plain number of bytes, is refused
+// naming the key, the line and the range.
+TEST(Config, BatchReplyQueueBytes) {
+  EXPECT_EQ(LocksConfig{}.batch_reply_queue_bytes, 8u << 20);
+  test::TempDir dir;
+  test::write_file(dir.file("asnd.yaml"), "locks:\n  batch_reply_queue_bytes: 262144\n");
+  EXPECT_EQ(load_config(dir.file("asnd.yaml"), true).locks.batch_reply_queue_bytes, 262144u);
+  for (const char* bounds : {"65536", "1073741824"}) {
+    EXPECT_EQ(load_error(std::string("locks:\n  batch_reply_queue_bytes: ") + bounds + "\n"),
+              "(accepted)")
+        << bounds;
+  }
+  for (const char* value : {"0", "-1", "65535", "1073741825", "8M", "8 MiB"}) {
+    const std::string error =
+        load_error(std::string("locks:\n  batch_reply_queue_bytes: ") + value + "\n");
+    EXPECT_NE(error.find("asnd.yaml:2: locks.batch_reply_queue_bytes: '" + std::string(value) +
+                         "' is not a whole number from 65536 to 1073741824"),
+              std::string::npos)
+        << error;
+  }
+}
+
 // The kernel backend: its board by PCI address, or the only board asn.ko drives.
 TEST(Config, ReadsTheKernelBackendKeys) {
   test::TempDir dir;

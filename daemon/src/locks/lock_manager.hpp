@@ -273,6 +273,9 @@ class LockManager final : public Reconcilable {
   LockManager(const LockManager&) = delete;
   LockManager& operator=(const LockManager&) = delete;
 
+  // As given at construction (the services read their own keys of it: locks.batch_*).
+  const LocksConfig& config() const { return config_; }
+
   std::string_view kind() const override { return "locks"; }
   std::string reconcile(ReconcileCause cause) override;
   ManagerSummary summary() const override;

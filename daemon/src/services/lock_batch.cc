@@ -20,13 +20,6 @@ constexpr char kEndedWhy[] = "the Batch stream ended";
 // 0.9 MB), and a reply the client refused for its size would lose the grants in it.
 constexpr size_t kReplyBytes = size_t{2} << 20;
 
-// A stream stops reading ops while more results than this wait to be written: a client that
-// sends and does not read its replies then waits for HTTP/2 flow control, as it would for any
-// server, instead of growing asnd's memory without end. Reading goes on once the queue is
-// back under it. (Results of waiting locks still arrive while reading is paused: the waiting
-// quotas bound them.)
-constexpr size_t kQueuedBytes = size_t{8} << 20;
-
 // Leaves in `reply` its first results that fit kReplyBytes (at least one) and moves the
 // others, in order, into `rest` (empty). Returns how many it left, and their bytes.
 std::pair<int, size_t> cut_reply(v1::LockBatchReply& reply, v1::LockBatchReply& rest) {
@@ -56,8 +49,8 @@ using Given = std::optional<v1::LockRequest>;
 // touches nothing of gRPC's: it drops its result and lets go of its reference.
 class BatchReactor final : public grpc::ServerBidiReactor<v1::LockBatch, v1::LockBatchReply> {
  public:
-  BatchReactor(const LockOps& ops, grpc::CallbackServerContext* context)
-      : ops_(ops), context_(context) {}
+  BatchReactor(const LockOps& ops, grpc::CallbackServerContext* context, size_t max_queued_bytes)
+      : ops_(ops), context_(context), max_queued_bytes_(max_queued_bytes) {}
 
   void start(const Authorizer& authorizer) {
     const OpStatus denied =
@@ -99,7 +92,7 @@ class BatchReactor final : public grpc::ServerBidiReactor<v1::LockBatch, v1::Loc
     {
       std::lock_guard lock(mu_);
       read = !finished_;
-      if (read && queued_bytes_ > kQueuedBytes) {
+      if (read && queued_bytes_ > max_queued_bytes_) {
         read_paused_ = true;  // OnWriteDone reads on once the queue is back under it
         read = false;
       }
@@ -123,7 +116,7 @@ class BatchReactor final : public grpc::ServerBidiReactor<v1::LockBatch, v1::Loc
     bool read = false;
     {
       std::lock_guard lock(mu_);
-      if (read_paused_ && !finished_ && queued_bytes_ <= kQueuedBytes) {
+      if (read_paused_ && !finished_ && queued_bytes_ <= max_queued_bytes_) {
         read_paused_ = false;
         read = true;
       }
@@ -308,6 +301,12 @@ class BatchReactor final : public grpc::ServerBidiReactor<v1::LockBatch, v1::Loc
 
   const LockOps& ops_;
   grpc::CallbackServerContext* context_;
+  // The stream stops reading ops while more results than this wait to be written
+  // (locks.batch_reply_queue_bytes): a client that sends and does not read its replies then
+  // waits for HTTP/2 flow control, as it would for any server, instead of growing asnd's
+  // memory without end. Reading goes on once the queue is back under it. (Results of waiting
+  // locks still arrive while reading is paused: the waiting quotas bound them.)
+  const size_t max_queued_bytes_;
   v1::LockBatch in_;            // the read in flight
   v1::LockBatchReply writing_;  // the write in flight
   std::atomic<int> refs_{1};
@@ -320,7 +319,7 @@ class BatchReactor final : public grpc::ServerBidiReactor<v1::LockBatch, v1::Loc
   uint64_t next_seq_ = 1;
   int holding_ = 0;           // > 0: an incoming message is being run; its results wait for its end
   size_t queued_bytes_ = 0;   // of reply_'s results
-  bool read_paused_ = false;  // over kQueuedBytes: the next read waits for a write to end
+  bool read_paused_ = false;  // over max_queued_bytes_: the next read waits for a write to end
   bool write_in_flight_ = false;
   bool reads_done_ = false;
   bool ended_ = false;
@@ -330,8 +329,9 @@ class BatchReactor final : public grpc::ServerBidiReactor<v1::LockBatch, v1::Loc
 }  // namespace
 
 grpc::ServerBidiReactor<v1::LockBatch, v1::LockBatchReply>* start_batch(
-    const LockOps& ops, const Authorizer& authorizer, grpc::CallbackServerContext* context) {
-  auto* reactor = new BatchReactor(ops, context);
+    const LockOps& ops, const Authorizer& authorizer, grpc::CallbackServerContext* context,
+    size_t max_queued_bytes) {
+  auto* reactor = new BatchReactor(ops, context, max_queued_bytes);
   reactor->start(authorizer);
   return reactor;
 }

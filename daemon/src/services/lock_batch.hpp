@@ -12,8 +12,10 @@
 namespace asn {
 
 // A reactor for one Batch stream; it deletes itself once gRPC is done with it and every
-// lock it started has ended.
+// lock it started has ended. It stops reading ops while more than `max_queued_bytes` of
+// results wait to be written (locks.batch_reply_queue_bytes).
 grpc::ServerBidiReactor<v1::LockBatch, v1::LockBatchReply>* start_batch(
-    const LockOps& ops, const Authorizer& authorizer, grpc::CallbackServerContext* context);
+    const LockOps& ops, const Authorizer& authorizer, grpc::CallbackServerContext* context,
+    size_t max_queued_bytes);
 
 }  // namespace asn

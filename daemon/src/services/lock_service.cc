@@ -263,7 +263,7 @@ grpc::ServerUnaryReactor* LockService::Downgrade(grpc::CallbackServerContext* co
 
 grpc::ServerBidiReactor<v1::LockBatch, v1::LockBatchReply>* LockService::Batch(
     grpc::CallbackServerContext* context) {
-  return start_batch(ops_, authorizer_, context);
+  return start_batch(ops_, authorizer_, context, locks_.config().batch_reply_queue_bytes);
 }
 
 grpc::ServerUnaryReactor* LockService::ListLocks(grpc::CallbackServerContext* context,
