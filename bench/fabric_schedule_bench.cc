@@ -318,7 +318,7 @@ int main(int argc, char** argv) {
   benchmark::Shutdown();
   std::fprintf(stderr,
                "\n8x8 torus (002 Tables 5.4, 5.6)   |  seed: greedy colour aapc  comb | ours: "
-               "greedy colour aapc  comb default |    lb   gap  default <= seed comb\n");
+               "greedy colour aapc  comb default |    lb   gap  default <= seed comb | default\n");
   for (const auto& line : g_lines) std::fprintf(stderr, "%s\n", line.c_str());
   return 0;
 }
