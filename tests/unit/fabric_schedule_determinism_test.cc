@@ -31,8 +31,8 @@ Conns random_pattern(uint32_t terminals, size_t count, uint32_t seed) {
   return out;
 }
 
-// i xor 2^b over 6 dimensions on the 8x8 torus (002 Table 5.6): 7 slots against a bound of 6
-// however long the search runs, so it always spends its whole effort.
+// i xor 2^b over 6 dimensions on the 8x8 torus (002 Table 5.6): a bound of 6 that the short
+// searches here do not reach (the default effort does).
 Conns hypercube64() {
   Conns out;
   for (uint32_t i = 0; i < 64; ++i) {
@@ -57,9 +57,9 @@ struct Case {
   Conns conns;
 };
 
-// Inputs where neither the baselines nor first-fit reach the lower bound, so that the random
-// orders, the local search and the tabu search all run (each test checks that the effort was
-// spent, which only a search that did not reach the bound does).
+// Inputs where neither the baselines nor first-fit reach the lower bound, so that the search
+// runs on past the random orders into the local and tabu searches until its effort is spent
+// (each test checks that it was: a search that reaches the bound stops before).
 std::vector<Case> searched_inputs() {
   std::vector<Case> out;
   out.push_back({"8x8 torus, hypercube", make_torus(8, 8), hypercube64()});
