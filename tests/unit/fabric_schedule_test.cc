@@ -20,7 +20,7 @@ using Conns = std::vector<Conn>;
 Schedule run(const Target& t, const Conns& conns, Algorithm a) {
   Options o;
   o.algorithm = a;
-  o.time_budget = std::chrono::milliseconds(50);
+  o.effort = Options{}.effort / 20;  // a short search, the same on any machine
   Schedule s = compile(t, conns, o);
   auto conflict = find_conflict(t, conns, s);
   EXPECT_FALSE(conflict) << to_string(a) << " on " << t.name() << ": " << *conflict;

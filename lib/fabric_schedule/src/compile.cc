@@ -102,30 +102,31 @@ std::vector<std::vector<uint32_t>> orders(const Target& t, std::span<const Conn>
   return out;
 }
 
+// Spends `effort` (search.hpp): every step below is a function of the input, the seed and
+// the work counted so far, never of the clock, unless the deadline cuts it (effort.cut()).
 void own_search(const Target& t, std::span<const Conn> conns, uint32_t bound, const Options& o,
-                Clock::time_point deadline, Best& best) {
+                detail::Effort& effort, Best& best) {
   const std::vector<uint32_t> hint = detail::balance_paths(t, conns);
   for (auto& order : orders(t, conns, hint)) {
-    best.offer(detail::first_fit(t, conns, order, hint), "first-fit");
+    best.offer(detail::first_fit(t, conns, order, hint, effort), "first-fit");
     if (best.slots == bound) return;
   }
-  // Random orders while an eighth of the budget lasts, then the local searches on the best.
+  // Random orders while an eighth of the effort lasts, then the local searches on the best.
   std::mt19937_64 random(o.seed);
-  const auto random_end = Clock::now() + (deadline - Clock::now()) / 8;
   std::vector<uint32_t> order = identity(conns.size());
   // (Past a few hundred thousand connections one more order costs more than it finds.)
-  while (conns.size() <= 200'000 && Clock::now() < random_end && best.slots > bound) {
+  while (conns.size() <= 200'000 && effort.below(8) && !effort.exhausted() && best.slots > bound) {
     std::shuffle(order.begin(), order.end(), random);
-    best.offer(detail::first_fit(t, conns, order, hint), "first-fit");
+    best.offer(detail::first_fit(t, conns, order, hint, effort), "first-fit");
   }
   if (best.slots > bound) {
     Placed p = best.placed;
-    detail::empty_slots(t, conns, p, bound, deadline);
+    detail::empty_slots(t, conns, p, bound, effort);
     best.offer(std::move(p), "search");
   }
   if (best.slots > bound) {
     Placed p = best.placed;
-    detail::tabu_slots(t, conns, p, bound, deadline, o.seed);
+    detail::tabu_slots(t, conns, p, bound, effort, o.seed);
     best.offer(std::move(p), "tabu");
   }
 }
@@ -177,7 +178,10 @@ Schedule compile(const Target& t, std::span<const Conn> conns, const Options& o)
       best.offer(std::move(p), to_string(a));
     }
     if (!combined && best.slots > out.lower_bound) {
-      own_search(t, conns, out.lower_bound, o, start + o.time_budget, best);
+      detail::Effort effort(o.effort, start + o.time_budget);
+      own_search(t, conns, out.lower_bound, o, effort, best);
+      out.effort_spent = effort.spent();
+      out.cut_by_time = effort.cut();
     }
   } else {
     best.offer(run_baseline(t, conns, o.algorithm, o), to_string(o.algorithm));

@@ -9,31 +9,34 @@ namespace {
 
 class Emptier {
  public:
-  Emptier(const Target& t, std::span<const Conn> conns, Placed& placed)
+  Emptier(const Target& t, std::span<const Conn> conns, Placed& placed, Effort& effort)
       : t_(t),
         conns_(conns),
         p_(placed),
         slots_(slot_count(placed.slot_of)),
         resources_(t.resources()),
-        owner_(size_t{slots_} * resources_, 0) {
+        owner_(size_t{slots_} * resources_, 0),
+        effort_(effort) {
     for (uint32_t i = 0; i < conns.size(); ++i) mark(i, i + 1);
   }
   uint32_t slots() const { return slots_; }
 
   // Tries to empty the victim slot; on success the last slot takes its number.
-  bool empty(uint32_t victim, Clock::time_point deadline) {
+  bool empty(uint32_t victim) {
     std::vector<uint32_t> members;
+    effort_.spend(conns_.size());
     for (uint32_t i = 0; i < conns_.size(); ++i) {
       if (p_.slot_of[i] == victim) members.push_back(i);
     }
     log_.clear();
     for (uint32_t c : members) {
-      if (Clock::now() > deadline || !(move(c, victim, victim) || displace(c, victim))) {
+      if (effort_.exhausted() || !(move(c, victim, victim) || displace(c, victim))) {
         undo();
         return false;
       }
     }
     const uint32_t last = slots_ - 1;
+    effort_.spend(conns_.size());
     for (uint32_t i = 0; i < conns_.size() && victim != last; ++i) {
       if (p_.slot_of[i] != last) continue;
       mark(i, 0);
@@ -73,6 +76,7 @@ class Emptier {
       if (s == a || s == b) continue;
       for (uint32_t p = 0; p < n_paths; ++p) {
         const auto& r = res(i, p);
+        effort_.spend_path(r.size());
         if (std::all_of(r.begin(), r.end(),
                         [&](uint32_t x) { return owner_[size_t{s} * resources_ + x] == 0; })) {
           relocate(i, s, p);
@@ -87,10 +91,15 @@ class Emptier {
     const uint32_t n_paths = paths(c);
     for (uint32_t s = 0; s < slots_; ++s) {
       if (s == victim) continue;
+      // One displacement may try every slot and path twice over: the effort is checked here
+      // too, so that it bounds a single move (the caller undoes the partial emptying).
+      if (effort_.exhausted()) return false;
       for (uint32_t p = 0; p < n_paths; ++p) {
         uint32_t blocker = 0;
         bool several = false;
-        for (uint32_t x : res(c, p)) {
+        const auto& r = res(c, p);
+        effort_.spend_path(r.size());
+        for (uint32_t x : r) {
           const uint32_t o = owner_[size_t{s} * resources_ + x];
           if (o != 0 && blocker != 0 && o != blocker) several = true;
           if (o != 0) blocker = o;
@@ -121,6 +130,7 @@ class Emptier {
   uint32_t slots_;
   uint32_t resources_;
   std::vector<uint32_t> owner_;  // [slot * resources + resource]: connection + 1, or 0
+  Effort& effort_;
   std::vector<Move> log_;
   std::vector<uint32_t> res_, scratch_;
 };
@@ -128,21 +138,22 @@ class Emptier {
 }  // namespace
 
 void empty_slots(const Target& t, std::span<const Conn> conns, Placed& placed, uint32_t floor,
-                 Clock::time_point deadline) {
+                 Effort& effort) {
   const uint32_t slots = slot_count(placed.slot_of);
   if (uint64_t{slots} * t.resources() > (uint64_t{1} << 26)) return;  // owner table too big
-  Emptier e(t, conns, placed);
+  Emptier e(t, conns, placed, effort);
   bool progress = true;
-  while (progress && e.slots() > floor && Clock::now() < deadline) {
+  while (progress && e.slots() > floor && !effort.exhausted()) {
     progress = false;
+    effort.spend(conns.size());
     std::vector<uint32_t> size(e.slots(), 0), order(e.slots());
     for (uint32_t s : placed.slot_of) ++size[s];
     std::iota(order.begin(), order.end(), 0u);
     std::stable_sort(order.begin(), order.end(),
                      [&](uint32_t a, uint32_t b) { return size[a] < size[b]; });
     for (uint32_t victim : order) {
-      if (Clock::now() > deadline) break;
-      if (e.empty(victim, deadline)) {
+      if (effort.exhausted()) break;
+      if (e.empty(victim)) {
         progress = true;
         break;
       }

@@ -49,7 +49,7 @@ std::vector<uint32_t> balance_paths(const Target& t, std::span<const Conn> conns
 }
 
 Placed first_fit(const Target& t, std::span<const Conn> conns, std::span<const uint32_t> order,
-                 std::span<const uint32_t> hint) {
+                 std::span<const uint32_t> hint, Effort& effort) {
   SlotTable table(t.resources(), 64);
   Placed out{std::vector<uint32_t>(conns.size(), 0),
              std::vector<uint32_t>(hint.begin(), hint.end())};
@@ -59,6 +59,7 @@ Placed first_fit(const Target& t, std::span<const Conn> conns, std::span<const u
     const Conn& c = conns[i];
     resources_of(t, c, hint[i], best_res, scratch);
     uint32_t best = table.first_free(best_res);
+    effort.spend_path(best_res.size());
     // The longer paths only where the minimal ones would open a slot.
     const uint32_t minimal = t.minimal_paths(c.src, c.dst);
     const uint32_t all = t.path_count(c.src, c.dst);
@@ -67,6 +68,7 @@ Placed first_fit(const Target& t, std::span<const Conn> conns, std::span<const u
       if (p == hint[i]) continue;
       resources_of(t, c, p, res, scratch);
       const uint32_t s = table.first_free(res);
+      effort.spend_path(res.size());
       if (s < best) {
         best = s;
         out.path_of[i] = p;

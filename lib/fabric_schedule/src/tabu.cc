@@ -24,8 +24,8 @@ class Tabu {
         random_(seed) {}
 
   // Drops the emptiest slot, spreads its connections, and walks until no conflict is left or
-  // the deadline; true and slot_of() valid in slots - 1 slots on success.
-  bool drop_one(Clock::time_point deadline);
+  // the effort is spent; true and slot_of() valid in slots - 1 slots on success.
+  bool drop_one(Effort& effort);
   const std::vector<uint32_t>& slot_of() const { return slot_of_; }
 
  private:
@@ -44,8 +44,8 @@ class Tabu {
     slot_of_[c] = s;
     for (uint32_t r : r_.of(c)) occ(s, r) += delta;
   }
-  void setup(uint32_t slots);
-  bool walk(Clock::time_point deadline);
+  void setup(uint32_t slots, Effort& effort);
+  bool walk(Effort& effort);
 
   Routed r_;
   uint32_t resources_;
@@ -59,7 +59,7 @@ class Tabu {
 
 // The emptiest slot goes; the last slot takes its number; its connections go to the slots
 // where they add the fewest conflicts.
-void Tabu::setup(uint32_t slots) {
+void Tabu::setup(uint32_t slots, Effort& effort) {
   std::vector<uint32_t> size(slots, 0);
   for (uint32_t s : slot_of_) ++size[s];
   const uint32_t victim =
@@ -75,7 +75,9 @@ void Tabu::setup(uint32_t slots) {
     put(c, slot_of_[c] == slots_ ? victim : slot_of_[c], +1);
   }
   conflicts_ = 0;
+  effort.spend(r_.res.size());
   for (uint32_t c : moved) {
+    effort.spend(uint64_t{slots_} * r_.of(c).size());
     uint32_t best = 0;
     int best_cost = INT32_MAX;
     for (uint32_t s = 0; s < slots_; ++s) {
@@ -87,11 +89,12 @@ void Tabu::setup(uint32_t slots) {
   }
 }
 
-bool Tabu::walk(Clock::time_point deadline) {
+bool Tabu::walk(Effort& effort) {
   std::vector<uint32_t> conflicted;
   int64_t best_seen = conflicts_;
   for (uint64_t it = 1; conflicts_ > 0; ++it) {
-    if ((it & 15) == 0 && Clock::now() > deadline) return false;
+    if (effort.exhausted()) return false;
+    effort.spend(r_.res.size());  // every connection's remove_gain
     conflicted.clear();
     for (uint32_t c = 0; c < slot_of_.size(); ++c) {
       if (remove_gain(c) < 0) conflicted.push_back(c);
@@ -99,6 +102,7 @@ bool Tabu::walk(Clock::time_point deadline) {
     int best_delta = INT32_MAX;
     uint32_t best_c = 0, best_s = 0, ties = 0;
     for (uint32_t c : conflicted) {
+      effort.spend(uint64_t{slots_} * r_.of(c).size());
       const int gain = remove_gain(c);
       for (uint32_t s = 0; s < slots_; ++s) {
         if (s == slot_of_[c]) continue;
@@ -122,11 +126,11 @@ bool Tabu::walk(Clock::time_point deadline) {
   return true;
 }
 
-bool Tabu::drop_one(Clock::time_point deadline) {
+bool Tabu::drop_one(Effort& effort) {
   const std::vector<uint32_t> before = slot_of_;
-  setup(slots_);
+  setup(slots_, effort);
   std::fill(tabu_.begin(), tabu_.end(), 0);
-  if (walk(deadline)) return true;
+  if (walk(effort)) return true;
   slot_of_ = before;
   ++slots_;
   return false;
@@ -135,7 +139,7 @@ bool Tabu::drop_one(Clock::time_point deadline) {
 }  // namespace
 
 void tabu_slots(const Target& t, std::span<const Conn> conns, Placed& placed, uint32_t floor,
-                Clock::time_point deadline, uint64_t seed) {
+                Effort& effort, uint64_t seed) {
   const uint32_t slots = slot_count(placed.slot_of);
   // Its tables hold slots x resources counters and connections x slots tabu marks.
   if (uint64_t{slots} * t.resources() > (uint64_t{1} << 25) ||
@@ -143,8 +147,8 @@ void tabu_slots(const Target& t, std::span<const Conn> conns, Placed& placed, ui
     return;
   }
   Tabu tabu(t, conns, placed, slots, seed);
-  for (uint32_t s = slots; s > floor && Clock::now() < deadline; --s) {
-    if (!tabu.drop_one(deadline)) break;
+  for (uint32_t s = slots; s > floor && !effort.exhausted(); --s) {
+    if (!tabu.drop_one(effort)) break;
     placed.slot_of = tabu.slot_of();
   }
 }
