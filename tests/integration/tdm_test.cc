@@ -269,6 +269,45 @@ TEST_F(TdmTest, AFabricPlanOfMegabytesComesBackOnlyWhenAskedAndThenWhole) {
   EXPECT_NE(r.out.find("name: p15"), std::string::npos);
 }
 
+// Issue 28, finding 9: two compiles of one plan gave different schedules (the search ran
+// until a wall-clock deadline). It stops on counted work now: the same plan gives the same
+// fabric plan, byte for byte, whatever the time budget that does not cut it.
+TEST_F(TdmTest, AFabricCompileGivesOneScheduleWhateverTheTimeBudget) {
+  TempDir dir;
+  AsndProcess big(dir, unique_name("tdmrep"));
+  ASSERT_TRUE(big.start({"--profile", "emulated-64port"})) << big.log();
+  // The 6-cube on an 8x8 torus (002 Table 5.6): first-fit and the baselines stay above its
+  // lower bound, 6, so the search (tabu) runs.
+  std::string pattern;
+  for (uint32_t i = 0; i < 64; ++i) {
+    for (uint32_t b = 0; b < 6; ++b) {
+      pattern += (pattern.empty() ? "\"" : ", \"") + std::to_string(i) + " -> " +
+                 std::to_string(i ^ (1u << b)) + "\"";
+    }
+  }
+  const std::string file = write_plan(
+      "cube.yaml",
+      "plan: cube\nboard: emulated-64port\ndefaults: {slot_length: 1 us, guard_band: 48 ns}\n"
+      "phases:\n  - name: main\n    pattern: [" +
+          pattern + "]\n");
+  // Budgets far above the second of CPU the search takes, so that a busy machine does not
+  // cut it (a cut result may differ, and says so): the output must not depend on them.
+  std::vector<std::string> compile = {"--timeout", "600",       "schedule",      "compile", file,
+                                      "--fabric",  "torus:8x8", "--time-budget", "120s"};
+  const CommandResult summary = big.asnctl(compile);
+  ASSERT_EQ(summary.exit_code, 0) << summary.all();
+  EXPECT_THAT(squeezed(summary.out), ::testing::Not(HasSubstr("first-fit")));
+  compile.push_back("--yaml");
+  const CommandResult first = big.asnctl(compile);
+  ASSERT_EQ(first.exit_code, 0) << first.all();
+  compile[8] = "300s";
+  const CommandResult second = big.asnctl(compile);
+  ASSERT_EQ(second.exit_code, 0) << second.all();
+  EXPECT_THAT(first.out, HasSubstr("switches:"));
+  EXPECT_TRUE(first.out == second.out) << "two compiles of one plan gave different plans";
+  EXPECT_THAT(first.err + second.err, ::testing::Not(HasSubstr("cut the search")));
+}
+
 // Issue 28, finding 7: a plan for a 64-port board on the 6-port one is refused with one
 // line for the ports it lacks, not one per connection, and says which board it needs and
 // how to start asnd with it.

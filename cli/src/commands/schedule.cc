@@ -148,8 +148,9 @@ class ScheduleCompile final : public Command {
                     "2dfb:N:k[:minimal], fat-tree:LEVELS:W, crossbar:PORTS, linear:NODES")
         ->type_name("TARGET");
     sub->add_option("--time-budget", budget_,
-                    "With --fabric: the default compiler's search per phase (500ms, 2s; "
-                    "default 1s)")
+                    "With --fabric: a cap on the default compiler's search per phase (500ms, "
+                    "2s; default 10s); the search stops on counted work, so the result does not "
+                    "depend on it unless it cuts the search")
         ->type_name("DURATION");
     seed_option_ =
         sub->add_option("--seed", seed_,
@@ -270,6 +271,14 @@ void ScheduleCompile::print_fabric(const asn::v1::CompileScheduleResponse& r) {
                    ms(p.compile_us())});
   }
   table.print(stdout);
+  for (const auto& p : r.fabric_phases()) {
+    if (!p.cut_by_time()) continue;
+    std::fprintf(stderr,
+                 "warning: phase '%s': the time budget cut the search before its effort was "
+                 "spent, so this phase may compile to another schedule next time; give "
+                 "--time-budget more for a result that does not depend on the machine\n",
+                 p.phase().c_str());
+  }
   for (const auto& c : r.fabric_reconfigurations()) {
     std::printf("%s -> %s: %u switches change (%llu circuits torn down, %llu set up)\n",
                 c.from_phase().c_str(), c.to_phase().c_str(), c.switches(),

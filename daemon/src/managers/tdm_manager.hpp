@@ -66,7 +66,9 @@ struct FabricCompileSource {
   PlanSource plan;
   std::string target;     // parse_target's text: "torus:8x8", "2dfb:1024:32", ...
   std::string algorithm;  // "" or default, greedy, coloring, aapc, combined, ...
-  std::chrono::milliseconds time_budget{1000};
+  // The library's cap on default's search (its output depends on the counted effort, not on
+  // this, unless the cap cuts it).
+  std::chrono::milliseconds time_budget = fabric_schedule::Options{}.time_budget;
   uint64_t seed = 1;       // the default compiler's random choices
   bool with_yaml = false;  // also write the fabric plan as YAML (compiled_yaml)
 };

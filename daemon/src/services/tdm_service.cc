@@ -148,6 +148,7 @@ void TdmService::compile_fabric(const v1::CompileScheduleRequest& request,
     out->set_lower_bound(p.lower_bound);
     out->set_optimal(p.optimal());
     out->set_method(p.method);
+    out->set_cut_by_time(p.cut_by_time);
     out->set_compile_us(static_cast<uint64_t>(
         std::chrono::duration_cast<std::chrono::microseconds>(p.elapsed).count()));
     for (const auto& b : p.baselines) {

@@ -69,8 +69,8 @@ FabricProgram compile_program(const Target& t, std::span<const PhaseInput> phase
   for (uint32_t sw = 0; sw < t.switches(); ++sw) out.plan.switches.push_back(t.switch_name(sw));
   for (const PhaseInput& in : phases) {
     Schedule s = compile(t, in.conns, options);
-    out.phases.push_back(
-        {in.name, in.conns.size(), s.slots, s.lower_bound, s.method, s.baselines, s.elapsed});
+    out.phases.push_back({in.name, in.conns.size(), s.slots, s.lower_bound, s.method, s.baselines,
+                          s.elapsed, s.cut_by_time});
     out.plan.phases.push_back(to_phase(t, in.conns, s, in.name, in.timing));
     if (out.plan.phases.size() >= 2) {
       const auto& p = out.plan.phases;

@@ -30,6 +30,7 @@ struct PhaseReport {
   std::string method;
   std::vector<BaselineResult> baselines;  // what each baseline gave (default, combined)
   std::chrono::nanoseconds elapsed{0};
+  bool cut_by_time = false;  // Schedule::cut_by_time: this phase may compile differently again
   bool optimal() const { return slots == lower_bound; }
 };
 
