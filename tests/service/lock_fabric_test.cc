@@ -5,6 +5,7 @@
 // tokens, a slot lost (to another switch, or at a new epoch) ends its holders and its waits,
 // and an unconfirmed map grants and renews nothing.
 #include <fstream>
+#include <functional>
 
 #include "asn/fabric_spec/lock_map.hpp"
 #include "lock_service_fixture.hpp"
@@ -41,6 +42,17 @@ class LockFabricTest : public LockServiceTest {
   }
 
   LockManager& manager() { return stack_->manager(); }
+
+  // asnd stops (its tables and state directory kept; `while_down` runs then), starts again,
+  // and reads `m` as its first map, as the fabric agent gives it after a start.
+  void restart_into(LockOwnership m, const std::function<void()>& while_down = nullptr) {
+    stub_.reset();
+    stack_.reset();
+    if (while_down) while_down();
+    start(15);
+    manager().await_lock_map("lab", "a");
+    serve(std::move(m), 1h);
+  }
 
   void serve(LockOwnership m, std::chrono::milliseconds grace = 0ms) {
     const int64_t revision = m.revision;
@@ -192,9 +204,7 @@ TEST_P(LockFabricTest, ARestartDropsTheGrantsOfASlotThatMovedAwayAndBackWhileItW
   serve(map(1, 1));
   const uint64_t holder = open();
   ASSERT_OK(try_lock_at(holder, mine_).status);
-  restart(15);
-  manager().await_lock_map("lab", "a");
-  serve(map(9, 3), 1h);
+  restart_into(map(9, 3));
   EXPECT_EQ(renew(holder).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   EXPECT_EQ(list(mine_).held_size(), 0);
   EXPECT_EQ(try_lock_at(open(), mine_).reason, "takeover");
@@ -206,9 +216,7 @@ TEST_P(LockFabricTest, ARestartKeepsTheGrantsOfASlotStillAtTheEpochItServed) {
   serve(map(1, 2));
   const uint64_t holder = open();
   ASSERT_OK(try_lock_at(holder, mine_).status);
-  restart(15);
-  manager().await_lock_map("lab", "a");
-  serve(map(9, 2), 1h);
+  restart_into(map(9, 2));
   ASSERT_OK(renew(holder));
   EXPECT_EQ(list(mine_).held_size(), 1);
 }
@@ -218,15 +226,10 @@ TEST_P(LockFabricTest, ARestartWithADamagedSlotRecordDropsEveryGrant) {
   serve(map(1, 2));
   const uint64_t holder = open();
   ASSERT_OK(try_lock_at(holder, mine_).status);
-  stub_.reset();
-  stack_.reset();
-  {
+  restart_into(map(9, 2), [&] {
     std::ofstream damaged(dir_.path() + "/locks/lock_slots", std::ios::trunc);
     damaged << "not a record";
-  }
-  start(15);
-  manager().await_lock_map("lab", "a");
-  serve(map(9, 2), 1h);
+  });
   EXPECT_EQ(renew(holder).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   EXPECT_EQ(list(mine_).held_size(), 0);
 }

@@ -11,6 +11,7 @@
 
 #include "asn/schedule/plan_file.hpp"
 #include "asn/schedule/validate.hpp"
+#include "fabric_patterns.hpp"
 
 namespace asn::fabric_schedule {
 namespace {
@@ -31,16 +32,7 @@ schedule::BoardLimits board(const Target& t) {
   return b;
 }
 
-std::vector<Conn> random_pattern(uint32_t n, size_t count, uint32_t seed) {
-  std::mt19937 random(seed);
-  std::set<std::pair<uint32_t, uint32_t>> seen;
-  std::vector<Conn> out;
-  while (out.size() < count) {
-    const uint32_t s = random() % n, d = random() % n;
-    if (s != d && seen.insert({s, d}).second) out.push_back({s, d});
-  }
-  return out;
-}
+using test::random_pattern;
 
 TEST(FabricPlanTest, EveryProgramPassesTheValidator) {
   std::vector<std::unique_ptr<Target>> targets;

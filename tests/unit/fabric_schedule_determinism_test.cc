@@ -12,24 +12,14 @@
 #include <vector>
 
 #include "asn/fabric_schedule/compile.hpp"
+#include "fabric_patterns.hpp"
 
 namespace asn::fabric_schedule {
 namespace {
 
 using Conns = std::vector<Conn>;
 
-Conns random_pattern(uint32_t terminals, size_t count, uint32_t seed) {
-  std::mt19937 random(seed);
-  std::set<std::pair<uint32_t, uint32_t>> seen;
-  Conns out;
-  std::uniform_int_distribution<uint32_t> pick(0, terminals - 1);
-  while (out.size() < count) {
-    const uint32_t s = pick(random), d = pick(random);
-    if (s == d || !seen.insert({s, d}).second) continue;
-    out.push_back({s, d});
-  }
-  return out;
-}
+using test::random_pattern;
 
 // i xor 2^b over 6 dimensions on the 8x8 torus (002 Table 5.6): a bound of 6 that the short
 // searches here do not reach (the default effort does).

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "asn/fabric_schedule/compile.hpp"
+#include "fabric_patterns.hpp"
 
 namespace asn::fabric_schedule {
 namespace {
@@ -118,17 +119,7 @@ TEST(FabricScheduleTest, TheSeedsFatTreeExample) {
   EXPECT_EQ(t->link_ends(links[1]).from.port, 4u + 1u);  // up port P_1 = 1 of switch (1, 000)
 }
 
-Conns random_pattern(uint32_t terminals, size_t count, std::mt19937& random) {
-  std::set<std::pair<uint32_t, uint32_t>> seen;
-  Conns out;
-  std::uniform_int_distribution<uint32_t> pick(0, terminals - 1);
-  while (out.size() < count) {
-    const uint32_t s = pick(random), d = pick(random);
-    if (s == d || !seen.insert({s, d}).second) continue;
-    out.push_back({s, d});
-  }
-  return out;
-}
+using test::random_pattern;
 
 // Random patterns on every target: every algorithm valid, default <= every baseline.
 TEST(FabricScheduleTest, DefaultIsAtMostEveryBaseline) {
