@@ -194,7 +194,14 @@ int main(int argc, char** argv) {
   } catch (const asnctl::RpcError& e) {
     if (e.unreachable()) return report_unreachable(connection, e);
     std::string message = e.status().error_message();
-    if (e.status().error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+    if (e.status().error_code() == grpc::StatusCode::UNIMPLEMENTED) {
+      // gRPC's own answer for a method the server does not have ("Method not found!"); asnd
+      // never answers UNIMPLEMENTED itself.
+      message = "the server at " + connection.target() +
+                " does not know this call: it is not asnd, or an asnd of another version than "
+                "this asnctl (" +
+                std::string(asn::kVersion) + "); `asnctl version` shows both (" + message + ")";
+    } else if (e.status().error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
       message = "asnd did not answer within " +
                 asnctl::strprintf("%g", connection.timeout_seconds()) + " s (--timeout)";
     }

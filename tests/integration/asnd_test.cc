@@ -1,6 +1,7 @@
 // End to end: the real asnd on an emulated board, driven by the real asnctl.
 #include <arpa/inet.h>
 #include <gmock/gmock.h>
+#include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -11,6 +12,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "asn/v1/locks.grpc.pb.h"
 #include "asnd_harness.hpp"
 
 namespace asn::test {
@@ -55,6 +57,44 @@ TEST_F(AsndTest, StatusSaysWhereTheBoardDiffersFromTheDesiredState) {
   ASSERT_EQ(asnd_.asnctl({"port", "set", "2", "up"}).exit_code, 0);
   EXPECT_THAT(asnd_.asnctl({"status"}).out, HasSubstr("running, all well"));
   EXPECT_EQ(read_value("port[3].control.enable"), 0u);
+}
+
+// Issue 28 finding 13: `asnctl version` shows both sides, as kubectl does; without asnd, its
+// own version and then why it could not ask (exit 3).
+TEST_F(AsndTest, VersionShowsAsnctlAndAsnd) {
+  start();
+  auto r = asnd_.asnctl({"version"});
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_THAT(r.out, ::testing::MatchesRegex("asnctl  [0-9][^\n]*\nasnd    [0-9][^\n]* \\(at "
+                                             "unix:[^\n]*\\)\n"));
+  r = asnd_.asnctl({"-o", "json", "version"});
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_THAT(r.out, HasSubstr("\"match\": true"));
+  TempDir elsewhere;
+  r = run_command({ASNCTL_PATH, "--socket", elsewhere.file("none.sock"), "version"});
+  EXPECT_EQ(r.exit_code, 3) << r.all();
+  EXPECT_THAT(r.out, HasSubstr("asnctl  "));
+  EXPECT_THAT(r.err, HasSubstr("cannot reach asnd"));
+}
+
+// Issue 28 finding 13: a server without our services (a bare gRPC server here) got only
+// "UNIMPLEMENTED: Method not found!"; asnctl now says what that means.
+TEST(AsnctlTest, AServerWithoutOurServicesIsNamedNotAsndOrAnotherVersion) {
+  TempDir dir;
+  const std::string socket = dir.file("bare.sock");
+  // A server needs a service: one whose every method is unimplemented, and not Device's.
+  v1::Locks::Service none;
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort("unix:" + socket, grpc::InsecureServerCredentials());
+  builder.RegisterService(&none);
+  const std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  ASSERT_TRUE(server != nullptr);
+  const CommandResult r = run_command({ASNCTL_PATH, "--socket", socket, "status"});
+  EXPECT_EQ(r.exit_code, 1) << r.all();
+  EXPECT_THAT(r.err, HasSubstr("does not know this call: it is not asnd, or an asnd of "
+                               "another version than this asnctl"));
+  EXPECT_THAT(r.err, HasSubstr("`asnctl version` shows both"));
+  server->Shutdown();
 }
 
 TEST_F(AsndTest, StatusShowsTheBoard) {

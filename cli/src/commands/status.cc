@@ -1,10 +1,13 @@
 // asnctl status and asnctl info: what GetInfo says, for a glance and in full.
+#include <google/protobuf/struct.pb.h>
+
 #include <chrono>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "asn/v1/device.grpc.pb.h"
+#include "asn/version.hpp"
 #include "command.hpp"
 #include "errors.hpp"
 
@@ -169,11 +172,42 @@ class Info final : public Command {
   }
 };
 
+// Both sides, as `kubectl version` shows client and server: a call one side knows and the
+// other does not fails UNIMPLEMENTED, so a mismatch is named. Without asnd, asnctl's own
+// version is printed before the error (exit 3).
+class Version final : public Command {
+ public:
+  int run(Session& s) override {
+    const std::string mine(asn::kVersion);
+    if (s.format == OutputFormat::kTable) std::printf("asnctl  %s\n", mine.c_str());
+    std::fflush(stdout);
+    const std::string theirs = get_info(s.connection).asnd_version();
+    if (s.format == OutputFormat::kJson) {
+      google::protobuf::Struct out;
+      (*out.mutable_fields())["asnctl"].set_string_value(mine);
+      (*out.mutable_fields())["asnd"].set_string_value(theirs);
+      (*out.mutable_fields())["match"].set_bool_value(mine == theirs);
+      print_json(out);
+      return kExitOk;
+    }
+    std::printf("asnd    %s (at %s)\n", theirs.c_str(), s.connection.target().c_str());
+    if (mine != theirs) {
+      std::printf(
+          "warning: asnctl %s and asnd %s differ: a call one of them does not know fails "
+          "(UNIMPLEMENTED); use the asnctl of asnd's package\n",
+          mine.c_str(), theirs.c_str());
+    }
+    return kExitOk;
+  }
+};
+
 const Registrar kStatus(10, [](CLI::App& app, CommandSet& commands) {
   commands.add<Status>(app.add_subcommand(
       "status", "Is all well? asnd, the board, its ports and error counters at a glance"));
   commands.add<Info>(app.add_subcommand(
       "info", "Everything asnd reports: identity, capabilities, blocks, ports, desired state"));
+  commands.add<Version>(
+      app.add_subcommand("version", "The versions of asnctl and of the asnd it talks to"));
 });
 
 }  // namespace
