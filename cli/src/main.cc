@@ -201,7 +201,10 @@ int main(int argc, char** argv) {
                 " does not know this call: it is not asnd, or an asnd of another version than "
                 "this asnctl (" +
                 std::string(asn::kVersion) + "); `asnctl version` shows both (" + message + ")";
-    } else if (e.status().error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+    } else if (e.status().error_code() == grpc::StatusCode::DEADLINE_EXCEEDED &&
+               e.status().error_message() == "Deadline Exceeded") {
+      // gRPC's own text: the call's deadline (--timeout) ran out. asnd's own
+      // DEADLINE_EXCEEDED (a swap that did not come, a wait that ran out) keeps its message.
       message = "asnd did not answer within " +
                 asnctl::strprintf("%g", connection.timeout_seconds()) + " s (--timeout)";
     }

@@ -8,10 +8,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <thread>
 
+#include "asn/v1/device.grpc.pb.h"
 #include "asn/v1/locks.grpc.pb.h"
 #include "asnd_harness.hpp"
 
@@ -95,6 +97,42 @@ TEST(AsnctlTest, AServerWithoutOurServicesIsNamedNotAsndOrAnotherVersion) {
                                "another version than this asnctl"));
   EXPECT_THAT(r.err, HasSubstr("`asnctl version` shows both"));
   server->Shutdown();
+}
+
+// asnctl said "asnd did not answer within 10 s (--timeout)" for every DEADLINE_EXCEEDED, also
+// for asnd's own (a TDM swap that did not come): asnd's message is kept; only the call's own
+// deadline is told as --timeout. A stand-in Device service answers both ways.
+TEST(AsnctlTest, OnlyTheCallsOwnDeadlineIsToldAsTimeout) {
+  class SlowOrRefusing final : public v1::Device::Service {
+   public:
+    grpc::Status GetInfo(grpc::ServerContext* context, const v1::GetInfoRequest*,
+                         v1::DeviceInfo*) override {
+      if (calls_++ == 0) {
+        return {grpc::StatusCode::DEADLINE_EXCEEDED,
+                "the board did not swap to the new schedule within 9 ms"};
+      }
+      while (!context->IsCancelled()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      return grpc::Status::CANCELLED;
+    }
+
+   private:
+    std::atomic<int> calls_{0};
+  } service;
+  TempDir dir;
+  const std::string socket = dir.file("device.sock");
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort("unix:" + socket, grpc::InsecureServerCredentials());
+  builder.RegisterService(&service);
+  const std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  ASSERT_TRUE(server != nullptr);
+  CommandResult r = run_command({ASNCTL_PATH, "--socket", socket, "status"});
+  EXPECT_EQ(r.exit_code, 1) << r.all();
+  EXPECT_THAT(r.err, HasSubstr("DEADLINE_EXCEEDED: the board did not swap"));
+  EXPECT_THAT(r.err, ::testing::Not(HasSubstr("--timeout")));
+  r = run_command({ASNCTL_PATH, "--socket", socket, "--timeout", "0.5", "status"});
+  EXPECT_EQ(r.exit_code, 1) << r.all();
+  EXPECT_THAT(r.err, HasSubstr("asnd did not answer within 0.5 s (--timeout)"));
+  server->Shutdown(std::chrono::system_clock::now());
 }
 
 TEST_F(AsndTest, StatusShowsTheBoard) {
