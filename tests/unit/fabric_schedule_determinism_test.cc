@@ -32,15 +32,7 @@ Conns hypercube64() {
   return out;
 }
 
-Conns all_to_all(uint32_t terminals) {
-  Conns out;
-  for (uint32_t s = 0; s < terminals; ++s) {
-    for (uint32_t d = 0; d < terminals; ++d) {
-      if (s != d) out.push_back({s, d});
-    }
-  }
-  return out;
-}
+using test::all_to_all;
 
 struct Case {
   std::string name;
@@ -94,8 +86,8 @@ TEST(FabricScheduleDeterminismTest, OneInputGivesOneScheduleTwice) {
 }
 
 // The time budget is a cap only: a budget a hundred times the default and one at the default,
-// both scaled and far above what the effort takes, give the same schedule. (The old stopping rule gave
-// the random orders an eighth of the budget and the local searches the rest.)
+// both scaled and far above what the effort takes, give the same schedule. (The old stopping rule
+// gave the random orders an eighth of the budget and the local searches the rest.)
 TEST(FabricScheduleDeterminismTest, TheTimeBudgetDoesNotChangeTheSchedule) {
   for (const Case& c : searched_inputs()) {
     Options generous = searching();

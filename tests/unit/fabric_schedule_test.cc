@@ -62,15 +62,7 @@ TEST(FabricScheduleTest, TheCheckFindsConflicts) {
   EXPECT_FALSE(find_conflict(*t, conns, s));
 }
 
-Conns all_to_all(uint32_t n) {
-  Conns out;
-  for (uint32_t s = 0; s < n; ++s) {
-    for (uint32_t d = 0; d < n; ++d) {
-      if (s != d) out.push_back({s, d});
-    }
-  }
-  return out;
-}
+using test::all_to_all;
 
 // The torus's AAPC configurations (ring splits multiplied, targets.cc): 8^3 / 8 = 64 for the
 // 8x8 torus (002 L1760), and all-to-all in exactly that many slots, the lower bound.
