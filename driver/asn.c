@@ -12,6 +12,7 @@
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/idr.h>
+#include <linux/random.h>
 #include <linux/slab.h>
 #include <linux/workqueue.h>
 #include <net/genetlink.h>
@@ -54,8 +55,10 @@ struct asn_block {
 struct asn_dev {
 	struct kref ref;
 	struct list_head node;		/* on asn_devs, under asn_devs_lock */
-	struct pci_dev *pdev;
+	struct pci_dev *pdev;		/* referenced until release: messages name it */
 	int index;
+	u64 serial;			/* PCIe Device Serial Number, 0 if none */
+	u64 binding;			/* new at every probe: ASN_ATTR_BINDING */
 	/* Serialises every register access; regs is NULL once removed. */
 	struct mutex lock;
 	void __iomem *regs;
@@ -79,6 +82,7 @@ static void asn_dev_release(struct kref *ref)
 	struct asn_dev *adev = container_of(ref, struct asn_dev, ref);
 
 	ida_free(&asn_ida, adev->index);
+	pci_dev_put(adev->pdev);
 	mutex_destroy(&adev->lock);
 	kfree(adev);
 }
@@ -162,6 +166,7 @@ static void asn_notify(struct asn_dev *adev, u32 event, u32 block_type, u32 gene
 	hdr = genlmsg_put(msg, 0, 0, &asn_genl_family, 0, ASN_CMD_EVENT);
 	if (!hdr ||
 	    nla_put_u32(msg, ASN_ATTR_DEV_INDEX, adev->index) ||
+	    nla_put_string(msg, ASN_ATTR_PCI_ADDR, pci_name(adev->pdev)) ||
 	    nla_put_u32(msg, ASN_ATTR_EVENT, event) ||
 	    nla_put_u32(msg, ASN_ATTR_BLOCK_TYPE, block_type) ||
 	    nla_put_u32(msg, ASN_ATTR_GENERATION, generation)) {
@@ -228,7 +233,6 @@ static int asn_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		return -ENOMEM;
 	kref_init(&adev->ref);
 	mutex_init(&adev->lock);
-	adev->pdev = pdev;
 	adev->index = ida_alloc(&asn_ida, GFP_KERNEL);
 	if (adev->index < 0) {
 		err = adev->index;
@@ -236,6 +240,15 @@ static int asn_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		kfree(adev);
 		return err;
 	}
+	/*
+	 * A request that found the device before removal may still name it
+	 * (dev_dbg in asn_check_batch) after remove() returned.
+	 */
+	adev->pdev = pci_dev_get(pdev);
+	adev->serial = pci_get_dsn(pdev);
+	do
+		adev->binding = get_random_u64();
+	while (!adev->binding);
 
 	err = pcim_enable_device(pdev);
 	if (err)
@@ -306,7 +319,8 @@ static struct pci_driver asn_pci_driver = {
 static const struct nla_policy asn_policy[ASN_ATTR_MAX + 1] = {
 	[ASN_ATTR_DEV_INDEX] = { .type = NLA_U32 },
 	[ASN_ATTR_DEV_NAME] = { .type = NLA_REJECT },
-	[ASN_ATTR_PCI_ADDR] = { .type = NLA_REJECT },
+	/* pci_name(): "dddd:bb:dd.f", at most 12 characters in practice */
+	[ASN_ATTR_PCI_ADDR] = { .type = NLA_NUL_STRING, .len = 31 },
 	[ASN_ATTR_BOARD_KIND] = { .type = NLA_REJECT },
 	[ASN_ATTR_GENERATION] = { .type = NLA_REJECT },
 	[ASN_ATTR_REG_BYTES] = { .type = NLA_REJECT },
@@ -319,34 +333,62 @@ static const struct nla_policy asn_policy[ASN_ATTR_MAX + 1] = {
 	[ASN_ATTR_ARM_VALUE] = { .type = NLA_U32 },
 	[ASN_ATTR_EVENT] = { .type = NLA_REJECT },
 	[ASN_ATTR_BLOCK_TYPE] = { .type = NLA_REJECT },
+	[ASN_ATTR_SERIAL] = { .type = NLA_REJECT },
+	[ASN_ATTR_PAD] = { .type = NLA_REJECT },
+	[ASN_ATTR_BINDING] = { .type = NLA_U64 },
 };
 
 static const struct genl_multicast_group asn_mcgrps[] = {
 	{ .name = ASN_GENL_MCGRP_EVENTS },
 };
 
-/* Finds the device and takes a reference; ERR_PTR with an extack message if none. */
+/*
+ * Finds the device a request names and takes a reference; ERR_PTR with an
+ * extack message if none. PCI_ADDR is the lasting name (asnd uses it): an
+ * index is handed out lowest-free, so after boards are re-bound in another
+ * order an index names another board, and a request by index alone would
+ * reach it. With both, they must name the same board.
+ */
 static struct asn_dev *asn_get_dev(struct genl_info *info)
 {
+	struct nlattr *by_pci = info->attrs[ASN_ATTR_PCI_ADDR];
+	struct nlattr *by_index = info->attrs[ASN_ATTR_DEV_INDEX];
+	struct nlattr *binding = info->attrs[ASN_ATTR_BINDING];
 	struct asn_dev *adev;
-	u32 index;
 
-	if (GENL_REQ_ATTR_CHECK(info, ASN_ATTR_DEV_INDEX)) {
-		NL_SET_ERR_MSG(info->extack, "ASN_ATTR_DEV_INDEX: missing");
+	if (!by_pci && !by_index) {
+		NL_SET_ERR_MSG(info->extack, "ASN_ATTR_PCI_ADDR or ASN_ATTR_DEV_INDEX: required");
 		return ERR_PTR(-EINVAL);
 	}
-	index = nla_get_u32(info->attrs[ASN_ATTR_DEV_INDEX]);
 	mutex_lock(&asn_devs_lock);
 	list_for_each_entry(adev, &asn_devs, node) {
-		if (adev->index == index) {
-			kref_get(&adev->ref);
+		if (by_pci && nla_strcmp(by_pci, pci_name(adev->pdev)))
+			continue;
+		if (by_index && nla_get_u32(by_index) != adev->index) {
+			if (!by_pci)
+				continue;
 			mutex_unlock(&asn_devs_lock);
-			return adev;
+			NL_SET_ERR_MSG_ATTR(info->extack, by_index,
+					    "ASN_ATTR_DEV_INDEX: names another board than ASN_ATTR_PCI_ADDR");
+			return ERR_PTR(-ENODEV);
 		}
+		if (binding && nla_get_u64(binding) != adev->binding) {
+			mutex_unlock(&asn_devs_lock);
+			NL_SET_ERR_MSG_ATTR(info->extack, binding,
+					    "ASN_ATTR_BINDING: the board was bound again since: look it up again");
+			return ERR_PTR(-ESTALE);
+		}
+		kref_get(&adev->ref);
+		mutex_unlock(&asn_devs_lock);
+		return adev;
 	}
 	mutex_unlock(&asn_devs_lock);
-	NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[ASN_ATTR_DEV_INDEX],
-			    "ASN_ATTR_DEV_INDEX: no such asn device");
+	if (by_pci)
+		NL_SET_ERR_MSG_ATTR(info->extack, by_pci,
+				    "ASN_ATTR_PCI_ADDR: no asn board at this address");
+	else
+		NL_SET_ERR_MSG_ATTR(info->extack, by_index,
+				    "ASN_ATTR_DEV_INDEX: no such asn device");
 	return ERR_PTR(-ENODEV);
 }
 
@@ -621,7 +663,10 @@ static int asn_fill_dev(struct sk_buff *msg, struct asn_dev *adev, u32 portid,
 	    nla_put_u32(msg, ASN_ATTR_BOARD_KIND, adev->board_kind) ||
 	    nla_put_u32(msg, ASN_ATTR_GENERATION, generation) ||
 	    nla_put_u32(msg, ASN_ATTR_REG_BYTES, adev->len) ||
-	    nla_put_u32(msg, ASN_ATTR_BLOCK_COUNT, adev->nblocks)) {
+	    nla_put_u32(msg, ASN_ATTR_BLOCK_COUNT, adev->nblocks) ||
+	    nla_put_u64_64bit(msg, ASN_ATTR_BINDING, adev->binding, ASN_ATTR_PAD) ||
+	    (adev->serial &&
+	     nla_put_u64_64bit(msg, ASN_ATTR_SERIAL, adev->serial, ASN_ATTR_PAD))) {
 		genlmsg_cancel(msg, hdr);
 		return -EMSGSIZE;
 	}

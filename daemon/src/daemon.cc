@@ -118,6 +118,9 @@ class Daemon {
       spdlog::debug("board event: {}", to_string(event.kind));
       if (event.kind == BusEvent::Kind::kGenerationChanged) {
         reconciler_.notify_generation(event.generation);
+      } else if (event.kind == BusEvent::Kind::kReconnected) {
+        spdlog::warn("{}", event.detail);
+        reconciler_.notify_reconnected();
       } else if (event.kind == BusEvent::Kind::kBoardFailed) {
         spdlog::critical("{}: the board failed: {}", bus_->describe(), event.detail);
         std::lock_guard lock(failure_mutex_);

@@ -280,6 +280,7 @@ static void check_events(const char *bdf)
 struct devinfo {
 	int count;
 	uint32_t index, kind, blocks, generation;
+	uint64_t binding;
 	char pci[32];
 };
 
@@ -304,6 +305,9 @@ static void dev_cb(struct nlmsghdr *n, void *arg)
 	a = find_attr(n, ASN_ATTR_PCI_ADDR);
 	if (a)
 		snprintf(d->pci, sizeof(d->pci), "%s", (char *)a + NLA_HDRLEN);
+	a = find_attr(n, ASN_ATTR_BINDING);
+	if (a)
+		memcpy(&d->binding, (char *)a + NLA_HDRLEN, sizeof(d->binding));
 }
 
 struct values {
@@ -498,6 +502,37 @@ static int run_checks(void)
 	put_attr(&r, ASN_ATTR_OFFSETS, offs, 4);
 	expect_refused(transact(&r, 0, NULL, NULL), ENODEV, "no such", "unknown device 77");
 
+	/* By PCI address, as asnd names a board, with the binding the dump gave. */
+	CHECK(d.binding != 0, "dump gives the board's binding");
+	start(&r, family, ASN_CMD_REG_READ, 0);
+	put_attr(&r, ASN_ATTR_PCI_ADDR, d.pci, strlen(d.pci) + 1);
+	put_attr(&r, ASN_ATTR_BINDING, &d.binding, 8);
+	put_attr(&r, ASN_ATTR_OFFSETS, offs, 4);
+	err = transact(&r, 0, NULL, NULL);
+	CHECK(err == 0, "read by PCI address and binding (%s)", strerror(-err));
+	start(&r, family, ASN_CMD_REG_READ, 0);
+	put_attr(&r, ASN_ATTR_PCI_ADDR, "0000:00:1f.7", 13);
+	put_attr(&r, ASN_ATTR_OFFSETS, offs, 4);
+	expect_refused(transact(&r, 0, NULL, NULL), ENODEV, "PCI_ADDR", "no board at the address");
+	start(&r, family, ASN_CMD_REG_READ, 0);
+	i = d.index + 77;
+	put_attr(&r, ASN_ATTR_PCI_ADDR, d.pci, strlen(d.pci) + 1);
+	put_attr(&r, ASN_ATTR_DEV_INDEX, &i, 4);
+	put_attr(&r, ASN_ATTR_OFFSETS, offs, 4);
+	expect_refused(transact(&r, 0, NULL, NULL), ENODEV, "another board",
+		       "index and address naming two boards");
+	{
+		uint64_t stale = d.binding + 1;
+
+		start(&r, family, ASN_CMD_REG_WRITE, 0);
+		put_attr(&r, ASN_ATTR_PCI_ADDR, d.pci, strlen(d.pci) + 1);
+		put_attr(&r, ASN_ATTR_BINDING, &stale, 8);
+		put_attr(&r, ASN_ATTR_OFFSETS, offs, 4);
+		put_attr(&r, ASN_ATTR_VALUES, offs, 4);
+		expect_refused(transact(&r, 0, NULL, NULL), ESTALE, "BINDING",
+			       "write with the binding of an earlier probe");
+	}
+
 	start(&r, family, ASN_CMD_REG_READ, 0);
 	put_attr(&r, ASN_ATTR_DEV_INDEX, &dev_index, 2);
 	put_attr(&r, ASN_ATTR_OFFSETS, offs, 4);
@@ -666,6 +701,51 @@ static int run_cue(uint32_t value, uint32_t ack)
 	return 1;
 }
 
+/*
+ * "peek BDF OFFSET" / "poke BDF OFFSET VALUE": a word of the BAR of an ivshmem board no
+ * driver holds (the test changes a board between two bindings, as another card in the
+ * same slot would be). VALUE "magic" is the register map's magic.
+ */
+static volatile uint32_t *map_unbound(const char *bdf)
+{
+	char path[128];
+	volatile uint32_t *mem;
+	int bar;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/driver", bdf);
+	if (access(path, F_OK) == 0) {
+		printf("FAIL %s is bound to a driver: unbind it first\n", bdf);
+		return NULL;
+	}
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/resource2", bdf);
+	bar = open(path, O_RDWR | O_SYNC);
+	if (bar < 0) {
+		printf("FAIL open %s: %s\n", path, strerror(errno));
+		return NULL;
+	}
+	mem = mmap(NULL, 1 << 16, PROT_READ | PROT_WRITE, MAP_SHARED, bar, 0);
+	close(bar);
+	if (mem == MAP_FAILED) {
+		printf("FAIL mmap %s: %s\n", path, strerror(errno));
+		return NULL;
+	}
+	return mem;
+}
+
+static int run_peek_poke(int argc, char **argv)
+{
+	volatile uint32_t *mem = map_unbound(argv[2]);
+	uint32_t offset = strtoul(argv[3], NULL, 0);
+
+	if (!mem || offset % 4 || offset >= (1 << 16))
+		return 1;
+	if (argc > 4)
+		mem[offset / 4] = strcmp(argv[4], "magic") ? strtoul(argv[4], NULL, 0) :
+							     ASN_REGMAP_MAGIC;
+	printf("0x%08x\n", mem[offset / 4]);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -687,6 +767,11 @@ int main(int argc, char **argv)
 	}
 	if (argc > 3 && !strcmp(argv[1], "cue"))
 		return run_cue(strtoul(argv[2], NULL, 0), strtoul(argv[3], NULL, 0));
-	fprintf(stderr, "usage: asn_guest_test check|reader|reader-rmmod|cue VALUE ACK|as-nobody PROG ARGS\n");
+	if (argc == 4 && !strcmp(argv[1], "peek"))
+		return run_peek_poke(argc, argv);
+	if (argc == 5 && !strcmp(argv[1], "poke"))
+		return run_peek_poke(argc, argv);
+	fprintf(stderr, "usage: asn_guest_test check|reader|reader-rmmod|cue VALUE ACK|as-nobody PROG ARGS|"
+		"peek BDF OFFSET|poke BDF OFFSET VALUE\n");
 	return 2;
 }

@@ -63,6 +63,70 @@ rmmod asn && ok "rmmod asn with a reader in flight" || fail "rmmod with a reader
 wait $reader && ok "reader ended cleanly after rmmod" || fail "reader after rmmod"
 cat /tmp/reader2.log
 
+# Under a running asnd on $bdf (ctl, asnd.log): boards re-bound in the other order, another
+# board at asnd's address, and asn.ko unloaded and loaded again (issue 26 items 1 and 3).
+# The second board (00:10.0) is hidden behind a wrong magic until this mends it.
+identity_and_reload() {
+	drv=/sys/bus/pci/drivers/asn
+	second=0000:00:10.0
+	/asn_guest_test poke $second 0xc magic >/dev/null && /asn_guest_test poke $second 0x2c 0x5eca0002 >/dev/null &&
+		echo $second > $drv/bind && ok "second board $second bound" || fail "bind the second board"
+	# Unbind both, bind them in the other order: asn.ko's lowest-free index now names the
+	# second board by the index asnd's board had.
+	echo $bdf > $drv/unbind; echo $second > $drv/unbind
+	echo $second > $drv/bind; echo $bdf > $drv/bind
+	dmesg | grep "$second: asn0: " >/dev/null && ok "re-bound in the other order: $second is asn0 now" ||
+		fail "no swap of indices: $(dmesg | grep -o ' asn[0-9]: board kind' | tr '\n' ' ')"
+	v=$(ctl regs write id.scratch=0x5a5a0001 2>&1) && ok "asnctl regs write after the swap" || fail "write after the swap: $v"
+	v=$(ctl regs read id.scratch 2>&1 | tail -1)
+	echo "$v" | grep -qi 5a5a0001 && ok "read back after the swap: $v" || fail "read back after the swap: $v"
+	grep -q "found the same board again" /tmp/asnd.log && ok "asnd: $(grep -o 'found the same board again as [^:]*' /tmp/asnd.log | tail -1)" ||
+		fail "asnd did not say it found its board again"
+	echo $second > $drv/unbind
+	v=$(/asn_guest_test peek $second 0x2c)
+	[ "$v" = 0x5eca0002 ] && ok "the other board's id.scratch untouched ($v)" || fail "the other board's id.scratch is $v"
+
+	# Another board in asnd's slot: its board kind changed between two bindings.
+	echo $bdf > $drv/unbind
+	kind=$(/asn_guest_test peek $bdf 0x14)
+	/asn_guest_test poke $bdf 0x14 $((kind + 1)) >/dev/null
+	echo $bdf > $drv/bind
+	v=$(ctl regs write id.scratch=0x0bad0bad 2>&1) && fail "asnd wrote another board: $v" ||
+		{ echo "$v" | grep -q "now holds another board" && ok "another board at $bdf refused: $(echo "$v" | cut -c1-150)" ||
+			fail "another board: $v"; }
+	v=$(ctl regs read id.scratch 2>&1) && fail "asnd read another board: $v" || ok "reads refused too"
+	echo $bdf > $drv/unbind
+	[ "$(/asn_guest_test peek $bdf 0x2c)" = 0x5a5a0001 ] && ok "nothing written to it" || fail "another board was written"
+	/asn_guest_test poke $bdf 0x14 "$kind" >/dev/null
+	echo $bdf > $drv/bind
+	v=$(ctl regs read id.scratch 2>&1 | tail -1)
+	echo "$v" | grep -qi 5a5a0001 && ok "the right board back: served again" || fail "right board back: $v"
+
+	# asn.ko unloaded under asnd: UNAVAILABLE, saying the driver went away; port 3 enabled
+	# behind asnd's back meanwhile; loaded again: asnd goes on and puts port 3 back down.
+	ctl port set 3 down > /tmp/w.txt 2>&1 && ok "asnctl port set 3 down" || { fail "port set 3 down"; cat /tmp/w.txt; }
+	found=$(grep -c "ports state: .*(the board was found again)" /tmp/asnd.log)
+	rmmod asn && ok "rmmod asn under asnd" || fail "rmmod under asnd"
+	v=$(ctl regs read id.scratch 2>&1) && fail "read with asn.ko unloaded: $v" ||
+		{ echo "$v" | grep -q "UNAVAILABLE.*driver went away" && ok "unloaded: $(echo "$v" | cut -c1-150)" ||
+			fail "unloaded: $v"; }
+	/asn_guest_test poke $bdf 0x1314 1 >/dev/null && ok "port 3 enabled behind asnd's back"
+	insmod /asn.ko ivshmem=1 && ok "insmod under asnd" || fail "insmod under asnd"
+	i=0
+	# The reconciler's poll (1 s) finds the board again by itself: no call is needed.
+	while [ "$(grep -c "ports state: .*(the board was found again)" /tmp/asnd.log)" = "$found" ] && [ $i -lt 600 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	grep "ports state: .*(the board was found again)" /tmp/asnd.log | tail -1 | grep -q 'port 3' &&
+		ok "reconciled after the reload: $(grep 'ports state' /tmp/asnd.log | tail -1 | cut -c30-170)" ||
+		fail "not reconciled after the reload: $(grep 'ports state' /tmp/asnd.log | tail -1)"
+	v=$(ctl regs read 'port[3].control.enable' 2>&1 | tail -1)
+	echo "$v" | grep -q '0x0 (0)' && ok "port 3 put back down after the reload: $v" || fail "port 3 after the reload: $v"
+	ctl regs write id.scratch=0x600dcafe > /tmp/w.txt 2>&1 && ok "asnctl regs write after the reload" ||
+		{ fail "write after the reload"; cat /tmp/w.txt; }
+}
+
 # asnd itself on the kernel backend, driven by asnctl (when qemu_test.sh packed them).
 if [ -x /bin/asnd ]; then
 	insmod /asn.ko ivshmem=1 && ok "insmod for asnd" || fail "insmod for asnd"
@@ -116,6 +180,7 @@ if [ -x /bin/asnd ]; then
 		c1=$(cut -d' ' -f1 /proc/uptime)
 		echo "asnd guest: three asnctl calls took $c0 -> $c1 s of guest uptime"
 		v=$(ctl regs write id.magic=1 2>&1) && fail "asnctl wrote id.magic: $v" || ok "id.magic write refused: $v"
+		identity_and_reload
 	else
 		fail "asnd did not serve"
 	fi

@@ -71,6 +71,8 @@ yaml=$top/fpga/regmap/asn_regmap.yaml
 python3 "$here/mkimage.py" "$yaml" "$out/good.img"
 python3 "$here/mkimage.py" "$yaml" "$out/bad-magic.img" --bad magic
 python3 "$here/mkimage.py" "$yaml" "$out/bad-version.img" --bad version
+# A second board, hidden behind a wrong magic until the guest's asnd test mends it and binds it.
+python3 "$here/mkimage.py" "$yaml" "$out/second.img" --bad magic
 cp "$out/good.img" "$out/good.orig.img"
 mem_size=$(stat -c %s "$out/good.img")
 
@@ -117,7 +119,7 @@ fi
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$out/initramfs.cpio.gz"
 
 step "booting $kernel in QEMU (TCG)"
-dev() { echo "-object memory-backend-file,id=$1,size=$mem_size,mem-path=$2,share=on -device ivshmem-plain,memdev=$1"; }
+dev() { echo "-object memory-backend-file,id=$1,size=$mem_size,mem-path=$2,share=on -device ivshmem-plain,memdev=$1${3:+,addr=$3}"; }
 # The guest's cue for a faked board reset: 0xcafe0001 at 0x100 of bad-magic.img (a board
 # asn.ko refused, so the guest can map it); then id.generation = 2 in good.img.
 # Before asnd starts, the guest cues 0xcafe0002 there: the host keeps a copy of good.img
@@ -149,7 +151,7 @@ timeout "$timeout_s" qemu-system-x86_64 -accel tcg -M pc -m 512M -smp 1 -nograph
 	-no-reboot -kernel "$kernel" -initrd "$out/initramfs.cpio.gz" \
 	-append "console=ttyS0 panic=-1 loglevel=4 rdinit=/init no_timer_check" \
 	$(dev good "$out/good.img") $(dev badmagic "$out/bad-magic.img") \
-	$(dev badversion "$out/bad-version.img") \
+	$(dev badversion "$out/bad-version.img") $(dev second "$out/second.img" 0x10) \
 	-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
 	-serial "file:$out/console.log" -monitor none -display none </dev/null >"$out/qemu.log" 2>&1
 rc=$?

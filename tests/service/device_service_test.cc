@@ -378,6 +378,23 @@ TEST_F(DeviceServiceTest, WritingTheResetBitResetsTheBoardAndRestoresTheState) {
             grpc::StatusCode::PERMISSION_DENIED);
 }
 
+// The bus found the board again after losing it (asn.ko reloaded, the board re-bound) with
+// its generation unchanged: what was written meanwhile behind asnd's back is put back, by
+// the reconciler's worker, at once rather than at the next poll.
+TEST_F(DeviceServiceTest, ABoardFoundAgainIsCheckedAndWhatDiffersPutBack) {
+  const PortAdminState down[] = {{3, false}};
+  ports_->set(down, false);
+  const uint32_t generation = device_->read(regs::id::kGenerationValue);
+  reconciler_->watch(std::chrono::hours(1));         // no poll within the test: only the notice
+  device_->write(regs::port::kControlEnable, 1, 3);  // while asnd could not see the board
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(device_->read(regs::port::kControlEnable, 3), 1u);  // nothing without the notice
+  reconciler_->notify_reconnected();
+  EXPECT_TRUE(test::wait_until([&] { return device_->read(regs::port::kControlEnable, 3) == 0; }));
+  EXPECT_EQ(device_->read(regs::port::kControlEnable, 2), 1u);
+  EXPECT_EQ(reconciler_->reconciled_generation(), generation);  // not taken for a reset
+}
+
 // Many bad items: the status message stays within what clients accept (8 KiB of metadata),
 // names the first problems and counts the rest; client strings are escaped.
 TEST_F(DeviceServiceTest, AStatusMessageStaysSmallAndSafe) {

@@ -64,6 +64,8 @@ const char* to_string(BusEvent::Kind kind) {
       return "generation changed";
     case BusEvent::Kind::kBoardFailed:
       return "board failed";
+    case BusEvent::Kind::kReconnected:
+      return "reconnected";
   }
   return "?";
 }

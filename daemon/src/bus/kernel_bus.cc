@@ -15,6 +15,7 @@
 extern "C" {
 #include <linux/netlink.h>
 #include <netlink/genl/ctrl.h>
+#include <netlink/genl/family.h>
 #include <netlink/genl/genl.h>
 #include <netlink/msg.h>
 #include <netlink/netlink.h>
@@ -32,6 +33,8 @@ struct Reply {
   struct Dev {
     uint32_t index = 0;
     std::string name, pci;
+    uint32_t kind = 0;
+    uint64_t serial = 0, binding = 0;
   };
   std::vector<Dev> devs;
 };
@@ -75,6 +78,9 @@ int on_valid(nl_msg* msg, void* arg) {
     dev.index = nla_get_u32(tb[ASN_ATTR_DEV_INDEX]);
     if (tb[ASN_ATTR_DEV_NAME]) dev.name = nla_get_string(tb[ASN_ATTR_DEV_NAME]);
     if (tb[ASN_ATTR_PCI_ADDR]) dev.pci = nla_get_string(tb[ASN_ATTR_PCI_ADDR]);
+    if (tb[ASN_ATTR_BOARD_KIND]) dev.kind = nla_get_u32(tb[ASN_ATTR_BOARD_KIND]);
+    if (tb[ASN_ATTR_SERIAL]) dev.serial = nla_get_u64(tb[ASN_ATTR_SERIAL]);
+    if (tb[ASN_ATTR_BINDING]) dev.binding = nla_get_u64(tb[ASN_ATTR_BINDING]);
     reply->devs.push_back(std::move(dev));
   }
   return NL_OK;
@@ -113,6 +119,35 @@ nl_msg* new_request(int family, uint8_t cmd, int flags) {
   return msg;
 }
 
+// The driver, or the board, is not there: asn.ko refused before touching the board, so the
+// request wrote nothing and may be sent again once the board is found again.
+//   ENOENT: no such family (asn.ko unloaded; its family id is gone)
+//   EOPNOTSUPP, EPROTONOSUPPORT: the id names another family now
+//   ENODEV: no board at the address, or it was removed while the request waited
+//   ESTALE: the board was bound again since we looked it up (ASN_ATTR_BINDING)
+bool board_gone(int err) {
+  return err == ENOENT || err == EOPNOTSUPP || err == EPROTONOSUPPORT || err == ENODEV ||
+         err == ESTALE;
+}
+
+std::string board_words(uint32_t kind, uint64_t serial) {
+  return serial ? fmt::format("board kind 0x{:x}, serial {:016x}", kind, serial)
+                : fmt::format("board kind 0x{:x}, no serial", kind);
+}
+
+// The family's version as the controller reports it; 0 if it cannot be read.
+uint32_t family_version(nl_sock* sock) {
+  nl_cache* cache = nullptr;
+  if (genl_ctrl_alloc_cache(sock, &cache) < 0) return 0;
+  uint32_t version = 0;
+  if (genl_family* family = genl_ctrl_search_by_name(cache, ASN_GENL_NAME)) {
+    version = static_cast<uint32_t>(genl_family_get_version(family));
+    genl_family_put(family);
+  }
+  nl_cache_free(cache);
+  return version;
+}
+
 }  // namespace
 
 KernelBus::KernelBus(const KernelBusOptions& options) {
@@ -129,40 +164,26 @@ KernelBus::KernelBus(const KernelBusOptions& options) {
     int one = 1;
     setsockopt(nl_socket_get_fd(sock_), SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
     setsockopt(nl_socket_get_fd(sock_), SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
-    family_ = genl_ctrl_resolve(sock_, ASN_GENL_NAME);
-    if (family_ >= 0) {
-      events_group_ = genl_ctrl_resolve_grp(sock_, ASN_GENL_NAME, ASN_GENL_MCGRP_EVENTS);
-    }
-    if (family_ < 0) {
-      throw Error(ErrorCode::kUnavailable,
-                  "kernel backend: no driver: the generic netlink family \"asn\" does not exist "
-                  "(load asn.ko: modprobe asn)");
-    }
-    Reply reply = transact(sock_, new_request(family_, ASN_CMD_DEV_GET, NLM_F_DUMP));
-    if (reply.error < 0) {
-      throw Error(ErrorCode::kUnavailable,
-                  fmt::format("kernel backend: listing boards failed: {} {}",
-                              std::strerror(-reply.error), reply.message));
-    }
-    if (reply.devs.empty()) {
+    const std::vector<Board> boards = list_boards();
+    if (boards.empty()) {
       throw Error(ErrorCode::kUnavailable,
                   "kernel backend: no board: asn.ko is loaded but bound to no board (see "
                   "dmesg for boards it refused; `asnd --list-boards`)");
     }
     std::string found;
-    for (const auto& dev : reply.devs) found += (found.empty() ? "" : ", ") + dev.pci;
-    const Reply::Dev* chosen = nullptr;
+    for (const auto& board : boards) found += (found.empty() ? "" : ", ") + board.pci;
+    const Board* chosen = nullptr;
     if (options.device.empty()) {
-      if (reply.devs.size() > 1) {
+      if (boards.size() > 1) {
         throw Error(ErrorCode::kInvalidArgument,
                     fmt::format("kernel backend: asn.ko drives several boards ({}): choose one "
                                 "with --device or backend.kernel.device",
                                 found));
       }
-      chosen = &reply.devs.front();
+      chosen = &boards.front();
     } else {
-      for (const auto& dev : reply.devs) {
-        if (dev.pci == options.device) chosen = &dev;
+      for (const auto& board : boards) {
+        if (board.pci == options.device) chosen = &board;
       }
     }
     if (!chosen) {
@@ -170,9 +191,11 @@ KernelBus::KernelBus(const KernelBusOptions& options) {
           ErrorCode::kNotFound,
           fmt::format("kernel backend: no board at {}: asn.ko drives {}", options.device, found));
     }
-    dev_index_ = chosen->index;
     name_ = chosen->name;
     bdf_ = chosen->pci;
+    kind_ = chosen->kind;
+    serial_ = chosen->serial;
+    binding_ = chosen->binding;
   } catch (...) {
     nl_socket_free(sock_);
     throw;
@@ -185,19 +208,96 @@ KernelBus::~KernelBus() {
 }
 
 std::string KernelBus::describe() const {
+  std::lock_guard lock(name_mu_);
   return fmt::format("kernel board '{}' ({})", name_, bdf_);
 }
 
-BoardIdentity KernelBus::identity() const { return {"kernel", name_, "", bdf_}; }
+BoardIdentity KernelBus::identity() const {
+  std::lock_guard lock(name_mu_);
+  return {"kernel", name_, "", bdf_};
+}
 
-void KernelBus::run(std::span<BusOp> ops, bool write) {
+std::vector<KernelBus::Board> KernelBus::list_boards() {
+  family_ = genl_ctrl_resolve(sock_, ASN_GENL_NAME);
+  if (family_ < 0) {
+    throw Error(ErrorCode::kUnavailable,
+                "kernel backend: no driver: the generic netlink family \"asn\" does not exist "
+                "(asn.ko is not loaded, or was unloaded: modprobe asn)");
+  }
+  if (const uint32_t version = family_version(sock_); version < ASN_GENL_VERSION) {
+    throw Error(ErrorCode::kUnavailable,
+                fmt::format("kernel backend: asn.ko speaks version {} of the \"asn\" family, "
+                            "asnd needs {}: the loaded module is older than asnd (reload it: "
+                            "modprobe -r asn && modprobe asn, or reinstall asn-dkms)",
+                            version, ASN_GENL_VERSION));
+  }
+  events_group_ = genl_ctrl_resolve_grp(sock_, ASN_GENL_NAME, ASN_GENL_MCGRP_EVENTS);
+  Reply reply = transact(sock_, new_request(family_, ASN_CMD_DEV_GET, NLM_F_DUMP));
+  if (reply.error < 0) {
+    throw Error(ErrorCode::kUnavailable, fmt::format("kernel backend: listing boards failed: {} {}",
+                                                     std::strerror(-reply.error), reply.message));
+  }
+  std::vector<Board> boards;
+  for (const auto& dev : reply.devs) {
+    boards.push_back({dev.index, dev.name, dev.pci, dev.kind, dev.serial, dev.binding});
+  }
+  return boards;
+}
+
+void KernelBus::reconnect(const std::string& why) {
+  lost_ = true;
+  std::vector<Board> boards;
+  try {
+    boards = list_boards();
+  } catch (const Error& e) {
+    throw Error(ErrorCode::kUnavailable,
+                fmt::format("{}: {}; the driver went away: {} (asnd goes on by itself when "
+                            "the board is back)",
+                            describe(), why, e.what()));
+  }
+  const Board* found = nullptr;
+  for (const auto& board : boards) {
+    if (board.pci == bdf_) found = &board;
+  }
+  if (!found) {
+    throw Error(ErrorCode::kUnavailable,
+                fmt::format("{}: {}; asn.ko no longer drives {} (unbound, removed, or refused "
+                            "at probe: see dmesg); asnd goes on by itself when it is back",
+                            describe(), why, bdf_));
+  }
+  if (found->kind != kind_ || found->serial != serial_) {
+    // Another board at this address: writing it would program a switch nobody asked for.
+    throw Error(ErrorCode::kUnavailable,
+                fmt::format("{}: {} now holds another board ({}; asnd started on {}): asnd "
+                            "writes nothing to it and serves no call until that board is back "
+                            "(or restart asnd to take this one)",
+                            describe(), bdf_, board_words(found->kind, found->serial),
+                            board_words(kind_, serial_)));
+  }
+  std::string before = describe();
+  {
+    std::lock_guard lock(name_mu_);
+    name_ = found->name;
+  }
+  binding_ = found->binding;
+  lost_ = false;
+  if (handler_) {
+    handler_(BusEvent{BusEvent::Kind::kReconnected, 0, 0,
+                      fmt::format("{}: {}; found the same board again as {} ({}): "
+                                  "checking it against the desired state",
+                                  before, why, describe(), board_words(kind_, serial_))});
+  }
+}
+
+int KernelBus::send(std::span<BusOp> ops, bool write, std::string& message) {
   std::vector<uint32_t> offsets, values;
   for (const auto& op : ops) {
     offsets.push_back(op.offset);
     values.push_back(op.value);
   }
   nl_msg* msg = new_request(family_, write ? ASN_CMD_REG_WRITE : ASN_CMD_REG_READ, 0);
-  if (nla_put_u32(msg, ASN_ATTR_DEV_INDEX, dev_index_) < 0 ||
+  if (nla_put_string(msg, ASN_ATTR_PCI_ADDR, bdf_.c_str()) < 0 ||
+      nla_put_u64(msg, ASN_ATTR_BINDING, binding_) < 0 ||
       nla_put(msg, ASN_ATTR_OFFSETS, static_cast<int>(offsets.size() * 4), offsets.data()) < 0 ||
       (write &&
        nla_put(msg, ASN_ATTR_VALUES, static_cast<int>(values.size() * 4), values.data()) < 0)) {
@@ -205,19 +305,8 @@ void KernelBus::run(std::span<BusOp> ops, bool write) {
     throw Error(ErrorCode::kInternal, "kernel backend: batch does not fit one message");
   }
   Reply reply = transact(sock_, msg);
-  if (reply.error < 0) {
-    int err = -reply.error;
-    std::string what =
-        fmt::format("{}: {} of {} register(s) from 0x{:x} refused: {}{}{}", describe(),
-                    write ? "write" : "read", ops.size(), ops.front().offset, std::strerror(err),
-                    reply.message.empty() ? "" : ": ", reply.message);
-    if (err == EPERM) {
-      throw Error(ErrorCode::kPermissionDenied,
-                  what + " (writes need CAP_NET_ADMIN: run asnd as root or grant it)");
-    }
-    if (err == ENODEV) throw Error(ErrorCode::kUnavailable, what + " (the board went away)");
-    throw Error(ErrorCode::kHardware, what);
-  }
+  message = std::move(reply.message);
+  if (reply.error < 0) return -reply.error;
   if (!write) {
     if (reply.values.size() != ops.size()) {
       throw Error(ErrorCode::kHardware, fmt::format("{}: read of {} returned {} values", describe(),
@@ -225,6 +314,33 @@ void KernelBus::run(std::span<BusOp> ops, bool write) {
     }
     for (size_t i = 0; i < ops.size(); ++i) ops[i].value = reply.values[i];
   }
+  return 0;
+}
+
+void KernelBus::run(std::span<BusOp> ops, bool write) {
+  if (family_changed_.exchange(false)) lost_ = true;
+  if (lost_) reconnect("asn.ko was reloaded or the board was lost");
+  std::string message;
+  int err = send(ops, write, message);
+  if (board_gone(err)) {
+    // Refused before any access: look the board up again and send the batch once more.
+    reconnect(fmt::format("asn.ko refused a request ({}{}{})", std::strerror(err),
+                          message.empty() ? "" : ": ", message));
+    err = send(ops, write, message);
+  }
+  if (err == 0) return;
+  std::string what = fmt::format("{}: {} of {} register(s) from 0x{:x} refused: {}{}{}", describe(),
+                                 write ? "write" : "read", ops.size(), ops.front().offset,
+                                 std::strerror(err), message.empty() ? "" : ": ", message);
+  if (err == EPERM) {
+    throw Error(ErrorCode::kPermissionDenied,
+                what + " (writes need CAP_NET_ADMIN: run asnd as root or grant it)");
+  }
+  if (board_gone(err)) {
+    lost_ = true;
+    throw Error(ErrorCode::kUnavailable, what + " (the board went away)");
+  }
+  throw Error(ErrorCode::kHardware, what);
 }
 
 void KernelBus::execute(std::span<BusOp> ops) {
@@ -253,9 +369,14 @@ void KernelBus::write32(uint32_t offset, uint32_t value) {
 
 void KernelBus::set_event_handler(std::function<void(const BusEvent&)> handler) {
   stop_events();
-  handler_ = std::move(handler);
-  if (!handler_) return;
-  if (events_group_ < 0) {
+  int group = -1;
+  {
+    std::lock_guard lock(mu_);
+    handler_ = std::move(handler);
+    if (!handler_) return;
+    group = events_group_;
+  }
+  if (group < 0) {
     throw Error(ErrorCode::kUnavailable,
                 fmt::format("{}: asn.ko has no \"events\" group (an older driver?)", describe()));
   }
@@ -263,7 +384,11 @@ void KernelBus::set_event_handler(std::function<void(const BusEvent&)> handler) 
   if (!events_sock_) throw Error(ErrorCode::kInternal, "libnl: out of memory");
   nl_socket_disable_seq_check(events_sock_);
   int err = genl_connect(events_sock_);
-  if (err >= 0) err = nl_socket_add_membership(events_sock_, events_group_);
+  // The controller's "notify" group says when asn.ko's family goes and comes back (a module
+  // reload): its events group then has a new id, joined again by the events thread.
+  int notify = err < 0 ? err : genl_ctrl_resolve_grp(events_sock_, "nlctrl", "notify");
+  if (err >= 0) err = notify;
+  if (err >= 0) err = nl_socket_add_memberships(events_sock_, group, notify, 0);
   if (err < 0 || pipe(stop_pipe_) != 0) {
     nl_socket_free(events_sock_);
     events_sock_ = nullptr;
@@ -271,7 +396,7 @@ void KernelBus::set_event_handler(std::function<void(const BusEvent&)> handler) 
                 fmt::format("{}: cannot join the events group: {}", describe(),
                             err < 0 ? nl_geterror(err) : std::strerror(errno)));
   }
-  events_thread_ = std::thread([this] { event_loop(); });
+  events_thread_ = std::thread([this, group] { event_loop(group); });
 }
 
 void KernelBus::stop_events() {
@@ -322,12 +447,28 @@ int on_event(nl_msg* msg, void* arg) {
 
 }  // namespace
 
-void KernelBus::event_loop() {
-  // Every device's events arrive on the group; keep this board's.
-  struct Filter {
-    uint32_t index;
-    std::function<void(const BusEvent&)>* deliver;
-  } filter{dev_index_, &handler_};
+namespace {
+
+// The id of asn.ko's events group as the controller reports it now; -1 if none.
+int resolve_events_group() {
+  nl_sock* sock = nl_socket_alloc();
+  if (!sock) return -1;
+  int group = genl_connect(sock) < 0
+                  ? -1
+                  : genl_ctrl_resolve_grp(sock, ASN_GENL_NAME, ASN_GENL_MCGRP_EVENTS);
+  nl_socket_free(sock);
+  return group < 0 ? -1 : group;
+}
+
+}  // namespace
+
+void KernelBus::event_loop(int group) {
+  // Every device's events arrive on the group; keep this board's (by its PCI address: the
+  // driver's index names another board after a re-bind).
+  struct Loop {
+    KernelBus* bus;
+    int group;
+  } loop{this, group};
   nl_cb* cb = nl_cb_alloc(NL_CB_CUSTOM);
   if (!cb) return;
   // Notifications carry sequence number 0: no sequence check on this callback set (the
@@ -337,22 +478,50 @@ void KernelBus::event_loop() {
   nl_cb_set(
       cb, NL_CB_VALID, NL_CB_CUSTOM,
       [](nl_msg* msg, void* arg) -> int {
-        auto* f = static_cast<Filter*>(arg);
+        auto* l = static_cast<Loop*>(arg);
+        nlmsghdr* hdr = nlmsg_hdr(msg);
+        if (hdr->nlmsg_type == GENL_ID_CTRL) {
+          nlattr* tb[CTRL_ATTR_MAX + 1] = {};
+          if (genlmsg_parse(hdr, 0, tb, CTRL_ATTR_MAX, nullptr) < 0) return NL_SKIP;
+          const uint8_t cmd = static_cast<genlmsghdr*>(nlmsg_data(hdr))->cmd;
+          if ((cmd != CTRL_CMD_NEWFAMILY && cmd != CTRL_CMD_DELFAMILY) ||
+              !tb[CTRL_ATTR_FAMILY_NAME] ||
+              std::strcmp(nla_get_string(tb[CTRL_ATTR_FAMILY_NAME]), ASN_GENL_NAME) != 0) {
+            return NL_SKIP;
+          }
+          // The next call looks the family and the board up again.
+          l->bus->family_changed_ = true;
+          if (cmd == CTRL_CMD_NEWFAMILY) {
+            const int fresh = resolve_events_group();
+            if (fresh >= 0 && fresh != l->group) {
+              nl_socket_drop_membership(l->bus->events_sock_, l->group);
+              if (nl_socket_add_membership(l->bus->events_sock_, fresh) >= 0) l->group = fresh;
+            }
+          }
+          return NL_OK;
+        }
         nlattr* tb[ASN_ATTR_MAX + 1] = {};
-        if (genlmsg_parse(nlmsg_hdr(msg), 0, tb, ASN_ATTR_MAX, nullptr) < 0) return NL_SKIP;
-        if (!tb[ASN_ATTR_DEV_INDEX] || nla_get_u32(tb[ASN_ATTR_DEV_INDEX]) != f->index) {
+        if (genlmsg_parse(hdr, 0, tb, ASN_ATTR_MAX, nullptr) < 0) return NL_SKIP;
+        if (!tb[ASN_ATTR_PCI_ADDR] || l->bus->bdf_ != nla_get_string(tb[ASN_ATTR_PCI_ADDR])) {
           return NL_SKIP;
         }
-        return on_event(msg, f->deliver);
+        return on_event(msg, &l->bus->handler_);
       },
-      &filter);
+      &loop);
   pollfd fds[2] = {{nl_socket_get_fd(events_sock_), POLLIN, 0}, {stop_pipe_[0], POLLIN, 0}};
   for (;;) {
     if (poll(fds, 2, -1) < 0 && errno != EINTR) break;
     if (fds[1].revents) break;
     if (fds[0].revents && nl_recvmsgs(events_sock_, cb) < 0 && errno != EINTR) {
-      // A lost notification (ENOBUFS) is not fatal: keep listening.
+      // A lost notification (ENOBUFS) is not fatal: keep listening. It may have been the
+      // controller's news of a reload: check the group, and look the board up again.
       if (fds[0].revents & (POLLERR | POLLHUP)) break;
+      const int fresh = resolve_events_group();
+      if (fresh >= 0 && fresh != loop.group) {
+        family_changed_ = true;
+        nl_socket_drop_membership(events_sock_, loop.group);
+        if (nl_socket_add_membership(events_sock_, fresh) >= 0) loop.group = fresh;
+      }
     }
   }
   nl_cb_put(cb);

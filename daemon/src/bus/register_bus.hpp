@@ -40,6 +40,8 @@ struct BusEvent {
     kLinkChange,            // a port's link went up or down
     kGenerationChanged,     // the board was reset: it forgot its configuration
     kBoardFailed,           // the board can no longer be used (detail says why)
+    kReconnected,  // the bus lost the board (driver reloaded, board re-bound) and found the
+                   // same board again (detail says how); it may have changed meanwhile
   };
   Kind kind;
   uint16_t block_type = 0;

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <utility>
+
 #include "error.hpp"
 
 namespace asn {
@@ -29,6 +31,14 @@ void Reconciler::notify_generation(uint32_t generation) {
   {
     std::lock_guard lock(wake_mutex_);
     notified_ = generation;
+  }
+  wake_.notify_all();
+}
+
+void Reconciler::notify_reconnected() {
+  {
+    std::lock_guard lock(wake_mutex_);
+    reconnected_ = true;
   }
   wake_.notify_all();
 }
@@ -65,9 +75,10 @@ void Reconciler::run_locked(ReconcileCause cause, uint32_t generation, const std
 void Reconciler::loop(std::chrono::milliseconds poll) {
   std::unique_lock lock(wake_mutex_);
   for (;;) {
-    wake_.wait_for(lock, poll, [this] { return stopping_ || notified_ != 0; });
+    wake_.wait_for(lock, poll, [this] { return stopping_ || notified_ != 0 || reconnected_; });
     if (stopping_) return;
     notified_ = 0;
+    const bool reconnected = std::exchange(reconnected_, false);
     lock.unlock();
     try {
       // The poll catches a reset whose event was lost (or a backend without events). The
@@ -79,6 +90,8 @@ void Reconciler::loop(std::chrono::milliseconds poll) {
         device_.rediscover();
         run_locked(ReconcileCause::kBoardReset, generation,
                    "the board was reset behind asnd's back");
+      } else if (reconnected) {
+        run_locked(ReconcileCause::kReconnect, generation, "the board was found again");
       }
     } catch (const Error& e) {
       // Once per distinct problem: a failed board must not fill the journal every second.

@@ -17,7 +17,10 @@
 
 namespace asn {
 
-enum class ReconcileCause : uint8_t { kStart, kBoardReset };
+// kReconnect: the bus lost the board and found the same one again (the driver was reloaded,
+// the board re-bound) with its generation unchanged: it kept its configuration unless
+// something wrote it meanwhile, so each manager checks it and puts back what differs.
+enum class ReconcileCause : uint8_t { kStart, kBoardReset, kReconnect };
 
 struct ManagerSummary {
   std::string manager;
@@ -60,6 +63,9 @@ class Reconciler {
   void watch(std::chrono::milliseconds poll);
   // The bus saw a new generation: wake the worker.
   void notify_generation(uint32_t generation);
+  // The bus found the board again after losing it: wake the worker to reconcile (a reset
+  // meanwhile counts as a reset).
+  void notify_reconnected();
   // A reset through asnd (ResetBoard, a write of id.control.board_reset): runs `reset`
   // (which resets the board, logs who did it and returns the new generation), then reconciles
   // at once, before the caller answers, attributed to `who`. The watch is held off from the
@@ -84,8 +90,9 @@ class Reconciler {
   std::mutex wake_mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;
-  uint32_t notified_ = 0;   // wake_mutex_
-  std::string last_error_;  // the worker's
+  uint32_t notified_ = 0;     // wake_mutex_
+  bool reconnected_ = false;  // wake_mutex_
+  std::string last_error_;    // the worker's
   std::thread worker_;
 };
 

@@ -7,7 +7,7 @@
 #define _UAPI_ASN_GENL_H
 
 #define ASN_GENL_NAME		"asn"
-#define ASN_GENL_VERSION	1
+#define ASN_GENL_VERSION	2	/* 2: requests name the board by PCI_ADDR */
 
 /* Operations in one batch (read or write): the policy refuses more. */
 #define ASN_MAX_BATCH		256
@@ -15,16 +15,25 @@
 enum asn_cmd {
 	ASN_CMD_UNSPEC,
 	ASN_CMD_DEV_GET,	/* dump: one ASN_CMD_DEV_GET message per device */
-	ASN_CMD_REG_READ,	/* DEV_INDEX + OFFSETS -> VALUES */
-	ASN_CMD_REG_WRITE,	/* DEV_INDEX + OFFSETS + VALUES; CAP_NET_ADMIN */
 	/*
-	 * DEV_INDEX + OFFSETS + VALUES + ARM_OFFSET + ARM_VALUE; CAP_NET_ADMIN.
+	 * Requests name the board by PCI_ADDR (what asnd does: an index is handed
+	 * out lowest-free and names another board after a re-bind) or by
+	 * DEV_INDEX; with both, they must name the same board. With BINDING too,
+	 * a board bound again since the caller looked it up is refused (ESTALE).
+	 */
+	ASN_CMD_REG_READ,	/* PCI_ADDR | DEV_INDEX + OFFSETS -> VALUES */
+	ASN_CMD_REG_WRITE,	/* PCI_ADDR | DEV_INDEX + OFFSETS + VALUES; CAP_NET_ADMIN */
+	/*
+	 * PCI_ADDR | DEV_INDEX + OFFSETS + VALUES + ARM_OFFSET + ARM_VALUE; CAP_NET_ADMIN.
 	 * Writes the batch (shadow bank words and any other writable register of
 	 * one banked block), then ARM_VALUE to the block's swap/arm register, as
 	 * one transaction.
 	 */
 	ASN_CMD_TABLE_WRITE,
-	/* Notification on the "events" group: DEV_INDEX, EVENT, BLOCK_TYPE, GENERATION */
+	/*
+	 * Notification on the "events" group: DEV_INDEX, PCI_ADDR, EVENT,
+	 * BLOCK_TYPE, GENERATION
+	 */
 	ASN_CMD_EVENT,
 	__ASN_CMD_MAX,
 };
@@ -35,7 +44,7 @@ enum asn_attr {
 	ASN_ATTR_UNSPEC,
 	ASN_ATTR_DEV_INDEX,	/* u32: the device, as ASN_CMD_DEV_GET lists it */
 	ASN_ATTR_DEV_NAME,	/* string, reply only: "asn0" */
-	ASN_ATTR_PCI_ADDR,	/* string, reply only: "0000:00:04.0" */
+	ASN_ATTR_PCI_ADDR,	/* string: "0000:00:04.0", the board's lasting name */
 	ASN_ATTR_BOARD_KIND,	/* u32, reply only: id.board_kind */
 	ASN_ATTR_GENERATION,	/* u32, reply only: id.generation */
 	ASN_ATTR_REG_BYTES,	/* u32, reply only: size of the register space */
@@ -46,6 +55,14 @@ enum asn_attr {
 	ASN_ATTR_ARM_VALUE,	/* u32: exactly its swap/arm field set */
 	ASN_ATTR_EVENT,		/* u32, notification only: enum asn_event */
 	ASN_ATTR_BLOCK_TYPE,	/* u32, notification only: the block the event is about */
+	ASN_ATTR_SERIAL,	/* u64, reply only: the PCIe Device Serial Number, if any */
+	ASN_ATTR_PAD,
+	/*
+	 * u64: this binding of the board to asn.ko, new at every probe. In a
+	 * request it must match (else ESTALE): the board was unbound and bound
+	 * again since the caller looked it up, and may be another one.
+	 */
+	ASN_ATTR_BINDING,
 	__ASN_ATTR_MAX,
 };
 
