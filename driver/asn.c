@@ -8,7 +8,10 @@
 #include <linux/kernel.h>
 #include <linux/module.h>
 #include <linux/pci.h>
+#include <linux/miscdevice.h>
 #include <linux/mutex.h>
+#include <linux/netlink.h>
+#include <linux/file.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/idr.h>
@@ -59,6 +62,13 @@ struct asn_dev {
 	int index;
 	u64 serial;			/* PCIe Device Serial Number, 0 if none */
 	u64 binding;			/* new at every probe: ASN_ATTR_BINDING */
+	/* /dev/asn/BDF: who may open it for writing may own the board. */
+	struct miscdevice misc;
+	char misc_name[40], misc_nodename[40];
+	/* The owner's socket (ASN_CMD_BOARD_OWN), under lock; portid 0: none. */
+	u32 owner_portid;
+	struct net *owner_net;		/* compared only, never dereferenced */
+	pid_t owner_pid;
 	/* Serialises every register access; regs is NULL once removed. */
 	struct mutex lock;
 	void __iomem *regs;
@@ -216,6 +226,74 @@ static void asn_poll(struct work_struct *work)
 	schedule_delayed_work(&adev->poll, msecs_to_jiffies(poll_ms));
 }
 
+/*
+ * The board's node, /dev/asn/BDF. It has no read or write: opening it for
+ * writing is the proof ASN_CMD_BOARD_OWN asks for, so that the node's group and
+ * mode (udev) decide who may drive the board, not a capability. An open file
+ * holds the device, so a stale fd never matches a board bound later at the
+ * same address.
+ */
+static int asn_node_open(struct inode *inode, struct file *file)
+{
+	/* misc_open() set private_data to our miscdevice and holds misc_mtx */
+	struct asn_dev *adev = container_of(file->private_data, struct asn_dev, misc);
+
+	kref_get(&adev->ref);
+	return 0;
+}
+
+static int asn_node_release(struct inode *inode, struct file *file)
+{
+	struct asn_dev *adev = container_of(file->private_data, struct asn_dev, misc);
+
+	kref_put(&adev->ref, asn_dev_release);
+	return 0;
+}
+
+static const struct file_operations asn_node_fops = {
+	.owner = THIS_MODULE,
+	.open = asn_node_open,
+	.release = asn_node_release,
+	.llseek = noop_llseek,
+};
+
+static bool asn_is_owner(struct asn_dev *adev, struct genl_info *info)
+{
+	bool owner;
+
+	mutex_lock(&adev->lock);
+	owner = adev->owner_portid && adev->owner_portid == info->snd_portid &&
+		net_eq(adev->owner_net, genl_info_net(info));
+	mutex_unlock(&adev->lock);
+	return owner;
+}
+
+/* The owner's socket closed: the board has no owner any more. */
+static int asn_netlink_notify(struct notifier_block *nb, unsigned long state, void *ptr)
+{
+	struct netlink_notify *n = ptr;
+	struct asn_dev *adev;
+
+	if (state != NETLINK_URELEASE || n->protocol != NETLINK_GENERIC)
+		return NOTIFY_DONE;
+	mutex_lock(&asn_devs_lock);
+	list_for_each_entry(adev, &asn_devs, node) {
+		mutex_lock(&adev->lock);
+		if (adev->owner_portid == n->portid && net_eq(adev->owner_net, n->net)) {
+			adev->owner_portid = 0;
+			adev->owner_net = NULL;
+			adev->owner_pid = 0;
+		}
+		mutex_unlock(&adev->lock);
+	}
+	mutex_unlock(&asn_devs_lock);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block asn_netlink_notifier = {
+	.notifier_call = asn_netlink_notify,
+};
+
 static int asn_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 {
 	struct asn_dev *adev;
@@ -273,6 +351,17 @@ static int asn_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	adev->generation = ioread32(adev->regs + ASN_ID_GENERATION);
 	adev->irq_seen = ioread32(adev->regs + ASN_ID_IRQ_STATUS);
 	INIT_DELAYED_WORK(&adev->poll, asn_poll);
+	snprintf(adev->misc_name, sizeof(adev->misc_name), "asn-%s", pci_name(pdev));
+	snprintf(adev->misc_nodename, sizeof(adev->misc_nodename), "asn/%s", pci_name(pdev));
+	adev->misc.minor = MISC_DYNAMIC_MINOR;
+	adev->misc.name = adev->misc_name;
+	adev->misc.nodename = adev->misc_nodename;
+	adev->misc.mode = 0600;	/* udev gives the group (deploy/60-asn.rules) */
+	adev->misc.fops = &asn_node_fops;
+	adev->misc.parent = &pdev->dev;
+	err = misc_register(&adev->misc);
+	if (err)
+		goto err_put;
 	pci_set_drvdata(pdev, adev);
 	mutex_lock(&asn_devs_lock);
 	list_add_tail(&adev->node, &asn_devs);
@@ -292,6 +381,9 @@ err_put:
 static void asn_remove(struct pci_dev *pdev)
 {
 	struct asn_dev *adev = pci_get_drvdata(pdev);
+
+	/* No new opens; an open file keeps adev (not the board) until closed. */
+	misc_deregister(&adev->misc);
 
 	mutex_lock(&asn_devs_lock);
 	list_del(&adev->node);
@@ -336,6 +428,8 @@ static const struct nla_policy asn_policy[ASN_ATTR_MAX + 1] = {
 	[ASN_ATTR_SERIAL] = { .type = NLA_REJECT },
 	[ASN_ATTR_PAD] = { .type = NLA_REJECT },
 	[ASN_ATTR_BINDING] = { .type = NLA_U64 },
+	[ASN_ATTR_DEV_FD] = { .type = NLA_U32 },
+	[ASN_ATTR_OWNER_PID] = { .type = NLA_REJECT },
 };
 
 static const struct genl_multicast_group asn_mcgrps[] = {
@@ -411,38 +505,57 @@ static const struct asn_block *asn_find_block(const struct asn_dev *adev, u32 of
 	return &adev->blocks[lo - 1];
 }
 
-/* Checks one offset against the register map; returns the reason or NULL. */
-static const char *asn_check_offset(const struct asn_dev *adev, u32 offset, bool write)
+static bool asn_in_ranges(const struct asn_range *r, unsigned int n, u32 rel)
 {
-	const struct asn_block *blk;
-	u32 rel;
 	unsigned int i;
 
+	for (i = 0; i < n; i++)
+		if (rel >= r[i].offset && rel - r[i].offset < r[i].bytes)
+			return true;
+	return false;
+}
+
+/*
+ * Checks one offset against the register map; returns the reason or NULL, and in
+ * *err the errno: EINVAL for a bad offset, EPERM for clients' data read by a caller
+ * that does not own the board.
+ */
+static const char *asn_check_offset(const struct asn_dev *adev, u32 offset, bool write,
+				    bool owner, int *err)
+{
+	const struct asn_block *blk;
+	const struct asn_block_desc *d;
+	u32 rel;
+
+	*err = -EINVAL;
 	if (offset % 4)
 		return "ASN_ATTR_OFFSETS: offset not 4-byte aligned";
 	blk = asn_find_block(adev, offset);
 	if (!blk)
 		return "ASN_ATTR_OFFSETS: offset outside every register block";
-	if (!write)
-		return NULL;
+	d = blk->desc;
 	rel = offset - blk->offset;
-	for (i = 0; i < blk->desc->ro_count; i++) {
-		const struct asn_ro_range *ro = &blk->desc->ro[i];
-
-		if (rel >= ro->offset && rel - ro->offset < ro->bytes)
-			return "ASN_ATTR_OFFSETS: offset in a read-only register";
+	/* A hole: on a board, a bus error (a bad PCIe completion) rather than a value. */
+	if (!asn_in_ranges(d->map, d->map_count, rel))
+		return "ASN_ATTR_OFFSETS: offset in a hole between registers";
+	if (write && asn_in_ranges(d->ro, d->ro_count, rel))
+		return "ASN_ATTR_OFFSETS: offset in a read-only register";
+	if (!write && !owner && asn_in_ranges(d->sens, d->sens_count, rel)) {
+		*err = -EPERM;
+		return "ASN_ATTR_OFFSETS: clients' data (lock rings and data windows): only the board's owner reads it (ASN_CMD_BOARD_OWN)";
 	}
 	return NULL;
 }
 
-/* Checks the whole batch before any access; 0 or -EINVAL with extack. */
+/* Checks the whole batch before any access; 0 or the errno with extack. */
 static int asn_check_batch(const struct asn_dev *adev, struct genl_info *info,
-			   const u32 *offsets, unsigned int n, bool write)
+			   const u32 *offsets, unsigned int n, bool write, bool owner)
 {
 	unsigned int i;
+	int err;
 
 	for (i = 0; i < n; i++) {
-		const char *why = asn_check_offset(adev, offsets[i], write);
+		const char *why = asn_check_offset(adev, offsets[i], write, owner, &err);
 
 		if (why) {
 			/* why is a string literal, as NL_SET_ERR_MSG_ATTR() needs */
@@ -452,7 +565,7 @@ static int asn_check_batch(const struct asn_dev *adev, struct genl_info *info,
 			}
 			dev_dbg(&adev->pdev->dev, "refused batch: op %u offset 0x%x: %s\n",
 				i, offsets[i], why);
-			return -EINVAL;
+			return err;
 		}
 	}
 	return 0;
@@ -484,7 +597,7 @@ static int asn_nl_reg_read(struct sk_buff *skb, struct genl_info *info)
 	offsets = nla_data(info->attrs[ASN_ATTR_OFFSETS]);
 	n = nla_len(info->attrs[ASN_ATTR_OFFSETS]) / sizeof(u32);
 
-	err = asn_check_batch(adev, info, offsets, n, false);
+	err = asn_check_batch(adev, info, offsets, n, false, asn_is_owner(adev, info));
 	if (err)
 		goto out_put;
 
@@ -603,7 +716,13 @@ static int asn_do_write(struct sk_buff *skb, struct genl_info *info, bool arm)
 	offsets = nla_data(info->attrs[ASN_ATTR_OFFSETS]);
 	values = nla_data(info->attrs[ASN_ATTR_VALUES]);
 
-	err = asn_check_batch(adev, info, offsets, n, true);
+	if (!asn_is_owner(adev, info)) {
+		NL_SET_ERR_MSG(info->extack,
+			       "writes come only from the board's owner: open /dev/asn/BDF for writing and send ASN_CMD_BOARD_OWN");
+		err = -EPERM;
+		goto out_put;
+	}
+	err = asn_check_batch(adev, info, offsets, n, true, true);
 	if (err)
 		goto out_put;
 	if (arm) {
@@ -642,11 +761,57 @@ static int asn_nl_table_write(struct sk_buff *skb, struct genl_info *info)
 	return asn_do_write(skb, info, true);
 }
 
+static int asn_nl_board_own(struct sk_buff *skb, struct genl_info *info)
+{
+	struct asn_dev *adev;
+	struct fd f = { };
+	int err = 0;
+
+	if (GENL_REQ_ATTR_CHECK(info, ASN_ATTR_DEV_FD)) {
+		NL_SET_ERR_MSG(info->extack,
+			       "ASN_ATTR_DEV_FD: required (the board's node opened for writing)");
+		return -EINVAL;
+	}
+	adev = asn_get_dev(info);
+	if (IS_ERR(adev))
+		return PTR_ERR(adev);
+	/* genetlink runs doit in the sender's context: the fd is the sender's. */
+	f = fdget(nla_get_u32(info->attrs[ASN_ATTR_DEV_FD]));
+	if (!f.file || f.file->f_op != &asn_node_fops ||
+	    f.file->private_data != &adev->misc || !(f.file->f_mode & FMODE_WRITE)) {
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[ASN_ATTR_DEV_FD],
+				    "ASN_ATTR_DEV_FD: not this board's node (/dev/asn/BDF) opened for writing");
+		err = -EPERM;
+		goto out;
+	}
+	mutex_lock(&adev->lock);
+	if (!adev->regs) {
+		NL_SET_ERR_MSG(info->extack, "asn device was removed");
+		err = -ENODEV;
+	} else if (adev->owner_portid &&
+		   (adev->owner_portid != info->snd_portid ||
+		    !net_eq(adev->owner_net, genl_info_net(info)))) {
+		NL_SET_ERR_MSG(info->extack,
+			       "the board has another owner (another asnd?): ASN_CMD_DEV_GET gives its pid");
+		err = -EBUSY;
+	} else {
+		adev->owner_portid = info->snd_portid;
+		adev->owner_net = genl_info_net(info);
+		adev->owner_pid = task_tgid_vnr(current);
+	}
+	mutex_unlock(&adev->lock);
+out:
+	fdput(f);
+	kref_put(&adev->ref, asn_dev_release);
+	return err;
+}
+
 static int asn_fill_dev(struct sk_buff *msg, struct asn_dev *adev, u32 portid,
 			u32 seq, int flags)
 {
 	char name[16];
 	u32 generation = 0;
+	pid_t owner_pid;
 	void *hdr;
 
 	hdr = genlmsg_put(msg, portid, seq, &asn_genl_family, flags, ASN_CMD_DEV_GET);
@@ -655,6 +820,7 @@ static int asn_fill_dev(struct sk_buff *msg, struct asn_dev *adev, u32 portid,
 	mutex_lock(&adev->lock);
 	if (adev->regs)
 		generation = ioread32(adev->regs + ASN_ID_GENERATION);
+	owner_pid = adev->owner_pid;
 	mutex_unlock(&adev->lock);
 	snprintf(name, sizeof(name), "asn%d", adev->index);
 	if (nla_put_u32(msg, ASN_ATTR_DEV_INDEX, adev->index) ||
@@ -665,6 +831,7 @@ static int asn_fill_dev(struct sk_buff *msg, struct asn_dev *adev, u32 portid,
 	    nla_put_u32(msg, ASN_ATTR_REG_BYTES, adev->len) ||
 	    nla_put_u32(msg, ASN_ATTR_BLOCK_COUNT, adev->nblocks) ||
 	    nla_put_u64_64bit(msg, ASN_ATTR_BINDING, adev->binding, ASN_ATTR_PAD) ||
+	    (owner_pid && nla_put_u32(msg, ASN_ATTR_OWNER_PID, owner_pid)) ||
 	    (adev->serial &&
 	     nla_put_u64_64bit(msg, ASN_ATTR_SERIAL, adev->serial, ASN_ATTR_PAD))) {
 		genlmsg_cancel(msg, hdr);
@@ -706,12 +873,14 @@ static const struct genl_small_ops asn_genl_ops[] = {
 	{
 		.cmd = ASN_CMD_REG_WRITE,
 		.doit = asn_nl_reg_write,
-		.flags = GENL_ADMIN_PERM,
 	},
 	{
 		.cmd = ASN_CMD_TABLE_WRITE,
 		.doit = asn_nl_table_write,
-		.flags = GENL_ADMIN_PERM,
+	},
+	{
+		.cmd = ASN_CMD_BOARD_OWN,
+		.doit = asn_nl_board_own,
 	},
 };
 
@@ -733,9 +902,12 @@ static int __init asn_init(void)
 {
 	int err;
 
-	err = genl_register_family(&asn_genl_family);
+	err = netlink_register_notifier(&asn_netlink_notifier);
 	if (err)
 		return err;
+	err = genl_register_family(&asn_genl_family);
+	if (err)
+		goto err_notifier;
 	err = pci_register_driver(&asn_pci_driver);
 	if (err)
 		goto err_genl;
@@ -751,6 +923,8 @@ err_pci:
 	pci_unregister_driver(&asn_pci_driver);
 err_genl:
 	genl_unregister_family(&asn_genl_family);
+err_notifier:
+	netlink_unregister_notifier(&asn_netlink_notifier);
 	return err;
 }
 
@@ -758,6 +932,7 @@ static void __exit asn_exit(void)
 {
 	pci_unregister_driver(&asn_pci_driver);
 	genl_unregister_family(&asn_genl_family);
+	netlink_unregister_notifier(&asn_netlink_notifier);
 }
 
 module_init(asn_init);

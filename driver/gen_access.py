@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Emit asn_access.h: the read-only ranges of every block, for asn.ko's write checks.
+"""Emit asn_access.h: per block, what asn.ko checks a batch against before the first access.
 
 The generated asn_regs.h names every register but not its access; the driver refuses a
-write batch that touches a read-only register or window before the first write, so it
-needs them as data. Read from the same YAML as every other copy of the register map.
-Also emits the known block types with their size and supported versions.
+batch that touches a hole between registers, writes a read-only register or window, or
+reads clients' data (`sensitive:` windows) without owning the board, so it needs them as
+data. Read from the same YAML as every other copy of the register map. Also emits the
+known block types with their size and supported versions.
 """
 import argparse
 import sys
@@ -32,6 +33,46 @@ def ro_ranges(block, capability_count):
         if ring.get("direction") == "from_board":
             span = ring["entry_bytes"] * ring["max_entries"]
             ranges.append((ring["offset"], span, ring["name"] + " ring"))
+    return sorted(ranges)
+
+
+def merged(ranges):
+    """Sorted (offset, bytes, name) ranges, adjacent or overlapping ones joined."""
+    out = []
+    for off, size, what in sorted(ranges):
+        if out and off <= out[-1][0] + out[-1][1]:
+            last = out[-1]
+            out[-1] = (last[0], max(last[1], off + size - last[0]), last[2])
+        else:
+            out.append((off, size, what))
+    return out
+
+
+def mapped_ranges(block, capability_count):
+    """Everything a block maps: header, capabilities, registers, table banks and rings (at
+    the newest block version: a register `since:` a later version than the board's is
+    allowed and reads as the board answers)."""
+    ranges = [(0x0, 0xC, "block header")]
+    if "capabilities_offset" in block:
+        ranges.append((block["capabilities_offset"], 4 * capability_count, "capabilities"))
+    for reg in block.get("registers", []):
+        words = reg.get("width", 32) // 32 * reg.get("count", 1)
+        ranges.append((reg["offset"], 4 * words, reg["name"]))
+    for window in block.get("tables", []) + block.get("rings", []):
+        span = window["entry_bytes"] * window["max_entries"]
+        ranges.append((window["offset"], span, window["name"]))
+        if "active_offset" in window:
+            ranges.append((window["active_offset"], span, window["name"] + " (active bank)"))
+    return merged(ranges)
+
+
+def sensitive_ranges(block):
+    """The windows that hold clients' data (`sensitive: true`): only the owner reads them."""
+    ranges = []
+    for window in block.get("tables", []) + block.get("rings", []):
+        if window.get("sensitive"):
+            ranges.append((window["offset"], window["entry_bytes"] * window["max_entries"],
+                           window["name"]))
     return sorted(ranges)
 
 
@@ -63,7 +104,7 @@ def main():
     out.append("#ifndef ASN_ACCESS_H")
     out.append("#define ASN_ACCESS_H")
     out.append("")
-    out.append("struct asn_ro_range {")
+    out.append("struct asn_range {")
     out.append("\tu32 offset;")
     out.append("\tu32 bytes;")
     out.append("\tconst char *name;")
@@ -75,26 +116,38 @@ def main():
     out.append("\tu16 version;")
     out.append("\tu32 size;")
     out.append("\tconst char *name;")
-    out.append("\tconst struct asn_ro_range *ro;")
+    out.append("\tconst struct asn_range *ro;\t/* read-only: refused on write */")
     out.append("\tunsigned int ro_count;")
+    out.append("\tconst struct asn_range *map;\t/* everything mapped: the rest is a hole */")
+    out.append("\tunsigned int map_count;")
+    out.append("\tconst struct asn_range *sens;\t/* clients' data: the owner's only */")
+    out.append("\tunsigned int sens_count;")
     out.append("\tu32 swap_offset;\t/* register that swaps or arms the banked tables */")
     out.append("\tu32 swap_mask;\t\t/* its field; 0: the block has no banked tables */")
     out.append("};")
     out.append("")
     for block in regmap["blocks"]:
         name = block["name"]
-        out.append(f"static const struct asn_ro_range asn_ro_{name}[] = {{")
-        for off, size, what in ro_ranges(block, len(regmap["capabilities"])):
-            out.append(f'\t{{ 0x{off:x}, 0x{size:x}, "{name}.{what}" }},')
-        out.append("};")
-        out.append("")
+        caps = len(regmap["capabilities"])
+        for kind, ranges in (("ro", ro_ranges(block, caps)), ("map", mapped_ranges(block, caps)),
+                             ("sens", sensitive_ranges(block))):
+            # An empty array is a GNU extension; a block without such a range gets one of
+            # zero bytes, which matches no offset.
+            out.append(f"static const struct asn_range asn_{kind}_{name}[] = {{")
+            for off, size, what in ranges or [(0, 0, "none")]:
+                out.append(f'\t{{ 0x{off:x}, 0x{size:x}, "{name}.{what}" }},')
+            out.append("};")
+            out.append("")
     out.append("static const struct asn_block_desc asn_block_descs[] = {")
     for block in regmap["blocks"]:
         name = block["name"]
         out.append(f"\t{{ 0x{block['type']:04x}, {block.get('min_version', block['version'])}, "
                    f"{block['version']}, 0x{block['size']:x}, \"{name}\",")
         swap_offset, swap_mask = swap_register(block)
-        out.append(f"\t  asn_ro_{name}, ARRAY_SIZE(asn_ro_{name}), 0x{swap_offset:x}, 0x{swap_mask:x} }},")
+        out.append(f"\t  asn_ro_{name}, ARRAY_SIZE(asn_ro_{name}),")
+        out.append(f"\t  asn_map_{name}, ARRAY_SIZE(asn_map_{name}),")
+        out.append(f"\t  asn_sens_{name}, ARRAY_SIZE(asn_sens_{name}),")
+        out.append(f"\t  0x{swap_offset:x}, 0x{swap_mask:x} }},")
     out.append("};")
     out.append("")
     out.append("#endif /* ASN_ACCESS_H */")

@@ -281,6 +281,7 @@ struct devinfo {
 	int count;
 	uint32_t index, kind, blocks, generation;
 	uint64_t binding;
+	uint32_t owner_pid;
 	char pci[32];
 };
 
@@ -308,6 +309,8 @@ static void dev_cb(struct nlmsghdr *n, void *arg)
 	a = find_attr(n, ASN_ATTR_BINDING);
 	if (a)
 		memcpy(&d->binding, (char *)a + NLA_HDRLEN, sizeof(d->binding));
+	a = find_attr(n, ASN_ATTR_OWNER_PID);
+	d->owner_pid = a ? *(uint32_t *)((char *)a + NLA_HDRLEN) : 0;
 }
 
 struct values {
@@ -403,6 +406,89 @@ static void expect_refused(int err, int want, const char *msg_part, const char *
 	      strerror(-err), last_msg);
 }
 
+/* ASN_CMD_BOARD_OWN on the global socket with `node_fd`; 0 or -errno. */
+static int own_board(const char *pci, int node_fd)
+{
+	uint32_t nfd = node_fd;
+	struct req r;
+
+	start(&r, family, ASN_CMD_BOARD_OWN, 0);
+	put_attr(&r, ASN_ATTR_PCI_ADDR, pci, strlen(pci) + 1);
+	if (node_fd >= 0)
+		put_attr(&r, ASN_ATTR_DEV_FD, &nfd, 4);
+	return transact(&r, 0, NULL, NULL);
+}
+
+/*
+ * Who may write, and read clients' data: only the board's owner, the socket that
+ * showed an fd of /dev/asn/BDF opened for writing; never root's capability alone.
+ * Leaves this process's socket the owner, for the write checks that follow.
+ */
+static void check_owner(struct devinfo *d)
+{
+	uint32_t off = ASN_ID_SCRATCH, val = 0x5ca1ab1e, lock_ring = LOCK + ASN_LOCK_REQUEST;
+	char node[64];
+	struct devinfo again = { 0 };
+	struct req r;
+	int ro, rw, other, err, pid;
+
+	start(&r, family, ASN_CMD_REG_WRITE, 0);
+	put_attr(&r, ASN_ATTR_DEV_INDEX, &dev_index, 4);
+	put_attr(&r, ASN_ATTR_OFFSETS, &off, 4);
+	put_attr(&r, ASN_ATTR_VALUES, &val, 4);
+	expect_refused(transact(&r, 0, NULL, NULL), EPERM, "owner",
+		       "write by root (CAP_NET_ADMIN) without owning the board");
+	start(&r, family, ASN_CMD_REG_READ, 0);
+	put_attr(&r, ASN_ATTR_DEV_INDEX, &dev_index, 4);
+	put_attr(&r, ASN_ATTR_OFFSETS, &lock_ring, 4);
+	expect_refused(transact(&r, 0, NULL, NULL), EPERM, "clients' data",
+		       "read of the lock request ring without owning the board");
+	off = ASN_ID_CAP_COUNT + 4;	/* between id.cap_count and id.scratch */
+	start(&r, family, ASN_CMD_REG_READ, 0);
+	put_attr(&r, ASN_ATTR_DEV_INDEX, &dev_index, 4);
+	put_attr(&r, ASN_ATTR_OFFSETS, &off, 4);
+	expect_refused(transact(&r, 0, NULL, NULL), EINVAL, "hole", "read of a hole in the id block");
+
+	snprintf(node, sizeof(node), "/dev/asn/%s", d->pci);
+	ro = open(node, O_RDONLY);
+	rw = open(node, O_RDWR);
+	other = open("/dev/null", O_RDWR);
+	CHECK(ro >= 0 && rw >= 0, "%s opens read-only and for writing", node);
+	expect_refused(own_board(d->pci, -1), EINVAL, "DEV_FD", "BOARD_OWN without DEV_FD");
+	expect_refused(own_board(d->pci, ro), EPERM, "DEV_FD", "BOARD_OWN with the node read-only");
+	expect_refused(own_board(d->pci, other), EPERM, "DEV_FD", "BOARD_OWN with /dev/null");
+	expect_refused(own_board(d->pci, 999), EPERM, "DEV_FD", "BOARD_OWN with no such fd");
+	err = own_board(d->pci, rw);
+	CHECK(err == 0, "BOARD_OWN with the node open for writing (%s, \"%s\")", strerror(-err),
+	      last_msg);
+	close(ro);
+	close(rw);
+	close(other);
+	start(&r, family, ASN_CMD_DEV_GET, NLM_F_DUMP);
+	transact(&r, 0, dev_cb, &again);
+	CHECK(again.owner_pid == (uint32_t)getpid(), "DEV_GET names the owner: pid %u",
+	      again.owner_pid);
+	start(&r, family, ASN_CMD_REG_READ, 0);
+	put_attr(&r, ASN_ATTR_DEV_INDEX, &dev_index, 4);
+	put_attr(&r, ASN_ATTR_OFFSETS, &lock_ring, 4);
+	err = transact(&r, 0, NULL, NULL);
+	CHECK(err == 0, "the owner reads the lock request ring (%s)", strerror(-err));
+
+	/* A second process may not take the board while this socket owns it. */
+	pid = fork();
+	if (pid == 0) {
+		open_family();
+		rw = open(node, O_RDWR);
+		err = own_board(d->pci, rw);
+		printf("%s second owner refused while the first holds the board: %s (\"%s\")\n",
+		       err == -EBUSY && strstr(last_msg, "another owner") ? "ok  " : "FAIL",
+		       strerror(-err), last_msg);
+		_exit(err == -EBUSY ? 0 : 1);
+	}
+	CHECK(pid > 0 && waitpid(pid, &err, 0) == pid && WIFEXITED(err) && WEXITSTATUS(err) == 0,
+	      "second owner: child done");
+}
+
 static int run_checks(void)
 {
 	uint32_t offs[ASN_MAX_BATCH + 1], vals[ASN_MAX_BATCH + 1];
@@ -424,6 +510,7 @@ static int run_checks(void)
 	      "device asn%u at %s: kind %u, %u blocks, generation %u", d.index, d.pci,
 	      d.kind, d.blocks, d.generation);
 	dev_index = d.index;
+	check_owner(&d);
 
 	/* Reads: single and batched. */
 	CHECK(read1(ASN_ID_MAGIC) == ASN_REGMAP_MAGIC, "read id.magic");

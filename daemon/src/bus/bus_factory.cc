@@ -1,10 +1,7 @@
 #include "bus/bus_factory.hpp"
 
 #include <fmt/format.h>
-#include <linux/capability.h>
 #include <spdlog/spdlog.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "bus/emulated_bus.hpp"
 #include "bus/kernel_bus.hpp"
@@ -35,26 +32,10 @@ std::unique_ptr<RegisterBus> make_emulated(const BackendConfig& backend,
   return bus;
 }
 
-// Whether this process may write through asn.ko: its writes are GENL_ADMIN_PERM, which asks
-// for CAP_NET_ADMIN in the initial user namespace (docs/driver.md, "Permissions").
-bool has_net_admin() {
-  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
-  __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
-  if (::syscall(SYS_capget, &header, data) != 0) return true;  // unknown: let the driver say
-  return (data[CAP_NET_ADMIN / 32].effective & (1u << (CAP_NET_ADMIN % 32))) != 0;
-}
-
 std::unique_ptr<RegisterBus> make_kernel(const BackendConfig& backend) {
+  // KernelBus owns the board at once (its node opened for writing): a process without the
+  // right to drive it stops here, saying so, not at its first write.
   auto bus = std::make_unique<KernelBus>(KernelBusOptions{backend.kernel.device});
-  // Reads work without the capability, so without this check asnd would start and fail at
-  // its first write to the board; say it at start instead.
-  if (!has_net_admin()) {
-    throw Error(ErrorCode::kPermissionDenied,
-                fmt::format("{}: no permission: writing the board's registers through asn.ko "
-                            "needs CAP_NET_ADMIN (run asnd as root, or give it the capability: "
-                            "AmbientCapabilities=CAP_NET_ADMIN in its unit)",
-                            bus->describe()));
-  }
   spdlog::info("{}: opened through asn.ko", bus->describe());
   return bus;
 }

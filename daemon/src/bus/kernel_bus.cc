@@ -1,5 +1,6 @@
 #include "bus/kernel_bus.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -33,7 +34,7 @@ struct Reply {
   struct Dev {
     uint32_t index = 0;
     std::string name, pci;
-    uint32_t kind = 0;
+    uint32_t kind = 0, owner_pid = 0;
     uint64_t serial = 0, binding = 0;
   };
   std::vector<Dev> devs;
@@ -81,6 +82,7 @@ int on_valid(nl_msg* msg, void* arg) {
     if (tb[ASN_ATTR_BOARD_KIND]) dev.kind = nla_get_u32(tb[ASN_ATTR_BOARD_KIND]);
     if (tb[ASN_ATTR_SERIAL]) dev.serial = nla_get_u64(tb[ASN_ATTR_SERIAL]);
     if (tb[ASN_ATTR_BINDING]) dev.binding = nla_get_u64(tb[ASN_ATTR_BINDING]);
+    if (tb[ASN_ATTR_OWNER_PID]) dev.owner_pid = nla_get_u32(tb[ASN_ATTR_OWNER_PID]);
     reply->devs.push_back(std::move(dev));
   }
   return NL_OK;
@@ -196,6 +198,7 @@ KernelBus::KernelBus(const KernelBusOptions& options) {
     kind_ = chosen->kind;
     serial_ = chosen->serial;
     binding_ = chosen->binding;
+    own();
   } catch (...) {
     nl_socket_free(sock_);
     throw;
@@ -239,9 +242,62 @@ std::vector<KernelBus::Board> KernelBus::list_boards() {
   }
   std::vector<Board> boards;
   for (const auto& dev : reply.devs) {
-    boards.push_back({dev.index, dev.name, dev.pci, dev.kind, dev.serial, dev.binding});
+    boards.push_back(
+        {dev.index, dev.name, dev.pci, dev.kind, dev.owner_pid, dev.serial, dev.binding});
   }
   return boards;
+}
+
+void KernelBus::own() {
+  // The node's group and mode (udev: group asn) say who may drive the board; asn.ko takes an
+  // fd of it opened for writing as the proof, and makes this socket the board's owner.
+  const std::string node = "/dev/asn/" + bdf_;
+  const int fd = ::open(node.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    if (err == EACCES || err == EPERM) {
+      throw Error(ErrorCode::kPermissionDenied,
+                  fmt::format("{}: no permission: driving the board needs {} open for writing "
+                              "(its group is asn, set by 60-asn.rules: run asnd as a member of "
+                              "group asn, as its unit does, or as root)",
+                              describe(), node));
+    }
+    throw Error(ErrorCode::kUnavailable,
+                fmt::format("{}: cannot open {}: {} (asn.ko creates it when it binds the board)",
+                            describe(), node, std::strerror(err)));
+  }
+  nl_msg* msg = new_request(family_, ASN_CMD_BOARD_OWN, 0);
+  if (nla_put_string(msg, ASN_ATTR_PCI_ADDR, bdf_.c_str()) < 0 ||
+      nla_put_u64(msg, ASN_ATTR_BINDING, binding_) < 0 ||
+      nla_put_u32(msg, ASN_ATTR_DEV_FD, static_cast<uint32_t>(fd)) < 0) {
+    nlmsg_free(msg);
+    ::close(fd);
+    throw Error(ErrorCode::kInternal, "kernel backend: cannot build ASN_CMD_BOARD_OWN");
+  }
+  Reply reply;
+  try {
+    reply = transact(sock_, msg);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);
+  if (reply.error == -EBUSY) {
+    uint32_t pid = 0;
+    for (const auto& board : list_boards()) {
+      if (board.pci == bdf_) pid = board.owner_pid;
+    }
+    throw Error(ErrorCode::kFailedPrecondition,
+                fmt::format("{}: the board is driven by another process (pid {}; another asnd?): "
+                            "stop it first, or choose another board with --device",
+                            describe(), pid));
+  }
+  if (reply.error < 0) {
+    throw Error(
+        board_gone(-reply.error) ? ErrorCode::kUnavailable : ErrorCode::kPermissionDenied,
+        fmt::format("{}: asn.ko refused to make asnd the board's owner: {}{}{}", describe(),
+                    std::strerror(-reply.error), reply.message.empty() ? "" : ": ", reply.message));
+  }
 }
 
 void KernelBus::reconnect(const std::string& why) {
@@ -280,6 +336,7 @@ void KernelBus::reconnect(const std::string& why) {
     name_ = found->name;
   }
   binding_ = found->binding;
+  own();  // a new binding (or module) has no owner
   lost_ = false;
   if (handler_) {
     handler_(BusEvent{BusEvent::Kind::kReconnected, 0, 0,
@@ -334,7 +391,7 @@ void KernelBus::run(std::span<BusOp> ops, bool write) {
                                  std::strerror(err), message.empty() ? "" : ": ", message);
   if (err == EPERM) {
     throw Error(ErrorCode::kPermissionDenied,
-                what + " (writes need CAP_NET_ADMIN: run asnd as root or grant it)");
+                what + " (asnd no longer owns the board: restart it)");
   }
   if (board_gone(err)) {
     lost_ = true;

@@ -11,6 +11,10 @@
 // and reported as a kReconnected event so that the reconciler checks it; another board at
 // that address is never written, and every call fails, saying what was found, until the
 // right one is back.
+//
+// Writes, and reads of clients' data, come only from the board's owner: the socket that
+// showed asn.ko an fd of the board's node /dev/asn/BDF opened for writing. The node's group
+// (asn, by udev) decides who may drive the board, not a capability; one owner at a time.
 #pragma once
 
 #include <atomic>
@@ -53,7 +57,7 @@ class KernelBus final : public RegisterBus {
   struct Board {
     uint32_t index = 0;
     std::string name, pci;
-    uint32_t kind = 0;
+    uint32_t kind = 0, owner_pid = 0;
     uint64_t serial = 0, binding = 0;
   };
   // Resolves the family (and its events group) again and lists its boards; throws
@@ -62,6 +66,9 @@ class KernelBus final : public RegisterBus {
   // Finds this bus's board again after it was lost (mu_ held); throws kUnavailable while it
   // is missing or another board has its address.
   void reconnect(const std::string& why);
+  // Makes this bus's socket the board's owner (ASN_CMD_BOARD_OWN with an fd of /dev/asn/BDF
+  // opened for writing): only the owner writes, or reads clients' data.
+  void own();
   void run(std::span<BusOp> ops, bool write);  // one message, ops all of one kind
   int send(std::span<BusOp> ops, bool write, std::string& message);
   void event_loop(int group);  // the event thread, joined to `group`

@@ -7,7 +7,7 @@
 #define _UAPI_ASN_GENL_H
 
 #define ASN_GENL_NAME		"asn"
-#define ASN_GENL_VERSION	2	/* 2: requests name the board by PCI_ADDR */
+#define ASN_GENL_VERSION	2	/* 2: PCI_ADDR, BINDING, the board owner */
 
 /* Operations in one batch (read or write): the policy refuses more. */
 #define ASN_MAX_BATCH		256
@@ -22,9 +22,9 @@ enum asn_cmd {
 	 * a board bound again since the caller looked it up is refused (ESTALE).
 	 */
 	ASN_CMD_REG_READ,	/* PCI_ADDR | DEV_INDEX + OFFSETS -> VALUES */
-	ASN_CMD_REG_WRITE,	/* PCI_ADDR | DEV_INDEX + OFFSETS + VALUES; CAP_NET_ADMIN */
+	ASN_CMD_REG_WRITE,	/* PCI_ADDR | DEV_INDEX + OFFSETS + VALUES; the owner only */
 	/*
-	 * PCI_ADDR | DEV_INDEX + OFFSETS + VALUES + ARM_OFFSET + ARM_VALUE; CAP_NET_ADMIN.
+	 * PCI_ADDR | DEV_INDEX + OFFSETS + VALUES + ARM_OFFSET + ARM_VALUE; the owner only.
 	 * Writes the batch (shadow bank words and any other writable register of
 	 * one banked block), then ARM_VALUE to the block's swap/arm register, as
 	 * one transaction.
@@ -35,6 +35,15 @@ enum asn_cmd {
 	 * BLOCK_TYPE, GENERATION
 	 */
 	ASN_CMD_EVENT,
+	/*
+	 * board + DEV_FD: makes the sending socket the board's owner. DEV_FD is the
+	 * sender's fd of the board's node /dev/asn/BDF opened for writing (the node's
+	 * group and mode, set by udev, say who may); it may be closed afterwards.
+	 * One owner at a time (EBUSY; ASN_CMD_DEV_GET names its OWNER_PID); the
+	 * ownership ends with the socket. Writes, and reads of clients' data (lock
+	 * rings and data windows), come only from the owner's socket (EPERM).
+	 */
+	ASN_CMD_BOARD_OWN,
 	__ASN_CMD_MAX,
 };
 
@@ -63,6 +72,8 @@ enum asn_attr {
 	 * again since the caller looked it up, and may be another one.
 	 */
 	ASN_ATTR_BINDING,
+	ASN_ATTR_DEV_FD,	/* u32: the sender's fd of /dev/asn/BDF (ASN_CMD_BOARD_OWN) */
+	ASN_ATTR_OWNER_PID,	/* u32, reply only: the process that owns the board */
 	__ASN_ATTR_MAX,
 };
 

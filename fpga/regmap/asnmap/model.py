@@ -179,6 +179,8 @@ class Table:
     description: str
     fields: list[TableField]
     since: int
+    # Holds clients' data (file ids, ranges): asn.ko lets only the board's owner read it.
+    sensitive: bool = False
 
     @property
     def double_buffered(self) -> bool:
@@ -204,6 +206,7 @@ class Ring:
     description: str
     fields: list[TableField]
     since: int
+    sensitive: bool = False  # as Table.sensitive
 
     @property
     def window_bytes(self) -> int:
@@ -647,7 +650,7 @@ def build_table(m: RegisterMap, block: Block, t) -> Table:
     where = f"block {block.name} table {t.get('name', '?') if isinstance(t, dict) else '?'}"
     node = _Node(where, t, {"name", "offset", "active_offset", "entry_bytes", "max_entries",
                             "entries_from", "entries", "access", "swap", "bank", "description",
-                            "fields", "since"})
+                            "fields", "since", "sensitive"})
     access = node.req("access", str)
     if access not in ("RO", "RW"):
         fail(where, "a table window is RO or RW")
@@ -659,7 +662,8 @@ def build_table(m: RegisterMap, block: Block, t) -> Table:
         swap=FieldRefName("", ""), bank=FieldRefName("", ""),
         description=prose(node.get("description")),
         fields=build_entry_fields(where, node.get("fields", list, []), entry_bytes),
-        since=check_since(where, block, node.get("since", int, 1)))
+        since=check_since(where, block, node.get("since", int, 1)),
+        sensitive=node.get("sensitive", bool, False))
     if table.offset % 4 or table.active_offset % 4:
         fail(where, "window offsets must be 32-bit aligned")
     buffered = (table.active_offset != 0, node.has("swap"), node.has("bank"))
@@ -685,7 +689,7 @@ def build_ring(m: RegisterMap, block: Block, r) -> Ring:
     where = f"block {block.name} ring {r.get('name', '?') if isinstance(r, dict) else '?'}"
     node = _Node(where, r, {"name", "direction", "offset", "entry_bytes", "max_entries",
                             "entries_from", "producer", "consumer", "doorbell", "irq",
-                            "description", "fields", "since"})
+                            "description", "fields", "since", "sensitive"})
     direction = node.req("direction", str)
     if direction not in ("to_board", "from_board"):
         fail(where, "direction must be to_board or from_board")
@@ -700,7 +704,8 @@ def build_ring(m: RegisterMap, block: Block, r) -> Ring:
         doorbell=FieldRefName("", ""), irq=node.get("irq", str, ""),
         description=prose(node.get("description")),
         fields=build_entry_fields(where, node.get("fields", list, []), entry_bytes),
-        since=check_since(where, block, node.get("since", int, 1)))
+        since=check_since(where, block, node.get("since", int, 1)),
+        sensitive=node.get("sensitive", bool, False))
     if ring.offset % 4:
         fail(where, "the ring window must be 32-bit aligned")
     # Whoever produces entries owns the producer index; the other side owns the consumer.
