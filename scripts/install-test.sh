@@ -90,6 +90,14 @@ echo "== asn.ko (DKMS)"
 if [ -f "/lib/modules/$dkms_kernel/build/Makefile" ]; then
   modinfo -k "$dkms_kernel" -F vermagic asn >/dev/null || fail "DKMS built no asn.ko for $dkms_kernel"
   echo "built for $dkms_kernel: $(modinfo -k "$dkms_kernel" -n asn)"
+  # DKMS must build without -Werror (driver/Kbuild: a new kernel's new warning would leave
+  # the host without asn.ko): dkms.conf does not ask for it and Kbuild adds it only when asked
+  # (DKMS cleans its build area, so the compiler's command line is gone by now).
+  grep '^MAKE' "/usr/src/asn-$upstream/dkms.conf" | grep -q ASN_WERROR &&
+    fail "dkms.conf builds asn.ko with ASN_WERROR"
+  grep -q '^ccflags-y.*-Werror' "/usr/src/asn-$upstream/Kbuild" &&
+    fail "the DKMS tree's Kbuild always adds -Werror"
+  echo "without -Werror"
 else
   echo "no headers for $dkms_kernel: DKMS skipped it (as it should)"
 fi
