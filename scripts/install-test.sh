@@ -2,8 +2,11 @@
 # The Debian packages on this machine: builds them (scripts/package.sh, from the tree build/),
 # installs them with apt so that their dependencies resolve, checks that every file lands
 # where docs/operator-guide.md says and that the shipped configuration and unit are valid,
-# then purges them and checks that only the state directory /var/lib/asn is left. A trap
-# purges them whatever happens. Runs as root (CI) or with sudo.
+# then purges them and checks that the purge removed what the packages made and only that: the
+# state directory /var/lib/asn, the user asn that owns it and another board's memory in
+# /dev/shm/asn are left. A trap purges them whatever happens, and removes what the test
+# itself left (that board's memory, the user asn when the install made it). Runs as root
+# (CI) or with sudo.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -40,8 +43,11 @@ upstream=${version%-*}
 dkms_kernel=$(ls -v /lib/modules | tail -n 1)
 
 # The state directory is the operator's: a purge must leave it. The test plants one file in
-# it (when it does not exist yet) and removes it at the end.
+# it (when it does not exist yet) and removes it at the end. A purge leaves the user asn too
+# (postrm): the test removes it at the end when the install made it.
 planted_state=0
+made_user=0
+getent passwd asn >/dev/null || made_user=1
 asnd_pid=""
 cleanup() {
   status=$?
@@ -51,6 +57,12 @@ cleanup() {
   fi
   as_root apt-get purge -y -qq "${packages[@]}" >/dev/null 2>&1 || true
   [ "$planted_state" = 1 ] && as_root rm -rf /var/lib/asn
+  # /dev/shm/asn did not exist before the test (checked above): all in it is the test's.
+  as_root rm -rf /dev/shm/asn
+  if [ "$made_user" = 1 ]; then
+    as_root deluser --system --quiet asn >/dev/null 2>&1 || true
+    as_root delgroup --system --quiet asn >/dev/null 2>&1 || true
+  fi
   [ "$status" = 0 ] && echo "install-test: OK" || echo "install-test: failed ($status)" >&2
 }
 trap cleanup EXIT
@@ -165,16 +177,27 @@ echo "kept"
 
 echo "== purge"
 as_root touch /var/lib/asn/install-test-marker
+# The board the shipped configuration names, as asnd.service would have made it: the purge
+# removes it. The board the test's asnd ran (asn-board-install-test) is not the package's:
+# it stays.
+as_root runuser -u asn -- touch /dev/shm/asn/asn-board-asn0
 as_root apt-get purge -y -qq "${packages[@]}" >/tmp/asn-install-test.log 2>&1 ||
   { cat /tmp/asn-install-test.log >&2; fail "apt-get purge"; }
-for f in "${expected[@]}" /etc/asn /run/asn /dev/shm/asn /usr/src/asn-"$upstream" \
-         /etc/systemd/system/multi-user.target.wants/asnd.service; do
+grep '^asn: purge left' /tmp/asn-install-test.log || true
+for f in "${expected[@]}" /etc/asn /run/asn /dev/shm/asn/asn-board-asn0 \
+         /usr/src/asn-"$upstream" /etc/systemd/system/multi-user.target.wants/asnd.service; do
   [ ! -e "$f" ] || fail "$f left after purge"
 done
-! getent passwd asn >/dev/null || fail "user asn left after purge"
-! getent group asn >/dev/null || fail "group asn left after purge"
+[ -e /dev/shm/asn/asn-board-install-test ] || fail "purge removed another board's memory"
+grep -q '^asn: purge left /dev/shm/asn: .*asn-board-install-test' /tmp/asn-install-test.log ||
+  fail "purge did not say it left /dev/shm/asn"
+# Debian keeps system users on purge; the state directory they own then has a real owner.
+getent passwd asn >/dev/null || fail "purge removed the user asn (it owns /var/lib/asn)"
+getent group asn >/dev/null || fail "purge removed the group asn"
 ! modinfo -k "$dkms_kernel" asn >/dev/null 2>&1 || fail "asn.ko left after purge"
 [ -d /var/lib/asn ] || fail "purge removed the state directory"
 [ -e /var/lib/asn/install-test-marker ] || fail "purge emptied the state directory"
+getent passwd "$(stat -c %u /var/lib/asn)" >/dev/null ||
+  fail "/var/lib/asn is owned by uid $(stat -c %u /var/lib/asn), which names no user"
 as_root rm -f /var/lib/asn/install-test-marker
-echo "purge left only /var/lib/asn"
+echo "purge left only /var/lib/asn, the user asn and another board's memory"
