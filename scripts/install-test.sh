@@ -46,6 +46,7 @@ dkms_kernel=$(ls -v /lib/modules | tail -n 1)
 # it (when it does not exist yet) and removes it at the end. A purge leaves the user asn too
 # (postrm): the test removes it at the end when the install made it.
 planted_state=0
+planted_instance=0
 made_user=0
 getent passwd asn >/dev/null || made_user=1
 asnd_pid=""
@@ -57,6 +58,10 @@ cleanup() {
   fi
   as_root apt-get purge -y -qq "${packages[@]}" >/dev/null 2>&1 || true
   [ "$planted_state" = 1 ] && as_root rm -rf /var/lib/asn
+  if [ "$planted_instance" = 1 ]; then
+    as_root rm -f /etc/asn/asnd-install-test.yaml
+    as_root rmdir /etc/asn 2>/dev/null || true
+  fi
   # /dev/shm/asn did not exist before the test (checked above): all in it is the test's.
   as_root rm -rf /dev/shm/asn
   if [ "$made_user" = 1 ]; then
@@ -78,7 +83,8 @@ echo "== files"
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 expected=(
   /usr/sbin/asnd /usr/bin/asnctl /usr/bin/asnsim
-  /usr/lib/systemd/system/asnd.service /etc/asn/asnd.yaml
+  /usr/lib/systemd/system/asnd.service /usr/lib/systemd/system/asnd@.service
+  /etc/asn/asnd.yaml
   /usr/lib/udev/rules.d/60-asn.rules
   /usr/share/man/man8/asnd.8.gz /usr/share/man/man8/asnctl.8.gz
   /usr/share/man/man5/asnd.yaml.5.gz
@@ -116,6 +122,19 @@ fi
 
 echo "== asnd --check-config, as the user asn, on the shipped configuration"
 as_root runuser -u asn -- /usr/sbin/asnd --config /etc/asn/asnd.yaml --check-config
+echo "== asnd@install-test's ExecStartPre, as the user asn: exit 2 until its own file exists"
+# The template's own command line, %i filled in. The instance's file is the operator's: the
+# purge leaves it (checked there); the test removes it at the end.
+instance_pre=$(sed -e :a -e '/\\$/N; s/\\\n//; ta' /usr/lib/systemd/system/asnd@.service |
+               sed -n 's/^ExecStartPre=//p' | sed 's/%i/install-test/g')
+rc=0
+# shellcheck disable=SC2086  # the command line is words
+as_root runuser -u asn -- $instance_pre >/dev/null 2>&1 || rc=$?
+[ "$rc" = 2 ] || fail "asnd@install-test without /etc/asn/asnd-install-test.yaml: exit $rc, not 2"
+planted_instance=1
+as_root cp /etc/asn/asnd.yaml /etc/asn/asnd-install-test.yaml
+# shellcheck disable=SC2086
+as_root runuser -u asn -- $instance_pre
 echo "== udev rule: parsed without errors (udevadm test on any PCI device; runs no RUN)"
 pci_dev=$(ls /sys/bus/pci/devices 2>/dev/null | head -n 1)
 if [ -n "$pci_dev" ]; then
@@ -126,10 +145,21 @@ if [ -n "$pci_dev" ]; then
 else
   echo "no PCI device to test it on: skipped"
 fi
-echo "== systemd-analyze verify"
-out=$(as_root systemd-analyze verify /usr/lib/systemd/system/asnd.service 2>&1) ||
-  { echo "$out" >&2; fail "systemd-analyze verify"; }
-[ -z "$out" ] || { echo "$out" >&2; fail "systemd-analyze verify is not clean"; }
+echo "== systemd-analyze verify (asnd.service, and the template asnd@.service)"
+for unit in asnd.service asnd@.service; do
+  out=$(as_root systemd-analyze verify "/usr/lib/systemd/system/$unit" 2>&1) ||
+    { echo "$out" >&2; fail "systemd-analyze verify $unit"; }
+  [ -z "$out" ] || { echo "$out" >&2; fail "systemd-analyze verify $unit is not clean"; }
+done
+# The template is asnd.service with its own config, socket and state directory per instance
+# (deploy/asnd@.service): the rest, the sandbox above all, must not drift apart.
+unit_rest() {
+  sed -e :a -e '/\\$/N; s/\\\n//; ta' "$1" |
+    grep -vE '^(#|$|Description=|ExecStartPre=|ExecStart=|RuntimeDirectory=|StateDirectory=)'
+}
+diff <(unit_rest /usr/lib/systemd/system/asnd.service) \
+     <(unit_rest /usr/lib/systemd/system/asnd@.service) >&2 ||
+  fail "asnd@.service differs from asnd.service beyond its instance's config, socket and state"
 echo "clean"
 echo "== asnctl --help, man asnctl"
 asnctl --help >/dev/null || fail "asnctl --help"
@@ -184,10 +214,13 @@ as_root runuser -u asn -- touch /dev/shm/asn/asn-board-asn0
 as_root apt-get purge -y -qq "${packages[@]}" >/tmp/asn-install-test.log 2>&1 ||
   { cat /tmp/asn-install-test.log >&2; fail "apt-get purge"; }
 grep '^asn: purge left' /tmp/asn-install-test.log || true
-for f in "${expected[@]}" /etc/asn /run/asn /dev/shm/asn/asn-board-asn0 \
+for f in "${expected[@]}" /run/asn /dev/shm/asn/asn-board-asn0 \
          /usr/src/asn-"$upstream" /etc/systemd/system/multi-user.target.wants/asnd.service; do
   [ ! -e "$f" ] || fail "$f left after purge"
 done
+[ -e /etc/asn/asnd-install-test.yaml ] || fail "purge removed the operator's asnd-install-test.yaml"
+grep -q '^asn: purge left /etc/asn: .*asnd-install-test.yaml' /tmp/asn-install-test.log ||
+  fail "purge did not say it left /etc/asn"
 [ -e /dev/shm/asn/asn-board-install-test ] || fail "purge removed another board's memory"
 grep -q '^asn: purge left /dev/shm/asn: .*asn-board-install-test' /tmp/asn-install-test.log ||
   fail "purge did not say it left /dev/shm/asn"
@@ -200,4 +233,4 @@ getent group asn >/dev/null || fail "purge removed the group asn"
 getent passwd "$(stat -c %u /var/lib/asn)" >/dev/null ||
   fail "/var/lib/asn is owned by uid $(stat -c %u /var/lib/asn), which names no user"
 as_root rm -f /var/lib/asn/install-test-marker
-echo "purge left only /var/lib/asn, the user asn and another board's memory"
+echo "purge left only /var/lib/asn, the user asn and the files it did not make"
