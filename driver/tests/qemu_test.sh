@@ -49,7 +49,7 @@ kernel=/boot/vmlinuz-$kver
 mkdir -p "$out"
 step "building asn.ko against $kdir"
 mod=$out/module
-make -s -C "$driver" KDIR="$kdir" BUILD="$mod" -j2 >"$out/build.log" 2>&1 || { cat "$out/build.log"; die "module build failed"; }
+make -s -C "$driver" KDIR="$kdir" BUILD="$mod" ASN_WERROR=y -j2 >"$out/build.log" 2>&1 || { cat "$out/build.log"; die "module build failed"; }
 grep -i 'warning' "$out/build.log" && die "module build has warnings"
 mi=$(modinfo -F vermagic "$mod/asn.ko")
 case "$mi" in "$kver "*) ;; *) die "asn.ko vermagic '$mi' does not match $kver";; esac
