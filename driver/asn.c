@@ -542,7 +542,7 @@ static const char *asn_check_offset(const struct asn_dev *adev, u32 offset, bool
 		return "ASN_ATTR_OFFSETS: offset in a read-only register";
 	if (!write && !owner && asn_in_ranges(d->sens, d->sens_count, rel)) {
 		*err = -EPERM;
-		return "ASN_ATTR_OFFSETS: clients' data (lock rings and data windows): only the board's owner reads it (ASN_CMD_BOARD_OWN)";
+		return "ASN_ATTR_OFFSETS: clients' data (lock rings and data): the owner's only";
 	}
 	return NULL;
 }
