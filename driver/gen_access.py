@@ -126,6 +126,10 @@ def main():
     out.append("\tu32 swap_mask;\t\t/* its field; 0: the block has no banked tables */")
     out.append("};")
     out.append("")
+    # The tables themselves, in the one file that defines ASN_ACCESS_TABLES (asn_main.c):
+    # static data included twice would be two copies, and unused in the other file.
+    out.append("#ifdef ASN_ACCESS_TABLES")
+    out.append("")
     for block in regmap["blocks"]:
         name = block["name"]
         caps = len(regmap["capabilities"])
@@ -149,6 +153,8 @@ def main():
         out.append(f"\t  asn_sens_{name}, ARRAY_SIZE(asn_sens_{name}),")
         out.append(f"\t  0x{swap_offset:x}, 0x{swap_mask:x} }},")
     out.append("};")
+    out.append("")
+    out.append("#endif /* ASN_ACCESS_TABLES */")
     out.append("")
     out.append("#endif /* ASN_ACCESS_H */")
     with open(args.out, "w", encoding="utf-8") as f:

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * asn.ko's own declarations, shared by its two halves: asn_main.c (the PCI
+ * driver, the board's node, the event poll) and asn_genl.c (the generic
+ * netlink family "asn": register access, events, the board's owner).
+ */
+#ifndef ASN_H
+#define ASN_H
+
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/miscdevice.h>
+#include <linux/mutex.h>
+#include <linux/pci.h>
+#include <linux/workqueue.h>
+#include <net/genetlink.h>
+
+#include "asn_regs.h"
+#include "asn_access.h"
+#include "asn_genl.h"
+
+#define ASN_MAX_BLOCKS	512
+
+struct asn_block {
+	u32 offset;
+	const struct asn_block_desc *desc;
+};
+
+struct asn_dev {
+	struct kref ref;
+	struct list_head node;		/* on asn_devs, under asn_devs_lock */
+	struct pci_dev *pdev;		/* referenced until release: messages name it */
+	int index;
+	u64 serial;			/* PCIe Device Serial Number, 0 if none */
+	u64 binding;			/* new at every probe: ASN_ATTR_BINDING */
+	/* /dev/asn/BDF: who may open it for writing may own the board. */
+	struct miscdevice misc;
+	char misc_name[40], misc_nodename[40];
+	/* The owner's socket (ASN_CMD_BOARD_OWN), under lock; portid 0: none. */
+	u32 owner_portid;
+	struct net *owner_net;		/* compared only, never dereferenced */
+	pid_t owner_pid;
+	/* Serialises every register access; regs is NULL once removed. */
+	struct mutex lock;
+	void __iomem *regs;
+	u32 len;
+	u32 board_kind;
+	/* The event poller's view of the board, under lock. */
+	struct delayed_work poll;
+	u32 generation;
+	u32 irq_seen;
+	u32 nblocks;
+	struct asn_block blocks[ASN_MAX_BLOCKS];
+};
+
+extern struct list_head asn_devs;	/* under asn_devs_lock */
+extern struct mutex asn_devs_lock;
+extern const struct file_operations asn_node_fops;
+
+void asn_dev_release(struct kref *ref);
+
+/* asn_genl.c */
+void asn_notify(struct asn_dev *adev, u32 event, u32 block_type, u32 generation);
+int asn_genl_init(void);
+void asn_genl_exit(void);
+
+#endif /* ASN_H */
