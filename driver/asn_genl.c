@@ -222,7 +222,12 @@ static int asn_check_batch(const struct asn_dev *adev, struct genl_info *info,
 		const char *why = asn_check_offset(adev, offsets[i], write, owner, &err);
 
 		if (why) {
-			/* why is a string literal, as NL_SET_ERR_MSG_ATTR() needs */
+			/*
+			 * What NL_SET_ERR_MSG_ATTR() does, tracepoint included; it
+			 * takes only a literal, and why is one of several (static
+			 * storage, as _msg needs).
+			 */
+			do_trace_netlink_extack(why);
 			if (info->extack) {
 				info->extack->_msg = why;
 				info->extack->bad_attr = info->attrs[ASN_ATTR_OFFSETS];

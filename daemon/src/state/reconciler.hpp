@@ -1,5 +1,6 @@
-// The one mechanism that makes the board hold asnd's desired state: on start, and whenever
-// the board's generation changes (a board reset, through asnd or behind its back), it asks
+// The one mechanism that makes the board hold asnd's desired state: on start, whenever the
+// board's generation changes (a board reset, through asnd or behind its back), and when the
+// bus finds its board again after losing it (a driver reload, a re-bind), it asks
 // every manager to reprogram the board from its stored document, and logs what each one
 // restored. A worker thread watches the generation (bus events, and a poll as a backstop),
 // so a bus's event thread never does the work.
