@@ -84,7 +84,7 @@ add_custom_command(OUTPUT ${ASN_DKMS_GEN}/asn_regs.h ${ASN_DKMS_GEN}/asn_access.
           ${PROJECT_SOURCE_DIR}/driver/gen_access.py
   COMMENT "Generating the driver's register headers for the DKMS tree")
 configure_file(deploy/dkms.conf.in ${ASN_DEB_STAGE}/dkms/dkms.conf @ONLY)
-install(FILES driver/asn.h driver/asn_main.c driver/asn_genl.c driver/Kbuild driver/Makefile ${ASN_DEB_STAGE}/dkms/dkms.conf
+install(FILES driver/asn.h driver/asn_main.c driver/asn_genl.c driver/asn_devlink.c driver/Kbuild driver/Makefile ${ASN_DEB_STAGE}/dkms/dkms.conf
         DESTINATION ${ASN_DKMS_SRC} COMPONENT asn-dkms EXCLUDE_FROM_ALL)
 install(FILES driver/include/uapi/asn_genl.h
         DESTINATION ${ASN_DKMS_SRC}/include/uapi COMPONENT asn-dkms EXCLUDE_FROM_ALL)

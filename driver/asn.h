@@ -13,6 +13,7 @@
 #include <linux/mutex.h>
 #include <linux/pci.h>
 #include <linux/workqueue.h>
+#include <net/devlink.h>
 #include <net/genetlink.h>
 
 #include "asn_regs.h"
@@ -51,6 +52,12 @@ struct asn_dev {
 	u32 irq_seen;
 	u32 nblocks;
 	struct asn_block blocks[ASN_MAX_BLOCKS];
+	/* devlink (asn_devlink.c); the counts the poll saw last (READ_ONCE) */
+	struct devlink *devlink;
+	struct devlink_region *region;
+	struct devlink_health_reporter *health;
+	u32 bus_errors_seen;
+	u32 ro_writes_seen;
 };
 
 extern struct list_head asn_devs;	/* under asn_devs_lock */
@@ -59,9 +66,24 @@ extern const struct file_operations asn_node_fops;
 
 void asn_dev_release(struct kref *ref);
 
+static inline bool asn_in_ranges(const struct asn_range *r, unsigned int n, u32 rel)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (rel >= r[i].offset && rel - r[i].offset < r[i].bytes)
+			return true;
+	return false;
+}
+
 /* asn_genl.c */
 void asn_notify(struct asn_dev *adev, u32 event, u32 block_type, u32 generation);
 int asn_genl_init(void);
 void asn_genl_exit(void);
+
+/* asn_devlink.c */
+int asn_devlink_create(struct asn_dev *adev);
+void asn_devlink_destroy(struct asn_dev *adev);
+void asn_devlink_check_bus(struct asn_dev *adev, u32 bus_errors, u32 ro_writes);
 
 #endif /* ASN_H */

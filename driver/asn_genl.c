@@ -169,16 +169,6 @@ static const struct asn_block *asn_find_block(const struct asn_dev *adev, u32 of
 	return &adev->blocks[lo - 1];
 }
 
-static bool asn_in_ranges(const struct asn_range *r, unsigned int n, u32 rel)
-{
-	unsigned int i;
-
-	for (i = 0; i < n; i++)
-		if (rel >= r[i].offset && rel - r[i].offset < r[i].bytes)
-			return true;
-	return false;
-}
-
 /*
  * Checks one offset against the register map; returns the reason or NULL, and in
  * *err the errno: EINVAL for a bad offset, EPERM for clients' data read by a caller

@@ -130,7 +130,7 @@ static int asn_walk_blocks(struct asn_dev *adev)
 static void asn_poll(struct work_struct *work)
 {
 	struct asn_dev *adev = container_of(to_delayed_work(work), struct asn_dev, poll);
-	u32 generation, status, fresh;
+	u32 generation, status, fresh, bus_errors, ro_writes;
 
 	mutex_lock(&adev->lock);
 	if (!adev->regs) {
@@ -139,6 +139,8 @@ static void asn_poll(struct work_struct *work)
 	}
 	generation = ioread32(adev->regs + ASN_ID_GENERATION);
 	status = ioread32(adev->regs + ASN_ID_IRQ_STATUS);
+	bus_errors = ioread32(adev->regs + ASN_ID_BUS_ERROR_COUNT);
+	ro_writes = ioread32(adev->regs + ASN_ID_RO_WRITE_COUNT);
 	fresh = status & ~adev->irq_seen;
 	adev->irq_seen = status;
 	if (fresh)
@@ -157,6 +159,7 @@ static void asn_poll(struct work_struct *work)
 		asn_notify(adev, ASN_EVENT_COMPLETIONS, ASN_LOCK_TYPE, generation);
 	if (fresh & ASN_ID_IRQ_STATUS_LINK_CHANGE_MASK)
 		asn_notify(adev, ASN_EVENT_LINK_CHANGE, ASN_PORT_TYPE, generation);
+	asn_devlink_check_bus(adev, bus_errors, ro_writes);
 	schedule_delayed_work(&adev->poll, msecs_to_jiffies(poll_ms));
 }
 
@@ -247,6 +250,9 @@ static int asn_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 
 	adev->generation = ioread32(adev->regs + ASN_ID_GENERATION);
 	adev->irq_seen = ioread32(adev->regs + ASN_ID_IRQ_STATUS);
+	/* Counts from before this binding are not news. */
+	adev->bus_errors_seen = ioread32(adev->regs + ASN_ID_BUS_ERROR_COUNT);
+	adev->ro_writes_seen = ioread32(adev->regs + ASN_ID_RO_WRITE_COUNT);
 	INIT_DELAYED_WORK(&adev->poll, asn_poll);
 	snprintf(adev->misc_name, sizeof(adev->misc_name), "asn-%s", pci_name(pdev));
 	snprintf(adev->misc_nodename, sizeof(adev->misc_nodename), "asn/%s", pci_name(pdev));
@@ -259,6 +265,11 @@ static int asn_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	err = misc_register(&adev->misc);
 	if (err)
 		goto err_put;
+	err = asn_devlink_create(adev);
+	if (err) {
+		misc_deregister(&adev->misc);
+		goto err_put;
+	}
 	pci_set_drvdata(pdev, adev);
 	mutex_lock(&asn_devs_lock);
 	list_add_tail(&adev->node, &asn_devs);
@@ -287,6 +298,8 @@ static void asn_remove(struct pci_dev *pdev)
 	mutex_unlock(&asn_devs_lock);
 
 	cancel_delayed_work_sync(&adev->poll);
+	/* After the poll, which reports to its health reporter. */
+	asn_devlink_destroy(adev);
 	/* Waits for a request in flight; later ones find regs NULL. */
 	mutex_lock(&adev->lock);
 	adev->regs = NULL;

@@ -15,8 +15,9 @@ packages=(
   python3 python3-yaml
   # asnsim: PNG plots (it writes SVG itself)
   gnuplot-nox
-  # driver/: asn.ko against Debian's packaged kernel, and its QEMU kernel test
-  linux-image-amd64 linux-headers-amd64 qemu-system-x86 busybox-static cpio
+  # driver/: asn.ko against Debian's packaged kernel, and its QEMU kernel test (devlink, from
+  # iproute2, checks asn.ko's devlink instance in the guest)
+  linux-image-amd64 linux-headers-amd64 qemu-system-x86 busybox-static cpio iproute2
   # scripts/package.sh and scripts/install-test.sh: the packages' checks and asn-dkms's build
   lintian dkms man-db
   # the fabric (issue 25): etcd's v3 API protos, compiled at build time (etcd/), and a real

@@ -473,6 +473,15 @@ static void check_owner(struct devinfo *d)
 	put_attr(&r, ASN_ATTR_OFFSETS, &lock_ring, 4);
 	err = transact(&r, 0, NULL, NULL);
 	CHECK(err == 0, "the owner reads the lock request ring (%s)", strerror(-err));
+	/* A client's data for the devlink region to leave out (guest_init.sh). */
+	val = 0xfeedc0de;
+	start(&r, family, ASN_CMD_REG_WRITE, 0);
+	put_attr(&r, ASN_ATTR_DEV_INDEX, &dev_index, 4);
+	put_attr(&r, ASN_ATTR_OFFSETS, &lock_ring, 4);
+	put_attr(&r, ASN_ATTR_VALUES, &val, 4);
+	err = transact(&r, 0, NULL, NULL);
+	CHECK(err == 0, "the owner writes the lock request ring (%s, \"%s\")", strerror(-err),
+	      last_msg);
 
 	/* A second process may not take the board while this socket owns it. */
 	pid = fork();

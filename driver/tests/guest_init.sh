@@ -19,6 +19,35 @@ finish() {
 	poweroff -f
 }
 
+# The board as devlink shows it (issue 26 item 4), after asn_guest_test check left
+# id.scratch 0x5ca1ab1e and a client's word 0xfeedc0de in the lock request ring.
+devlink_checks() {
+	dev=pci/$bdf
+	devlink dev info $dev > /tmp/dl.txt 2>&1
+	grep -q 'driver asn' /tmp/dl.txt && grep -q 'board.id netfpga-1g' /tmp/dl.txt &&
+		grep -q -E 'asn.regmap [0-9]+\.[0-9]+' /tmp/dl.txt && ok "devlink dev info $dev: $(tr -s ' \n' ' ' < /tmp/dl.txt | cut -c1-120)" ||
+		{ fail "devlink dev info"; cat /tmp/dl.txt; }
+	devlink region new $dev/registers snapshot 7 > /tmp/dl.txt 2>&1 || { fail "devlink region new"; cat /tmp/dl.txt; }
+	v=$(devlink region read $dev/registers snapshot 7 address $((0x2c)) length 4 2>&1)
+	echo "$v" | grep -q '1e ab a1 5c' && ok "region snapshot: id.scratch ($v)" || fail "region snapshot id.scratch: $v"
+	v=$(devlink region read $dev/registers snapshot 7 address $((0x410000)) length 4 2>&1)
+	echo "$v" | grep -q '00 00 00 00' && ok "region snapshot leaves clients' data out ($v)" || fail "region snapshot, lock ring: $v"
+	devlink region del $dev/registers snapshot 7 || fail "devlink region del"
+	/asn_guest_test cue 0xcafe0004 0xcafe0005 || fail "cue for bus errors"
+	i=0
+	while ! devlink -j health show $dev reporter bus | grep -q '"error":1' && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	devlink health show $dev reporter bus > /tmp/dl.txt 2>&1
+	devlink -j health show $dev reporter bus | grep -q '"error":1' &&
+		ok "health reporter bus reports the board's bus errors: $(tr -s ' \n' ' ' < /tmp/dl.txt | cut -c1-120)" ||
+		{ fail "health reporter bus"; cat /tmp/dl.txt; }
+	devlink health diagnose $dev reporter bus > /tmp/dl.txt 2>&1
+	grep -q 'bus_errors: 3' /tmp/dl.txt && ok "health diagnose: $(tr -s ' \n' ' ' < /tmp/dl.txt | cut -c1-120)" ||
+		{ fail "health diagnose"; cat /tmp/dl.txt; }
+}
+
 echo "asn guest: kernel $(uname -r)"
 t0=$(cut -d' ' -f1 /proc/uptime)
 if insmod /asn.ko ivshmem=1; then ok "insmod asn.ko ivshmem=1"; else fail "insmod"; finish; fi
@@ -43,6 +72,7 @@ n=$(ls /sys/bus/pci/drivers/asn | grep -c '^0000:')
 bdf=$(ls /sys/bus/pci/drivers/asn | grep '^0000:' | head -1)
 
 /asn_guest_test check || fail "asn_guest_test check"
+devlink_checks
 /kernel_bus_smoke || fail "kernel_bus_smoke"
 
 # Safe removal: unbind while a reader sends batches of 256 reads.

@@ -39,6 +39,8 @@ busybox=/bin/busybox
 [ -x "$busybox" ] && ! readelf -d "$busybox" 2>/dev/null | grep -q NEEDED ||
 	die "no static busybox at $busybox (apt-get install busybox-static)"
 command -v cpio >/dev/null || die "cpio missing (apt-get install cpio)"
+devlink_bin=$(command -v devlink || true)
+[ -x "$devlink_bin" ] || die "devlink missing (apt-get install iproute2)"
 
 kdir=$(make -s -C "$driver" kdir)
 [ -n "$kdir" ] && [ -f "$kdir/Makefile" ] || die "no kernel headers in /lib/modules/*/build (apt-get install linux-headers-amd64)"
@@ -83,6 +85,12 @@ mkdir -p "$root"/{bin,dev,proc,sys,tmp}
 cp "$busybox" "$root/bin/busybox"
 cp "$mod/asn.ko" "$out/asn_guest_test" "$out/kernel_bus_smoke" "$root/"
 cp "$here/guest_init.sh" "$root/init"
+# devlink (iproute2), with every library ldd names and the loader, for asn.ko's devlink checks.
+cp "$devlink_bin" "$root/bin/devlink"
+for lib in $(ldd "$devlink_bin" | awk '/=> \//{print $3} /^\t\/.*ld-linux/{print $1}' | sort -u); do
+	mkdir -p "$root$(dirname "$lib")"
+	cp -L "$lib" "$root$lib"
+done
 chmod +x "$root/init"
 # asnd in the guest: ASN_QEMU_ASND=1 requires it, 0 leaves it out, unset runs it when
 # ASND_PATH and ASNCTL_PATH name built binaries and says so when they do not.
@@ -130,6 +138,15 @@ cp "$out/good.img" "$out/good.pre-asnd.img"
 	while sleep 0.2; do
 		if [ "$(cue)" = cafe0001 ]; then
 			printf '\x02\x00\x00\x00' | dd of="$out/good.img" bs=1 seek=52 conv=notrunc status=none
+			break
+		fi
+	done
+	# The guest's cue for bus errors (devlink's health reporter): 0xcafe0004; then
+	# id.bus_error_count = 3 in good.img, answered 0xcafe0005.
+	while sleep 0.2; do
+		if [ "$(cue)" = cafe0004 ]; then
+			printf '\x03\x00\x00\x00' | dd of="$out/good.img" bs=1 seek=64 conv=notrunc status=none
+			printf '\x05\x00\xfe\xca' | dd of="$out/bad-magic.img" bs=1 seek=260 conv=notrunc status=none
 			break
 		fi
 	done
@@ -194,9 +211,11 @@ check_word 0x80020 00000001 "table write: tdm.control.arm"
 check_word 0x34 00000002 "id.generation (the host faked a board reset on the guest's cue)"
 check_word 0x38 00000004 "id.irq_status, route_commit as kernel_bus_smoke left it (plain memory: W1C does not clear)"
 check_word 0x101c 00000000 "port 0 aldfb_threshold untouched"
+check_word 0x40 00000003 "id.bus_error_count (the host faked bus errors on the guest's cue)"
+check_word 0x410000 feedc0de "lock request ring word 0, as the board's owner wrote it"
 # Nothing else changed: every byte but the words above equals the original image.
 changed=$(cmp -l "$out/good.orig.img" "$checked" | awk '{printf "%x\n", int(($1-1)/4)*4}' | sort -u |
-	grep -v -x -E '2c|131c|60074|900[0-9a-f][0-9a-f]|9010[0-9a-f]|80020|34|38' || true)
+	grep -v -x -E '2c|131c|60074|900[0-9a-f][0-9a-f]|9010[0-9a-f]|80020|34|38|40|410000' || true)
 [ -z "$changed" ] || die "memory file changed at unexpected offsets: $(echo "$changed" | head -5 | tr '\n' ' ')"
 echo "ok   no other word of the memory file changed"
 if [ "$with_asnd" = 1 ]; then
