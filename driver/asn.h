@@ -40,6 +40,12 @@ struct asn_dev {
 	/* The owner's socket (ASN_CMD_BOARD_OWN), under lock; portid 0: none. */
 	u32 owner_portid;
 	struct net *owner_net;		/* compared only, never dereferenced */
+	/*
+	 * The owner's socket, compared only: netlink frees a closed socket's portid
+	 * before it tells us (NETLINK_URELEASE), and another socket bound to it in
+	 * between must not pass for the owner.
+	 */
+	const struct sock *owner_sk;
 	pid_t owner_pid;
 	/* Serialises every register access; regs is NULL once removed. */
 	struct mutex lock;

@@ -35,13 +35,22 @@ void asn_notify(struct asn_dev *adev, u32 event, u32 block_type, u32 generation)
 	genlmsg_multicast(&asn_genl_family, msg, 0, 0, GFP_KERNEL);
 }
 
-static bool asn_is_owner(struct asn_dev *adev, struct genl_info *info)
+/* Whether the request comes from the owner's socket; adev->lock held. */
+static bool asn_owner_sent(const struct asn_dev *adev, const struct sk_buff *skb,
+			   struct genl_info *info)
+{
+	return adev->owner_sk && adev->owner_sk == NETLINK_CB(skb).sk &&
+	       adev->owner_portid == info->snd_portid &&
+	       net_eq(adev->owner_net, genl_info_net(info));
+}
+
+static bool asn_is_owner(struct asn_dev *adev, const struct sk_buff *skb,
+			 struct genl_info *info)
 {
 	bool owner;
 
 	mutex_lock(&adev->lock);
-	owner = adev->owner_portid && adev->owner_portid == info->snd_portid &&
-		net_eq(adev->owner_net, genl_info_net(info));
+	owner = asn_owner_sent(adev, skb, info);
 	mutex_unlock(&adev->lock);
 	return owner;
 }
@@ -60,6 +69,7 @@ static int asn_netlink_notify(struct notifier_block *nb, unsigned long state, vo
 		if (adev->owner_portid == n->portid && net_eq(adev->owner_net, n->net)) {
 			adev->owner_portid = 0;
 			adev->owner_net = NULL;
+			adev->owner_sk = NULL;
 			adev->owner_pid = 0;
 		}
 		mutex_unlock(&adev->lock);
@@ -256,7 +266,7 @@ static int asn_nl_reg_read(struct sk_buff *skb, struct genl_info *info)
 	offsets = nla_data(info->attrs[ASN_ATTR_OFFSETS]);
 	n = nla_len(info->attrs[ASN_ATTR_OFFSETS]) / sizeof(u32);
 
-	err = asn_check_batch(adev, info, offsets, n, false, asn_is_owner(adev, info));
+	err = asn_check_batch(adev, info, offsets, n, false, asn_is_owner(adev, skb, info));
 	if (err)
 		goto out_put;
 
@@ -375,7 +385,7 @@ static int asn_do_write(struct sk_buff *skb, struct genl_info *info, bool arm)
 	offsets = nla_data(info->attrs[ASN_ATTR_OFFSETS]);
 	values = nla_data(info->attrs[ASN_ATTR_VALUES]);
 
-	if (!asn_is_owner(adev, info)) {
+	if (!asn_is_owner(adev, skb, info)) {
 		NL_SET_ERR_MSG(info->extack,
 			       "writes come only from the board's owner: open /dev/asn/BDF for writing and send ASN_CMD_BOARD_OWN");
 		err = -EPERM;
@@ -447,15 +457,14 @@ static int asn_nl_board_own(struct sk_buff *skb, struct genl_info *info)
 	if (!adev->regs) {
 		NL_SET_ERR_MSG(info->extack, "asn device was removed");
 		err = -ENODEV;
-	} else if (adev->owner_portid &&
-		   (adev->owner_portid != info->snd_portid ||
-		    !net_eq(adev->owner_net, genl_info_net(info)))) {
+	} else if (adev->owner_sk && !asn_owner_sent(adev, skb, info)) {
 		NL_SET_ERR_MSG(info->extack,
 			       "the board has another owner (another asnd?): ASN_CMD_DEV_GET gives its pid");
 		err = -EBUSY;
 	} else {
 		adev->owner_portid = info->snd_portid;
 		adev->owner_net = genl_info_net(info);
+		adev->owner_sk = NETLINK_CB(skb).sk;
 		adev->owner_pid = task_tgid_vnr(current);
 	}
 	mutex_unlock(&adev->lock);
