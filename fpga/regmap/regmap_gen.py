@@ -7,7 +7,7 @@ Outputs (all deterministic: the same YAML always gives byte-identical files):
   --cpp-desc   asn_regmap_desc.cc   C++ descriptors for the emulated board and asnd
   --docs       registers.md         the operator/developer reference
 
-The YAML is loaded into a typed model (asnmap/model.py) and validated first; an error names
+The YAML is loaded into a typed model (asnmap/model.py, by asnmap/loader.py) and validated first; an error names
 the block, register, field, table, ring or board and exits 1, writing nothing. Each output
 has its own emitter (asnmap/emit_*.py).
 """
@@ -21,7 +21,8 @@ import yaml
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from asnmap import emit_c, emit_cpp_desc, emit_cpp_refs, emit_docs  # noqa: E402
-from asnmap.model import MapError, load  # noqa: E402
+from asnmap.loader import load  # noqa: E402
+from asnmap.model import MapError  # noqa: E402
 
 
 def write_if_changed(path: str, text: str):
