@@ -183,7 +183,7 @@ TEST(EngineWalk, MinimalAndUgalReachTheDestination) {
     const Fabric fabric(n, k);
     for (RoutingMode mode : {RoutingMode::kMinimal, RoutingMode::kUgal}) {
       FabricOfEngines engines(fabric, ChannelMode::kDilated, mode);
-      unsigned detours = 0, detour_packets = 0;
+      unsigned detour_packets = 0;
       for (int packet = 0; packet < 300; ++packet) {
         const uint32_t source = static_cast<uint32_t>(random() % n);
         const uint32_t dest = static_cast<uint32_t>(random() % n);
@@ -206,7 +206,6 @@ TEST(EngineWalk, MinimalAndUgalReachTheDestination) {
           ASSERT_LE(hops.size() - 1, 2 * fabric.dimensions());
           unsigned packet_detours = 0;
           for (const auto& hop : hops) packet_detours += !hop.decision.minimal;
-          detours += packet_detours;
           detour_packets += packet_detours > 0;
         }
       }

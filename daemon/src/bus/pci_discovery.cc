@@ -23,8 +23,9 @@ namespace {
 // libpci reports fatal errors through a callback that must not return. Throwing from it
 // unwinds through libpci's C frames (Debian builds them with unwind tables on x86-64); the
 // state libpci was building may leak, which is acceptable for a start-up failure. The
-// common case, a missing dump file, is checked before libpci sees it.
-[[noreturn]] void pci_error(char* msg, ...) {
+// common case, a missing dump file, is checked before libpci sees it. The GNU spelling of
+// noreturn: clang makes it part of the function's type, as libpci's PCI_NONRET field needs.
+[[gnu::noreturn]] void pci_error(char* msg, ...) {
   char buf[512];
   va_list args;
   va_start(args, msg);
