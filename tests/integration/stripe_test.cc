@@ -308,6 +308,7 @@ TEST_F(StripeTest, KillsInTheMiddleOfOverwritesLeaveEveryStripesParityRight) {
   EXPECT_EQ(bad.exit_code, 2) << bad.all();
   EXPECT_THAT(bad.err, HasSubstr("--durability: 'always' is not one of none, fsync"));
   EXPECT_THAT(squeezed(ok({"stripe", "list"}).out), HasSubstr("5 5 4K none"));
+  EXPECT_THAT(squeezed(ok({"stripe", "stats", "6"}).out), HasSubstr("durability: fsync"));
 }
 
 // Issue 27 item 4: a unit rots on a storage server's disk (its store file written behind

@@ -247,6 +247,9 @@ class StripeStats final : public Command {
                           static_cast<int>(g.spec().raid()), g.spec().data_ports_size(),
                           g.spec().parity_ports_size(), unit_text(g.spec().unit_bytes()).c_str(),
                           unit_text(g.stripe_bytes()).c_str()));
+    summary.add("durability", g.spec().durability() == asn::v1::DURABILITY_FSYNC
+                                  ? "fsync (acknowledged once on the members' stable storage)"
+                                  : "none (acknowledged once on the members)");
     summary.add("file", g.file_size() < 0 ? "- (held by the storage servers)"
                                           : std::to_string(g.file_size()) + " bytes");
     summary.add("failed", ports_text(g.failed_ports()));
