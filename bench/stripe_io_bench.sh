@@ -13,19 +13,32 @@
 # parity, 10^6 bytes) per second of wall clock and per second of asnd's CPU time (user +
 # system, from /proc: the members' reads from the page cache are asnd's system time), against
 # the target of 1 GB/s.
-#   bench/stripe_io_bench.sh [--size 1G] [--unit 64K]
+# Issue 27 item 3: --durability none,fsync writes and reads each layout once per durability
+# (a group each; fsync: every member store written is fdatasync'd before each acknowledgment),
+# with asnd's CPU seconds beside the wall clock (the machine is shared: CPU time is the
+# steadier figure). asnd always keeps the write-intent bitmap (issue 27 item 2); the figure
+# without it is the same script run with BENCH_BUILD_DIR set to a build from before it (with
+# the default --durability none, which passes no --durability to asnctl).
+#   bench/stripe_io_bench.sh [--size 1G] [--unit 64K] [--durability none[,fsync]]
 # Uses the asnd and asnctl of $BENCH_BUILD_DIR (default build/), building them if missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 size=1G
 unit=64K
+durabilities=none
 while [ $# -gt 0 ]; do
   case "$1" in
     --size) size=$2; shift 2 ;;
     --unit) unit=$2; shift 2 ;;
-    *) echo "stripe_io_bench.sh: unknown argument '$1' (--size N, --unit N)" >&2; exit 2 ;;
+    --durability) durabilities=$2; shift 2 ;;
+    *) echo "stripe_io_bench.sh: unknown argument '$1' (--size N, --unit N, --durability none,fsync)" >&2
+       exit 2 ;;
   esac
+done
+IFS=, read -r -a durability_list <<<"$durabilities"
+for d in "${durability_list[@]}"; do
+  case "$d" in none|fsync) ;; *) echo "stripe_io_bench.sh: --durability: '$d' is not one of none, fsync" >&2; exit 2 ;; esac
 done
 
 source bench/build_once.sh
@@ -68,18 +81,33 @@ t_cat=$(seconds cat "$run/file")
 t_cp=$(seconds cp "$run/file" "$run/copy")
 rm -f "$run/copy"
 
-ctl stripe create 1 --raid 5 --data 0,1,2 --parity 3 --unit "$unit" >/dev/null
-ctl stripe create 2 --raid 6 --data 4,5,6,7 --parity 8,9 --unit "$unit" >/dev/null
-declare -A t_write t_read
-for g in 1 2; do
+# cpu_seconds: asnd's user + system CPU time so far.
+cpu_seconds() { awk -v hz="$(getconf CLK_TCK)" '{ print ($14 + $15) / hz }' "/proc/$pid/stat"; }
+# Groups 1 (RAID 5) and 2 (RAID 6) of the first durability, then 3 and 4 of the second.
+declare -A t_write t_read c_write c_read durability_of
+g=1
+for d in "${durability_list[@]}"; do
+  flag=()
+  [ "$d" = none ] || flag=(--durability "$d")  # none is the default (and what older asnctl do)
+  ctl stripe create $g --raid 5 --data 0,1,2 --parity 3 --unit "$unit" "${flag[@]}" >/dev/null
+  ctl stripe create $((g + 1)) --raid 6 --data 4,5,6,7 --parity 8,9 --unit "$unit" "${flag[@]}" \
+    >/dev/null
+  durability_of[$g]=$d
+  durability_of[$((g + 1))]=$d
+  g=$((g + 2))
+done
+groups=$(seq 1 $((g - 1)))
+for g in $groups; do
+  c0=$(cpu_seconds)
   t_write[$g]=$(seconds ctl stripe write "$run/file" --group "$g")
+  c1=$(cpu_seconds)
   t_read[$g]=$(seconds ctl stripe read --group "$g" --out "$run/back")
+  c_write[$g]=$(echo "$c1 - $c0" | bc -l)
+  c_read[$g]=$(echo "$(cpu_seconds) - $c1" | bc -l)
   cmp "$run/file" "$run/back" || { echo "stripe_io_bench.sh: group $g read back differs" >&2; exit 1; }
   rm -f "$run/back"
 done
 
-# cpu_seconds: asnd's user + system CPU time so far.
-cpu_seconds() { awk -v hz="$(getconf CLK_TCK)" '{ print ($14 + $15) / hz }' "/proc/$pid/stat"; }
 declare -A t_check c_check
 for g in 1 2; do
   c0=$(cpu_seconds)
@@ -87,18 +115,23 @@ for g in 1 2; do
   c_check[$g]=$(echo "$(cpu_seconds) - $c0" | bc -l)
 done
 
-printf '%-42s %10s %10s %12s %12s\n' "case ($bytes bytes)" "seconds" "MB/s" "/ cat" "/ cp"
+printf '%-50s %10s %10s %12s %12s %12s\n' "case ($bytes bytes)" "seconds" "MB/s" "/ cat" "/ cp" \
+  "MB/s (CPU)"
 row() {
-  printf '%-42s %10.3f %10.1f %12.3f %12.3f\n' "$1" "$2" "$(mbs "$2")" \
-    "$(echo "$t_cat / $2" | bc -l)" "$(echo "$t_cp / $2" | bc -l)"
+  printf '%-50s %10.3f %10.1f %12.3f %12.3f %12s\n' "$1" "$2" "$(mbs "$2")" \
+    "$(echo "$t_cat / $2" | bc -l)" "$(echo "$t_cp / $2" | bc -l)" \
+    "$([ -n "${3:-}" ] && printf '%.1f' "$(mbs "$3")" || echo -)"
 }
 row "cat FILE > /dev/null (reference)" "$t_cat"
 row "cp FILE COPY (reference)" "$t_cp"
-row "stripe write, RAID 5 3+1, unit $unit" "${t_write[1]}"
-row "stripe read,  RAID 5 3+1, unit $unit" "${t_read[1]}"
-row "stripe write, RAID 6 4+2, unit $unit" "${t_write[2]}"
-row "stripe read,  RAID 6 4+2, unit $unit" "${t_read[2]}"
-echo "(ratios: the reference's time / the case's, so 1.0 is as fast as the reference)"
+for g in $groups; do
+  layout="RAID 5 3+1"
+  [ $((g % 2)) = 0 ] && layout="RAID 6 4+2"
+  row "stripe write, $layout, unit $unit, ${durability_of[$g]}" "${t_write[$g]}" "${c_write[$g]}"
+  row "stripe read,  $layout, unit $unit, ${durability_of[$g]}" "${t_read[$g]}" "${c_read[$g]}"
+done
+echo "(ratios: the reference's time / the case's, so 1.0 is as fast as the reference;"
+echo " MB/s (CPU): the file's bytes per second of asnd's user + system CPU time)"
 echo
 printf '%-42s %14s %10s %14s %12s\n' "scrub (stripe check)" "member bytes" "seconds" "MB/s (wall)" "MB/s (CPU)"
 check_row() {

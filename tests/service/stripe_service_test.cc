@@ -132,10 +132,57 @@ TEST_F(StripeServiceTest, GroupsSurviveARestartAndABoardReset) {
   EXPECT_EQ(entry(0), before0);
   const uint32_t generation = stack_->device().reset_board();
   EXPECT_EQ(entry(0), std::vector<uint32_t>(s::kGroupTable.words(), 0));  // the reset cleared it
-  stack_->reconciler().reset_board("test", [&] { return generation; });  // done above
+  stack_->reconciler().reset_board("test", [&] { return generation; });   // done above
   EXPECT_EQ(entry(0), before0);
   EXPECT_EQ(entry(7), before7);
   EXPECT_EQ(list().groups(1).board(), "in force");
+}
+
+// Issue 27 item 3: the durability is the group's (the entry's durability field, the stored
+// state), kept across a restart and a board reset; changing it alone keeps the file; a value
+// the API does not know is refused, naming the field and the values it takes, and writes
+// nothing.
+TEST_F(StripeServiceTest, DurabilityRoundTripsAndAnUnknownValueIsRefused) {
+  auto fsync = spec(6, v1::RAID_6, {0, 1, 2}, {3, 4});
+  fsync.set_durability(v1::DURABILITY_FSYNC);
+  v1::GroupResponse created;
+  ASSERT_OK(create(fsync, &created));
+  EXPECT_EQ(created.group().spec().durability(), v1::DURABILITY_FSYNC);
+  EXPECT_EQ(s::kGroupTableDurability.get(entry(6)), 1u);
+  ASSERT_OK(create(spec(1, v1::RAID_5, {0, 1, 2}, {3})));  // none unless asked
+  EXPECT_EQ(list().groups(0).spec().durability(), v1::DURABILITY_NONE);
+  const std::string data = random_bytes(5 * 3 * 4096 + 11, 6);
+  if (data_path()) ASSERT_OK(write(6, 0, data));
+
+  restart();
+  EXPECT_EQ(list().groups(1).spec().durability(), v1::DURABILITY_FSYNC);
+  const uint32_t generation = stack_->device().reset_board();
+  stack_->reconciler().reset_board("test", [&] { return generation; });
+  EXPECT_EQ(s::kGroupTableDurability.get(entry(6)), 1u);
+
+  auto none = fsync;
+  none.set_durability(v1::DURABILITY_NONE);
+  ASSERT_OK(update(none));  // no --discard-file: no data moves
+  EXPECT_EQ(s::kGroupTableDurability.get(entry(6)), 0u);
+  if (data_path()) {
+    std::string back;
+    ASSERT_OK(read(6, &back));
+    EXPECT_TRUE(back == data);
+  }
+
+  const auto before = entry(6);
+  const uint64_t writes = stack_->bus().writes.load();
+  auto unknown = spec(7, v1::RAID_5, {0, 1, 2}, {3});
+  unknown.set_durability(static_cast<v1::Durability>(7));
+  const grpc::Status refused = create(unknown);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(refused.error_message(),
+              HasSubstr("durability: 7 is not one of DURABILITY_NONE (1), DURABILITY_FSYNC (2)"));
+  unknown.set_group(6);
+  EXPECT_EQ(update(unknown).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(list().groups_size(), 2);
+  EXPECT_EQ(entry(6), before);
+  EXPECT_EQ(stack_->bus().writes.load(), writes);
 }
 
 TEST_F(StripeServiceTest, AReaderMayNotChangeGroups) {

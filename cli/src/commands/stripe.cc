@@ -40,14 +40,19 @@ std::string unit_text(uint64_t bytes) {
 
 std::string size_text(int64_t bytes) { return bytes < 0 ? "-" : std::to_string(bytes); }
 
+std::string durability_text(asn::v1::Durability d) {
+  return d == asn::v1::DURABILITY_FSYNC ? "fsync" : "none";
+}
+
 void print_groups(const std::vector<const asn::v1::StripeGroup*>& groups) {
-  Table table(
-      {"GROUP", "RAID", "UNIT", "DATA", "PARITY", "MEMBERS", "FAILED", "FILE BYTES", "BOARD"});
+  Table table({"GROUP", "RAID", "UNIT", "DURABILITY", "DATA", "PARITY", "MEMBERS", "FAILED",
+               "FILE BYTES", "BOARD"});
   for (const auto* g : groups) {
     table.add_row({std::to_string(g->spec().group()), std::to_string(g->spec().raid()),
-                   unit_text(g->spec().unit_bytes()), ports_text(g->spec().data_ports()),
-                   ports_text(g->spec().parity_ports()), ports_text(g->members()),
-                   ports_text(g->failed_ports()), size_text(g->file_size()), g->board()});
+                   unit_text(g->spec().unit_bytes()), durability_text(g->spec().durability()),
+                   ports_text(g->spec().data_ports()), ports_text(g->spec().parity_ports()),
+                   ports_text(g->members()), ports_text(g->failed_ports()),
+                   size_text(g->file_size()), g->board()});
   }
   table.print(stdout);
 }
@@ -68,6 +73,10 @@ class GroupCommand : public Command {
                        ->type_name("PORTS");
     auto* unit = sub->add_option("--unit", unit_, "Stripe unit: 4K .. 1M, a power of two")
                      ->type_name("BYTES");
+    sub->add_option("--durability", durability_,
+                    "When a write is acknowledged: none (on the members; the default), fsync "
+                    "(on their stable storage)")
+        ->type_name("none|fsync");
     if (!update) {
       raid->required();
       data->required();
@@ -87,8 +96,12 @@ class GroupCommand : public Command {
       if (bytes > UINT32_MAX) throw UsageError("--unit: '" + unit_ + "' is too large");
       unit_bytes_ = static_cast<uint32_t>(bytes);
     }
-    if (update_ && raid_ == 0 && data_.empty() && parity_.empty() && unit_.empty()) {
-      throw UsageError("nothing to change: give --raid, --data, --parity or --unit");
+    if (!durability_.empty() && durability_ != "none" && durability_ != "fsync") {
+      throw UsageError("--durability: '" + durability_ + "' is not one of none, fsync");
+    }
+    if (update_ && raid_ == 0 && data_.empty() && parity_.empty() && unit_.empty() &&
+        durability_.empty()) {
+      throw UsageError("nothing to change: give --raid, --data, --parity, --unit or --durability");
     }
   }
   int run(Session& s) override {
@@ -102,6 +115,10 @@ class GroupCommand : public Command {
       spec.mutable_parity_ports()->Assign(parity_ports_.begin(), parity_ports_.end());
     }
     if (!unit_.empty()) spec.set_unit_bytes(unit_bytes_);
+    if (!durability_.empty()) {
+      spec.set_durability(durability_ == "fsync" ? asn::v1::DURABILITY_FSYNC
+                                                 : asn::v1::DURABILITY_NONE);
+    }
     grpc::ClientContext context;
     s.connection.prepare(context);
     asn::v1::GroupResponse response;
@@ -144,7 +161,7 @@ class GroupCommand : public Command {
   bool update_;
   uint32_t group_ = 0;
   unsigned raid_ = 0;
-  std::string data_, parity_, unit_;
+  std::string data_, parity_, unit_, durability_;
   std::vector<uint32_t> data_ports_, parity_ports_;
   uint32_t unit_bytes_ = 0;
   bool discard_ = false;
@@ -230,6 +247,9 @@ class StripeStats final : public Command {
                           static_cast<int>(g.spec().raid()), g.spec().data_ports_size(),
                           g.spec().parity_ports_size(), unit_text(g.spec().unit_bytes()).c_str(),
                           unit_text(g.stripe_bytes()).c_str()));
+    summary.add("durability", g.spec().durability() == asn::v1::DURABILITY_FSYNC
+                                  ? "fsync (acknowledged once on the members' stable storage)"
+                                  : "none (acknowledged once on the members)");
     summary.add("file", g.file_size() < 0 ? "- (held by the storage servers)"
                                           : std::to_string(g.file_size()) + " bytes");
     summary.add("failed", ports_text(g.failed_ports()));

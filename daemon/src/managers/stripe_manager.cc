@@ -57,6 +57,7 @@ std::vector<uint32_t> StripeManager::entry_words(const state::v1::StripeGroupSta
   s::kGroupTableValid.put(words, 1);
   s::kGroupTableRaidLevel.put(words, group->raid());
   s::kGroupTableUnitLog2.put(words, static_cast<uint32_t>(std::countr_zero(group->unit_bytes())));
+  s::kGroupTableDurability.put(words, group->durability());
   s::kGroupTableDataMembersLo.put(words, static_cast<uint32_t>(data));
   s::kGroupTableDataMembersHi.put(words, static_cast<uint32_t>(data >> 32));
   s::kGroupTableParityMembersLo.put(words, static_cast<uint32_t>(parity));
@@ -139,6 +140,7 @@ state::v1::StripeGroupState StripeManager::checked(const StripeGroupSpec& spec) 
   state::v1::StripeGroupState out;
   out.set_raid(spec.raid);
   out.set_unit_bytes(spec.unit_bytes);
+  out.set_durability(static_cast<uint32_t>(spec.durability));
   std::vector<uint32_t> data = spec.data_ports, parity = spec.parity_ports;
   std::sort(data.begin(), data.end());
   std::sort(parity.begin(), parity.end());
@@ -344,8 +346,21 @@ StripeChange StripeManager::update(const StripeGroupSpec& spec, bool validate_on
   StripeChange out;
   out.revision = state_.revision();
   if (same_layout(current, next)) {
-    out.group = view(spec.group, current, device_.read_entries(s::kGroupTable, spec.group, 1));
-    return out;  // nothing asked for that is not in force
+    if (current.durability() == next.durability()) {
+      out.group = view(spec.group, current, device_.read_entries(s::kGroupTable, spec.group, 1));
+      return out;  // nothing asked for that is not in force
+    }
+    // The durability alone moves no data: the file and the failed marks stay.
+    state::v1::StripeGroupState kept = current;
+    kept.set_durability(next.durability());
+    if (validate_only) {
+      out.group = view(spec.group, kept, entry_words(nullptr));
+      out.group.board = "dry run: not written";
+      return out;
+    }
+    out = commit_group(spec.group, &kept);
+    out.group = view(spec.group, kept, entry_words(&kept));
+    return out;
   }
   // The file's units are where the old layout put them; a new layout would read garbage.
   StripeDataPort* port = device_.stripe_data_port();

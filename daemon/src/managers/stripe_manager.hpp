@@ -31,6 +31,10 @@
 
 namespace asn {
 
+// When a write is acknowledged (issue 27 item 3): once on the members, or once on their
+// stable storage. The values are stripe.group_table.durability's (and the state file's).
+enum class StripeDurability : uint32_t { kNone = 0, kFsync = 1 };
+
 // A group as an operator gives it; ports in any order.
 struct StripeGroupSpec {
   uint32_t group = 0;
@@ -38,6 +42,7 @@ struct StripeGroupSpec {
   std::vector<uint32_t> data_ports;
   std::vector<uint32_t> parity_ports;
   uint32_t unit_bytes = 0;
+  StripeDurability durability = StripeDurability::kNone;
 };
 
 // A group as asnd keeps it, with what the board and the storage servers say.

@@ -25,6 +25,23 @@ StripeGroupSpec spec_of(const v1::GroupSpec& in) {
   out.data_ports.assign(in.data_ports().begin(), in.data_ports().end());
   out.parity_ports.assign(in.parity_ports().begin(), in.parity_ports().end());
   out.unit_bytes = in.unit_bytes();
+  switch (in.durability()) {
+    case v1::DURABILITY_UNSPECIFIED:
+    case v1::DURABILITY_NONE:
+      out.durability = StripeDurability::kNone;
+      break;
+    case v1::DURABILITY_FSYNC:
+      out.durability = StripeDurability::kFsync;
+      break;
+    default:
+      throw Error(
+          ErrorCode::kInvalidArgument,
+          fmt::format("durability: {} is not one of DURABILITY_NONE ({}), "
+                      "DURABILITY_FSYNC ({}) (asnctl: --durability none|fsync); "
+                      "nothing was changed",
+                      static_cast<int>(in.durability()), static_cast<int>(v1::DURABILITY_NONE),
+                      static_cast<int>(v1::DURABILITY_FSYNC)));
+  }
   return out;
 }
 
@@ -35,6 +52,9 @@ void fill(const StripeGroupView& view, v1::StripeGroup* out) {
   *spec->mutable_data_ports() = view.state.data_ports();
   *spec->mutable_parity_ports() = view.state.parity_ports();
   spec->set_unit_bytes(view.state.unit_bytes());
+  spec->set_durability(view.state.durability() == static_cast<uint32_t>(StripeDurability::kFsync)
+                           ? v1::DURABILITY_FSYNC
+                           : v1::DURABILITY_NONE);
   for (uint32_t m : view.members()) out->add_members(m);
   *out->mutable_failed_ports() = view.state.failed_ports();
   out->set_stripe_bytes(view.stripe_bytes());

@@ -31,6 +31,16 @@ bool make_dir(const std::string& path) {
   return ::mkdir(path.c_str(), 0700) == 0 || errno == EEXIST;
 }
 
+// A file created or renamed in `dir` is on stable storage once the directory is too.
+void sync_dir(const std::string& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) io_error("cannot open", dir, errno);
+  const int rc = ::fsync(fd);
+  const int err = errno;
+  ::close(fd);
+  if (rc != 0) io_error("cannot sync", dir, err);
+}
+
 }  // namespace
 
 StorageServers::StorageServers(std::string dir) : dir_(std::move(dir)) {
@@ -67,6 +77,10 @@ std::string StorageServers::size_path(uint16_t group) const {
   return dir_ + "/group-" + std::to_string(group) + ".size";
 }
 
+std::string StorageServers::bitmap_path(unsigned port, uint16_t group) const {
+  return dir_ + "/port-" + std::to_string(port) + "/group-" + std::to_string(group) + ".bitmap";
+}
+
 int StorageServers::store(unsigned port, uint16_t group, bool create) {
   const auto key = std::make_pair(port, group);
   if (auto it = fds_.find(key); it != fds_.end()) return it->second;
@@ -80,6 +94,9 @@ int StorageServers::store(unsigned port, uint16_t group, bool create) {
     const std::string port_dir = dir_ + "/port-" + std::to_string(port);
     if (!make_dir(port_dir)) io_error("cannot create", port_dir, errno);
     fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    // The new name on stable storage too, so that a later fdatasync of the store (durability
+    // fsync) keeps a file that can be found. Once per store.
+    if (fd >= 0) sync_dir(port_dir);
   }
   if (fd < 0) {
     if (errno == ENOENT && !create) return -1;
@@ -136,6 +153,61 @@ void StorageServers::truncate(unsigned port, uint16_t group, uint64_t bytes) {
   }
 }
 
+void StorageServers::sync(unsigned port, uint16_t group) {
+  const int fd = store(port, group, /*create=*/false);
+  if (fd >= 0 && ::fdatasync(fd) != 0) io_error("cannot sync", store_path(port, group), errno);
+}
+
+std::string StorageServers::read_bitmap(unsigned port, uint16_t group) {
+  const std::string path = bitmap_path(port, group);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return {};
+    io_error("cannot open", path, errno);
+  }
+  std::string out;
+  char buffer[4096];
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = errno;
+      ::close(fd);
+      if (n < 0) io_error("cannot read", path, err);
+      return out;
+    }
+    out.append(buffer, static_cast<size_t>(n));
+  }
+}
+
+// In place, as md rewrites its bitmap's sectors: a rename would cost a directory sync on
+// every change. A write torn by a power cut leaves a bitmap the parity path cannot parse,
+// which it takes as every region dirty.
+void StorageServers::write_bitmap(unsigned port, uint16_t group, std::string_view bytes,
+                                  bool sync) {
+  const std::string port_dir = dir_ + "/port-" + std::to_string(port);
+  if (!make_dir(port_dir)) io_error("cannot create", port_dir, errno);
+  const std::string path = bitmap_path(port, group);
+  bool created = false;
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT) {
+    fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    created = true;
+  }
+  if (fd < 0) io_error("cannot open", path, errno);
+  int err = 0;
+  const ssize_t n = ::pwrite(fd, bytes.data(), bytes.size(), 0);
+  if (n != static_cast<ssize_t>(bytes.size())) {
+    err = n < 0 ? errno : EIO;
+  } else if (::ftruncate(fd, static_cast<off_t>(bytes.size())) != 0 ||
+             (sync && ::fdatasync(fd) != 0)) {
+    err = errno;
+  }
+  ::close(fd);
+  if (err != 0) io_error("cannot write", path, err);
+  if (created && sync) sync_dir(port_dir);
+}
+
 uint64_t StorageServers::file_size(uint16_t group) const {
   const std::string path = size_path(group);
   FILE* f = std::fopen(path.c_str(), "re");
@@ -151,26 +223,31 @@ uint64_t StorageServers::file_size(uint16_t group) const {
 }
 
 // Written whole to a temporary file and renamed over the old one, so a reader (or an asnd
-// killed half way) sees the old length or the new one, never a torn one. No fsync: the
-// emulation survives a process kill (the page cache keeps the file); surviving a power cut
-// would take an fsync of the file and the directory.
-void StorageServers::set_file_size(uint16_t group, uint64_t bytes) {
+// killed half way) sees the old length or the new one, never a torn one. Without `sync` the
+// emulation survives a process kill (the page cache keeps the file); with it (durability
+// fsync) a power cut too: the file is synced before the rename, the directory after.
+void StorageServers::set_file_size(uint16_t group, uint64_t bytes, bool sync) {
   const std::string path = size_path(group);
   const std::string tmp = path + ".tmp";
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) io_error("cannot create", tmp, errno);
   const std::string text = std::to_string(bytes) + "\n";
   const ssize_t n = ::write(fd, text.data(), text.size());
-  const int err = errno;
+  int err = errno;
+  const bool synced = !sync || ::fdatasync(fd) == 0;
+  if (!synced) err = errno;
   ::close(fd);
   if (n != static_cast<ssize_t>(text.size())) io_error("cannot write", tmp, n < 0 ? err : EIO);
+  if (!synced) io_error("cannot sync", tmp, err);
   if (::rename(tmp.c_str(), path.c_str()) != 0) io_error("cannot rename to", path, errno);
+  if (sync) sync_dir(dir_);
 }
 
 void StorageServers::fail(unsigned port, uint16_t group) {
   close_store(port, group);
-  const std::string path = store_path(port, group);
-  if (::unlink(path.c_str()) != 0 && errno != ENOENT) io_error("cannot remove", path, errno);
+  for (const std::string& path : {store_path(port, group), bitmap_path(port, group)}) {
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT) io_error("cannot remove", path, errno);
+  }
 }
 
 void StorageServers::discard(uint16_t group) {

@@ -137,6 +137,9 @@ ParityPath::Group ParityPath::load(uint16_t index) {
   g.geometry.data_members = static_cast<unsigned>(std::popcount(data));
   g.geometry.parity_members = static_cast<unsigned>(std::popcount(parity));
   g.geometry.unit_bytes = uint32_t{1} << std::min(st::kGroupTableUnitLog2.get(e), 31u);
+  const uint32_t durability = st::kGroupTableDurability.get(e);
+  if (durability > 1) bad("durability " + std::to_string(durability) + " is not 0 or 1");
+  g.sync = durability == 1;
   if (g.geometry.parity_members != (level == 6 ? 2u : 1u)) {
     bad(std::to_string(g.geometry.parity_members) + " parity members for RAID " +
         std::to_string(level));
@@ -268,10 +271,16 @@ void ParityPath::send_stripe(const Group& group, uint64_t s, std::span<const uin
   }
 }
 
-void ParityPath::publish_size(uint16_t group, uint64_t bytes, uint64_t& recorded) {
+void ParityPath::publish_size(uint16_t group, uint64_t bytes, uint64_t& recorded, bool sync) {
   if (bytes <= recorded) return;
-  storage_->set_file_size(group, bytes);
+  storage_->set_file_size(group, bytes, sync);
   recorded = bytes;
+}
+
+void ParityPath::sync_members(const Group& group) {
+  for (unsigned m = 0; m < group.ports.size(); ++m) {
+    if (!group.lost(m)) storage_->sync(group.ports[m], group.index);
+  }
 }
 
 // Reconstruct-write of stripe `s`: the file's bytes [lo, hi) (from `src`) laid over what the
@@ -360,7 +369,10 @@ void ParityPath::write_stripes(Group& group, uint64_t offset, std::span<const ui
     }
     pending_.bytes_striped += hi - lo;
   }
-  publish_size(group.index, end, recorded);
+  // Durability fsync: the units (and the cut of clear_past_end) on stable storage first,
+  // then the length that names them; the caller acknowledges after both.
+  if (group.sync) sync_members(group);
+  publish_size(group.index, end, recorded, group.sync);
 }
 
 // Units of live members go straight from their stores to the client's buffer; a stripe
@@ -412,7 +424,7 @@ void ParityPath::write(uint16_t index, uint64_t offset, std::span<const uint8_t>
       throw StripeError(Kind::kBadRequest,
                         name(index) + ": a write past " + std::to_string(kMaxFileBytes) + " bytes");
     }
-    Group group = load(index);
+    Group group = open(index);
     require_tolerated(group);
     if (bytes.empty()) return 0;
     // Every live member's store opens before the first unit is sent: a server that cannot
@@ -420,7 +432,22 @@ void ParityPath::write(uint16_t index, uint64_t offset, std::span<const uint8_t>
     for (unsigned m = 0; m < group.ports.size(); ++m) {
       if (!group.lost(m)) storage_->open(group.ports[m], index);
     }
-    write_stripes(group, offset, bytes);
+    // The stripes it changes: its own, and the one holding the old end when it starts past
+    // it (clear_past_end rewrites that one; the gap is cut, not written).
+    const uint64_t S = group.geometry.stripe_bytes();
+    const uint64_t size = storage_->file_size(index);
+    std::vector<std::pair<uint64_t, uint64_t>> stripes = {
+        {offset / S, (offset + bytes.size() - 1) / S}};
+    if (offset > size && size % S != 0) stripes.emplace_back(size / S, size / S);
+    mark(group, stripes);
+    try {
+      write_stripes(group, offset, bytes);
+    } catch (...) {
+      // Refused half way, it may have torn a stripe: its regions stay marked, and the
+      // group's next request resyncs them before it reads or clears any.
+      intents_[index].resynced = false;
+      throw;
+    }
     return 0;
   });
 }
@@ -428,7 +455,7 @@ void ParityPath::write(uint16_t index, uint64_t offset, std::span<const uint8_t>
 size_t ParityPath::read(uint16_t index, uint64_t offset, std::span<uint8_t> out) {
   return counted([&]() -> size_t {
     storage();
-    Group group = load(index);
+    Group group = open(index);
     require_tolerated(group);
     const uint64_t size = storage_->file_size(index);
     if (offset >= size || out.empty()) return 0;
@@ -449,7 +476,21 @@ uint64_t ParityPath::file_size(uint16_t index) {
 void ParityPath::fail_member(uint16_t index, unsigned port) {
   counted([&] {
     storage();
-    member(load(index), port);
+    Group group = load(index);
+    member(group, port);
+    if (!intents_[index].resynced) {
+      // Resynced first, with the member's units while its store still has them (asnd sets
+      // its failed mark before it calls this): after, a stripe torn with a data unit on it
+      // could no longer be recomputed. A member whose store cannot be read is left out.
+      Group whole = group;
+      whole.failed &= ~(uint64_t{1} << port);
+      try {
+        resync(whole);
+      } catch (const StripeError& e) {
+        if (e.kind() != Kind::kStorageIo) throw;
+        resync(group);
+      }
+    }
     storage_->fail(port, index);
     return 0;
   });
@@ -460,7 +501,7 @@ void ParityPath::fail_member(uint16_t index, unsigned port) {
 void ParityPath::rebuild_member(uint16_t index, unsigned port, const Progress& progress) {
   counted([&] {
     storage();
-    Group group = load(index);
+    Group group = open(index);
     const unsigned target = member(group, port);
     const uint64_t bit = uint64_t{1} << port;
     group.failed |= bit;
@@ -493,7 +534,7 @@ stripe::ScrubReport ParityPath::scrub(uint16_t index, bool repair, bool dry_run,
                                       const Progress& progress) {
   return counted([&] {
     storage();
-    Group group = load(index);
+    Group group = open(index);
     require_tolerated(group);
     require_redundancy(group, repair);
     return scrub_stripes(group, repair && !dry_run, progress);
@@ -503,6 +544,7 @@ stripe::ScrubReport ParityPath::scrub(uint16_t index, bool repair, bool dry_run,
 void ParityPath::discard(uint16_t index) {
   counted([&] {
     storage().discard(index);
+    intents_.erase(index);
     return 0;
   });
 }

@@ -10,10 +10,17 @@
 // failed members rebuilt from parity; what lies past the file's end is zeros), so the client
 // need not pad its file and parity stays right for degraded reads of the last stripe. Failed
 // members are skipped on writes: parity still covers their data. A read gathers the units,
-// rebuilding those of failed members (asn::stripe::reconstruct). A stripe torn by a crash
-// mid-stripe may hold parity that matches neither its old nor its new data: the RAID write
-// hole (README, "Parity data path"). What lies past the file's length is never shown: a write
-// that starts past the end zeroes the gap first (clear_past_end, issue 27).
+// rebuilding those of failed members (asn::stripe::reconstruct). What lies past the file's
+// length is never shown: a write that starts past the end zeroes the gap first
+// (clear_past_end, issue 27).
+//
+// The RAID write hole (a stripe torn by a crash mid-stripe holds parity that matches neither
+// its old nor its new data) is closed as Linux md closes it with a write-intent bitmap
+// (parity_intent.cc, issue 27 item 2): before a write sends a unit, the regions of stripes it
+// changes are marked on every live member; at a group's first request after the engine
+// starts, the parity of every marked region is recomputed from its data (resync) before any
+// of it is read. A group's durability (group_table.durability) says whether a write is
+// acknowledged once on the members or once on their stable storage (fdatasync).
 //
 // The engine reads only the STRIPE block's registers (a group's entry; it updates the
 // counters and member_counters) and, behind the member ports, the storage servers. It takes
@@ -27,10 +34,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../block_model.hpp"
@@ -71,6 +80,7 @@ class ParityPath {
     stripe::Geometry geometry;
     std::vector<unsigned> ports;  // member -> port: data ports ascending, then parity ports
     uint64_t failed = 0;          // port mask
+    bool sync = false;            // durability fsync: acknowledged once on stable storage
     bool lost(unsigned member) const { return (failed >> ports[member]) & 1; }
     bool same_shape(const Group& other) const;
   };
@@ -143,13 +153,40 @@ class ParityPath {
   // Checks stripe `s` (and repairs it with `write`), adding to `report`.
   void scrub_stripe(const Group& group, uint64_t s, bool write, stripe::ScrubReport& report);
   // Records the file length the storage side keeps once stripes are acknowledged.
-  void publish_size(uint16_t group, uint64_t bytes, uint64_t& recorded);
+  void publish_size(uint16_t group, uint64_t bytes, uint64_t& recorded, bool sync = false);
+  // Durability fsync: what the write sent reaches every live member's stable storage.
+  void sync_members(const Group& group);
+
+  // ---- the write-intent bitmap (parity_intent.cc) ----------------------------------------
+  // What the engine knows of a group's bitmap since it started.
+  struct Intent {
+    bool resynced = false;         // the marked regions were resynced: the members' bitmaps
+                                   // hold exactly `marked`
+    std::vector<uint64_t> marked;  // regions marked on the members, ascending
+  };
+  // A valid group entry whose marked regions are resynced: every request that reads or
+  // changes the group's stripes starts here.
+  Group open(uint16_t group);
+  // Stripes per region: a region is about kRegionBytes of the file.
+  static uint64_t region_stripes(const stripe::Geometry& g);
+  // Marks the regions of the stripes in `ranges` ([first, last] each) on every live member
+  // before a unit of them is sent (synced first with durability fsync); regions of earlier
+  // writes, whole by now, are cleared in the same write of the bitmap (md clears lazily).
+  void mark(const Group& group, std::span<const std::pair<uint64_t, uint64_t>> ranges);
+  void write_bitmaps(const Group& group, const std::vector<uint64_t>& regions, bool sync);
+  // Recomputes the parity of every stripe the members' bitmaps mark (every stripe of the
+  // file when one cannot be read), then clears them.
+  void resync(Group& group);
+  // The parity of stripe `s` from its data, sent to the live parity members. A stripe with
+  // a data unit on a failed member is left as it is: its data cannot be known.
+  void resync_stripe(const Group& group, uint64_t s);
 
   Registers registers_;
   std::unique_ptr<StorageServers> storage_;
   std::mutex mu_;  // one client request at a time; held across its I/O
   std::unique_ptr<Buffers> buffers_;
   Counts pending_;
+  std::map<uint16_t, Intent> intents_;
 };
 
 }  // namespace asn::model::detail::engines

@@ -8,6 +8,11 @@
 //                            member's unit of stripe s at byte offset s * unit_bytes, so
 //                            standard tools (mdadm --build over loop devices) read it back.
 //                            Sparse: what the server never received reads as zeros.
+//   port-<P>/group-<G>.bitmap  the write-intent bitmap of group G as the member at port P
+//                            keeps it (issue 27; md keeps its bitmap in every member's
+//                            superblock): the regions of stripes a write may be changing,
+//                            written by the parity path before it sends their units
+//                            (engines/parity_intent.cc has the format).
 //   lock                     flocked while a board has the servers attached.
 //   group-<G>.size           the group's file length (the client's file size), in decimal.
 //                            The length is metadata the storage side keeps, as a metadata
@@ -22,6 +27,7 @@
 #include <map>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace asn::model {
@@ -38,6 +44,7 @@ class StorageServers {
   const std::string& dir() const { return dir_; }
   std::string store_path(unsigned port, uint16_t group) const;
   std::string size_path(uint16_t group) const;
+  std::string bitmap_path(unsigned port, uint16_t group) const;
 
   // Bytes [offset, offset + out.size()) of the store of (port, group); bytes the server
   // never received (past its end, or no store at all) read as zeros. Throws StripeError
@@ -51,12 +58,24 @@ class StorageServers {
   // reads as zeros again (sparse). No store: nothing to do. Throws StripeError kStorageIo.
   void truncate(unsigned port, uint16_t group, uint64_t bytes);
 
+  // What the store of (port, group) holds reaches stable storage (fdatasync). No store:
+  // nothing to do. Throws StripeError kStorageIo.
+  void sync(unsigned port, uint16_t group);
+
+  // The write-intent bitmap of (port, group) as the server keeps it; empty when it keeps
+  // none. Throws StripeError kStorageIo.
+  std::string read_bitmap(unsigned port, uint16_t group);
+  // Replaces it in place (one write; a bitmap is a few hundred bytes), on stable storage
+  // before it returns with `sync`.
+  void write_bitmap(unsigned port, uint16_t group, std::string_view bytes, bool sync);
+
   // The group's file length; 0 when none is kept.
   uint64_t file_size(uint16_t group) const;
-  void set_file_size(uint16_t group, uint64_t bytes);
+  // With `sync`, on stable storage (the file and the directory's rename) before it returns.
+  void set_file_size(uint16_t group, uint64_t bytes, bool sync = false);
 
-  // The server at `port` loses what it held for the group (its disk is replaced by an empty
-  // one).
+  // The server at `port` loses what it held for the group, bitmap included (its disk is
+  // replaced by an empty one).
   void fail(unsigned port, uint16_t group);
   // The group is gone: every server drops its store, and its length is forgotten.
   void discard(uint16_t group);
