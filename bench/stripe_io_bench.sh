@@ -72,8 +72,8 @@ ctl stripe create 1 --raid 5 --data 0,1,2 --parity 3 --unit "$unit" >/dev/null
 ctl stripe create 2 --raid 6 --data 4,5,6,7 --parity 8,9 --unit "$unit" >/dev/null
 declare -A t_write t_read
 for g in 1 2; do
-  t_write[$g]=$(seconds ctl stripe write "$run/file" --group "$g")
-  t_read[$g]=$(seconds ctl stripe read --group "$g" --out "$run/back")
+  t_write[$g]=$(seconds ctl stripe write "$g" "$run/file")
+  t_read[$g]=$(seconds ctl stripe read "$g" --out "$run/back")
   cmp "$run/file" "$run/back" || { echo "stripe_io_bench.sh: group $g read back differs" >&2; exit 1; }
   rm -f "$run/back"
 done
