@@ -1,6 +1,6 @@
-// asnctl's names (issue 28, finding 11 and item 3): the `lock` group and its alias `locks`,
-// did-you-mean over the table, and the spellings kept for old scripts. The real asnctl, and
-// the real asnd where a call is made.
+// asnctl's names (issue 28, finding 11 and item 3): shell completion written from the command
+// table, the `lock` group and its alias `locks`, did-you-mean over the table, and the
+// spellings kept for old scripts. The real asnctl, and the real asnd where a call is made.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -14,6 +14,84 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
+using ::testing::StartsWith;
+
+// What bash offers for `line` (the words typed, the last one being completed) with the
+// script of `asnctl completion bash` loaded: COMPREPLY, space-separated.
+std::string bash_completes(const std::string& script, const std::vector<std::string>& line) {
+  std::string words;
+  for (const auto& word : line) words += " '" + word + "'";
+  const std::string program = script + "\nCOMP_WORDS=(" + words +
+                              ")\nCOMP_CWORD=" + std::to_string(line.size() - 1) +
+                              "\n_asnctl\necho \"${COMPREPLY[*]}\"\n";
+  auto r = run_command({"bash", "--norc", "--noprofile", "-s"}, program);
+  EXPECT_EQ(r.exit_code, 0) << r.all();
+  while (!r.out.empty() && r.out.back() == '\n') r.out.pop_back();
+  return r.out;
+}
+
+std::string completion(const std::string& shell) {
+  auto r = run_command({ASNCTL_PATH, "completion", shell});
+  EXPECT_EQ(r.exit_code, 0) << r.all();
+  return r.out;
+}
+
+// Commands, aliases, subcommands and options all come from the table that parses them.
+TEST(AsnctlCompletion, BashCompletesWhatTheCommandTableTakes) {
+  const std::string script = completion("bash");
+  EXPECT_EQ(bash_completes(script, {"asnctl", "loc"}), "lock locks");
+  EXPECT_EQ(bash_completes(script, {"asnctl", "lock", "acq"}), "acquire");
+  EXPECT_EQ(bash_completes(script, {"asnctl", "locks", "li"}), "list");
+  EXPECT_EQ(bash_completes(script, {"asnctl", "stripe", "s"}), "show stats");
+  EXPECT_EQ(bash_completes(script, {"asnctl", "completion", "--"}),
+            "--help --socket --address "
+            "--tls-ca --tls-cert --tls-key "
+            "--output --timeout");
+  // An option's value is passed over: after `--socket PATH`, commands again.
+  EXPECT_EQ(bash_completes(script, {"asnctl", "--socket", "/run/x.sock", "vers"}), "version");
+  // The options of the command given, and asnctl's own, which it takes too.
+  const std::string acquire = bash_completes(script, {"asnctl", "lock", "acquire", "--"});
+  EXPECT_THAT(acquire, HasSubstr("--shared"));
+  EXPECT_THAT(acquire, HasSubstr("--hold"));
+  EXPECT_THAT(acquire, HasSubstr("--output"));
+  EXPECT_THAT(acquire, Not(HasSubstr("--raid")));
+}
+
+// A path (an option of type PATH or FILE, or a positional one) completes to files; another
+// value completes to nothing.
+TEST(AsnctlCompletion, BashCompletesPathsWhereAPathGoes) {
+  TempDir dir;
+  write_file(dir.file("plan.yaml"), "");
+  const std::string script = completion("bash");
+  const std::string prefix = dir.file("pl");
+  EXPECT_EQ(bash_completes(script, {"asnctl", "--socket", prefix}), dir.file("plan.yaml"));
+  EXPECT_EQ(bash_completes(script, {"asnctl", "load-schedule", prefix}), dir.file("plan.yaml"));
+  EXPECT_EQ(bash_completes(script, {"asnctl", "stripe", "read", "1", "--out", prefix}),
+            dir.file("plan.yaml"));
+  EXPECT_EQ(bash_completes(script, {"asnctl", "--timeout", "s"}), "");
+}
+
+// zsh reads the same table through its own driver.
+TEST(AsnctlCompletion, ZshScriptIsACompdefOverTheSameTable) {
+  const std::string bash = completion("bash");
+  const std::string zsh = completion("zsh");
+  EXPECT_THAT(zsh, StartsWith("#compdef asnctl\n"));
+  const auto table = [](const std::string& script) {
+    const auto begin = script.find("_asnctl_words() {");
+    const auto end = script.find("\n_asnctl() {");
+    return script.substr(begin, end - begin);
+  };
+  EXPECT_THAT(table(zsh), HasSubstr("'lock'|'locks') printf '%s\\n' 'acquire list stats"));
+  EXPECT_EQ(table(zsh), table(bash));
+  EXPECT_THAT(zsh, HasSubstr("compadd"));
+}
+
+TEST(AsnctlCompletion, AnUnknownShellIsAUsageError) {
+  auto r = run_command({ASNCTL_PATH, "completion", "fish"});
+  EXPECT_EQ(r.exit_code, 2) << r.all();
+  EXPECT_THAT(r.err, HasSubstr("no completion for 'fish'; accepted: bash, zsh"));
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
 
 // Issue 28, finding 11: a misspelt command gets the closest of the table, in its group.
 TEST(AsnctlNames, AnUnknownCommandGetsTheClosestOne) {
