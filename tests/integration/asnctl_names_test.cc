@@ -112,11 +112,11 @@ TEST(AsnctlNames, AnUnknownCommandGetsTheClosestOne) {
 
 // asnsim's word for a double-rate channel is taken too, and means the same.
 TEST(AsnctlNames, ChannelsDoubleIsDoubleRate) {
-  auto rate = run_command({ASNCTL_PATH, "topology", "--terminals", "64", "--k", "4", "--channels",
-                           "double-rate", "-j"});
+  auto rate = run_command(
+      {ASNCTL_PATH, "topology", "--terminals", "64", "--k", "4", "--channels", "double-rate"});
   ASSERT_EQ(rate.exit_code, 0) << rate.all();
   auto word = run_command(
-      {ASNCTL_PATH, "topology", "--terminals", "64", "--k", "4", "--channels", "double", "-j"});
+      {ASNCTL_PATH, "topology", "--terminals", "64", "--k", "4", "--channels", "double"});
   ASSERT_EQ(word.exit_code, 0) << word.all();
   EXPECT_EQ(word.out, rate.out);
   auto bad = run_command(
@@ -147,7 +147,9 @@ TEST_F(AsnctlNamesTest, LockAndLocksAreOneGroup) {
     EXPECT_EQ(lock.exit_code, 0) << verb << ": " << lock.all();
     auto locks = asnd_.asnctl({"locks", verb, "-j"});
     EXPECT_EQ(locks.exit_code, 0) << verb << ": " << locks.all();
-    if (std::string(verb) != "stats") EXPECT_EQ(lock.out, locks.out) << verb;
+    if (std::string(verb) != "stats") {
+      EXPECT_EQ(lock.out, locks.out) << verb;  // stats has seconds that run (grace periods)
+    }
   }
   auto help = run_command({ASNCTL_PATH, "--help"});
   EXPECT_THAT(help.out, Not(HasSubstr("\n  locks ")));  // one group in the help

@@ -39,7 +39,7 @@ TEST(AsnsimCli, DashesAndUnderscoresAreOneFlag) {
 
 TEST(AsnsimCli, ChannelsDoubleRateAndDoubleAreOne) {
   const std::vector<std::string> short_run = {"--warmup-cycles", "300", "--sample-cycles", "300",
-                                              "--max-samples",   "2"};
+                                              "--min-samples",   "1",   "--max-samples",   "2"};
   auto with = [&](const std::string& channels) {
     std::vector<std::string> flags = short_run;
     flags.push_back("--channels");
