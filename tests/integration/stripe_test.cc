@@ -138,6 +138,13 @@ TEST_F(StripeTest, TheGroupComesFirstAndGroupOptionStillWorks) {
   const CommandResult no_file = asnd_.asnctl({"stripe", "write", "1"});
   EXPECT_EQ(no_file.exit_code, 2) << no_file.all();
   EXPECT_THAT(no_file.err, HasSubstr("FILE is required: asnctl stripe write GROUP FILE"));
+  const CommandResult read_twice =
+      asnd_.asnctl({"stripe", "read", "1", "--group", "1", "--out", out});
+  EXPECT_EQ(read_twice.exit_code, 2) << read_twice.all();
+  EXPECT_THAT(read_twice.err, HasSubstr("the group is given twice"));
+  const CommandResult no_group = asnd_.asnctl({"stripe", "read", "--out", out});
+  EXPECT_EQ(no_group.exit_code, 2) << no_group.all();
+  EXPECT_THAT(no_group.err, HasSubstr("GROUP is required: asnctl stripe read GROUP --out FILE"));
   const CommandResult not_group = asnd_.asnctl({"stripe", "write", in, in});
   EXPECT_EQ(not_group.exit_code, 2) << not_group.all();
   EXPECT_THAT(not_group.err, HasSubstr("is not a group number"));

@@ -352,40 +352,56 @@ class StripeRebuildMember final : public Command {
   uint32_t port_ = 0;
 };
 
-// GROUP FILE, or FILE --group GROUP (before issue 28).
+// The group of write and read: first, as every stripe command names it, or `--group G`, their
+// form before issue 28, so that scripts written then keep working. With --group, GROUP's place
+// holds the positional that follows the group (write's FILE).
+class GroupFirst {
+ public:
+  void add_to(CLI::App* sub) {
+    sub->add_option("GROUP", first_, "The group (with --group: what follows it)");
+    option_ = sub->add_option("--group", text_, "The group, as before issue 28: instead of GROUP")
+                  ->type_name("GROUP");
+  }
+  // The group; `next`, the positional after GROUP (or nullptr: none), is set from GROUP's place
+  // when --group gave the group. `usage` is the command's form, for the errors.
+  uint32_t take(std::string* next, const std::string& usage) const {
+    const bool option = option_->count() > 0;
+    if (option && !(next ? *next : first_).empty()) {
+      throw UsageError("the group is given twice: GROUP and --group; " + usage);
+    }
+    if (!option && first_.empty()) throw UsageError("GROUP is required: " + usage);
+    if (next && option) *next = first_;
+    if (next && next->empty()) throw UsageError("FILE is required: " + usage);
+    return parse_group(option ? text_ : first_);
+  }
+
+ private:
+  std::string first_;
+  CLI::Option* option_ = nullptr;
+  std::string text_;
+};
+
 class StripeWrite final : public Command {
  public:
   explicit StripeWrite(CLI::App* sub) {
-    sub->add_option("GROUP", first_, "The group")->required();
+    group_.add_to(sub);
     sub->add_option("FILE", file_, "The file to write ('-': stdin)")->type_name("PATH");
-    group_opt_ = sub->add_option("--group", group_text_, "The group, where GROUP is not given")
-                     ->type_name("GROUP");
     sub->add_option("--offset", offset_text_, "Where in the group's file (default 0; 64K, 1M)")
         ->type_name("BYTES");
   }
   void check() override {
-    if (group_opt_->count() > 0) {
-      if (!file_.empty()) throw UsageError("the group is given twice: GROUP and --group");
-      file_ = first_;
-      group_ = parse_group(group_text_);
-    } else if (file_.empty()) {
-      throw UsageError("FILE is required: asnctl stripe write GROUP FILE");
-    } else {
-      group_ = parse_group(first_);
-    }
+    group_number_ = group_.take(&file_, "asnctl stripe write GROUP FILE");
     if (!offset_text_.empty()) offset_ = parse_bytes("--offset", offset_text_);
     if (file_ != "-" && access(file_.c_str(), R_OK) != 0) {
       throw UsageError("FILE: cannot read " + file_ + ": " + std::strerror(errno));
     }
   }
-  int run(Session& s) override { return stripe_write(s, file_, group_, offset_); }
+  int run(Session& s) override { return stripe_write(s, file_, group_number_, offset_); }
 
  private:
-  std::string first_;  // GROUP, or FILE when --group is given
+  GroupFirst group_;
+  uint32_t group_number_ = 0;
   std::string file_;
-  CLI::Option* group_opt_ = nullptr;
-  std::string group_text_;
-  uint32_t group_ = 0;
   std::string offset_text_;
   uint64_t offset_ = 0;
 };
@@ -393,8 +409,7 @@ class StripeWrite final : public Command {
 class StripeRead final : public Command {
  public:
   explicit StripeRead(CLI::App* sub) {
-    // One option for both spellings: GROUP, or --group GROUP (before issue 28).
-    sub->add_option("GROUP,--group", group_, "The group")->required()->type_name("GROUP");
+    group_.add_to(sub);
     sub->add_option("--out", out_, "Where to write the bytes ('-': stdout)")
         ->type_name("FILE")
         ->required();
@@ -404,16 +419,18 @@ class StripeRead final : public Command {
         ->type_name("BYTES");
   }
   void check() override {
+    group_number_ = group_.take(nullptr, "asnctl stripe read GROUP --out FILE");
     if (!offset_text_.empty()) offset_ = parse_bytes("--offset", offset_text_);
     if (!length_text_.empty()) {
       length_ = parse_bytes("--length", length_text_);
       if (length_ == 0) throw UsageError("--length: 0 bytes; leave it out to read to the end");
     }
   }
-  int run(Session& s) override { return stripe_read(s, out_, group_, offset_, length_); }
+  int run(Session& s) override { return stripe_read(s, out_, group_number_, offset_, length_); }
 
  private:
-  uint32_t group_ = 0;
+  GroupFirst group_;
+  uint32_t group_number_ = 0;
   std::string out_;
   std::string offset_text_, length_text_;
   uint64_t offset_ = 0;
