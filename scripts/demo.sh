@@ -78,7 +78,7 @@ build/cli/asnctl --socket "$socket" lock acquire /data/run-7/out.h5 0:1M 2M:1M -
 holder=$!
 sleep 0.5
 echo
-asnctl locks list
+asnctl lock list
 asnctl lock acquire /data/run-7/out.h5 512K:4K --try
 asnctl lock acquire /data/run-7/out.h5 1M:1M --shared --hold 0
 asnctl lock acquire /data/run-7/out.h5 0:4K --wait 10 --hold 0
@@ -86,7 +86,7 @@ wait "$holder" || true
 echo
 asnctl lock acquire /data/run-7/out.h5 0:0 --try
 asnctl -o json lock acquire /data/matrix 0:64 128:64 --hold 0
-asnctl locks stats
+asnctl lock stats
 echo "\$ build/examples/locks/asn_lock_example unix:$socket   # libasnclient (examples/locks)"
 build/examples/locks/asn_lock_example "unix:$socket" || true
 echo
@@ -95,18 +95,18 @@ section "Striping with parity: the switch splits a file over storage servers and
 head -c 3000000 /dev/urandom >"$run/results.dat"
 asnctl stripe create 1 --raid 5 --data 2,0,1 --parity 3 --unit 64K
 asnctl stripe create 2 --raid 5 --data 0,1 --parity 1 --unit 3000
-asnctl stripe write "$run/results.dat" --group 1
+asnctl stripe write 1 "$run/results.dat"
 asnctl stripe list
 asnctl stripe fail-member 1 2
 asnctl stripe fail-member 1 0
-asnctl stripe read --group 1 --out "$run/degraded.dat"
+asnctl stripe read 1 --out "$run/degraded.dat"
 echo "\$ cmp results.dat degraded.dat   # read with port 2's storage server gone"
 cmp "$run/results.dat" "$run/degraded.dat" && echo "identical"
 echo
 asnctl stripe rebuild-member 1 2
 asnctl stripe stats 1
 asnctl board reset --yes
-asnctl stripe read --group 1 --out "$run/back.dat"
+asnctl stripe read 1 --out "$run/back.dat"
 echo "\$ cmp results.dat back.dat   # after the rebuild and a board reset"
 cmp "$run/results.dat" "$run/back.dat" && echo "identical"
 echo

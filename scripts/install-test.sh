@@ -88,6 +88,7 @@ expected=(
   /usr/lib/udev/rules.d/60-asn.rules
   /usr/share/man/man8/asnd.8.gz /usr/share/man/man8/asnctl.8.gz
   /usr/share/man/man5/asnd.yaml.5.gz
+  /usr/share/bash-completion/completions/asnctl /usr/share/zsh/vendor-completions/_asnctl
   /usr/share/doc/asn/operator-guide.md /usr/share/doc/asn/asnd.yaml /usr/share/doc/asn/copyright
   "/usr/src/asn-$upstream/dkms.conf" "/usr/src/asn-$upstream/generated/asn_regs.h"
   /usr/lib/modules-load.d/asn.conf
@@ -165,6 +166,10 @@ echo "== asnctl --help, man asnctl"
 asnctl --help >/dev/null || fail "asnctl --help"
 MANPAGER=cat MANWIDTH=80 man asnctl 2>/dev/null | grep -q "operator command line" || fail "man asnctl"
 MANPAGER=cat MANWIDTH=80 man 5 asnd.yaml 2>/dev/null | grep -q "backend.kind" || fail "man 5 asnd.yaml"
+echo "== bash completion: asnctl loc<TAB> offers lock and locks"
+completed=$(bash -c 'source /usr/share/bash-completion/completions/asnctl
+  COMP_WORDS=(asnctl loc); COMP_CWORD=1; _asnctl; echo "${COMPREPLY[*]}"')
+[ "$completed" = "lock locks" ] || fail "bash completion of 'asnctl loc': '$completed'"
 echo "== libasnclient-dev: a C program links with pkg-config asnclient"
 tmp=$(mktemp -d)
 printf '#include <asn/client/asnclient.h>\nint main(void) { return 0; }\n' >"$tmp/t.c"

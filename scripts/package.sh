@@ -22,7 +22,7 @@ build=build
 # prefix changes no compiled object, so an already built tree stays built.
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=/usr \
   >/dev/null
-cmake --build "$build" -j"$(nproc)" --target asnd asnctl asnsim asnclient deb-files
+cmake --build "$build" -j"$(nproc)" --target asnd asnctl asnctl_completion_files asnsim asnclient deb-files
 
 rm -rf "$build/packages"
 (cd "$build" && cpack -G DEB -C RelWithDebInfo >/dev/null)

@@ -63,7 +63,7 @@ struct Registrar {
 // Declares every registered group, in order.
 void declare_commands(CLI::App& app, CommandSet& commands);
 
-// "unknown command 'list' (did you mean 'asnctl locks list'?)": `word` after the commands
+// "unknown command 'lsit' (did you mean 'asnctl lock list'?)": `word` after the commands
 // `app` parsed, held against every command of the table by its words, so that a wrong group
 // ("lock list") is caught as well as a misspelt word; without a close one, the commands the
 // last parsed group has.

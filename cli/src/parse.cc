@@ -1,6 +1,8 @@
 #include "parse.hpp"
 
+#include <CLI/CLI.hpp>
 #include <cctype>
+#include <map>
 #include <string>
 
 #include "errors.hpp"
@@ -143,6 +145,13 @@ uint64_t parse_bytes(const std::string& what, const std::string& text) {
                      "' is not a byte count (decimal or 0x hex, optionally with K, M, G or T)");
   }
   return value * scale;
+}
+
+void add_channels_option(CLI::App* sub, std::string& channels) {
+  sub->add_option("--channels", channels, "dilated (two channels A, B) or double-rate")
+      ->transform(CLI::Transformer(std::map<std::string, std::string>{{"double", "double-rate"}})
+                      .description(""))
+      ->check(CLI::IsMember({"dilated", "double-rate"}).description(""));
 }
 
 }  // namespace asnctl

@@ -10,6 +10,10 @@
 
 #include "asn/v1/device.pb.h"
 
+namespace CLI {
+class App;
+}  // namespace CLI
+
 namespace asnctl {
 
 // "0x1f" (hex, either case) or "31" (decimal), at most `max`; nullopt for anything else,
@@ -29,6 +33,11 @@ std::vector<uint32_t> parse_port_list(std::string_view text);
 // A byte count: decimal or 0x hex, with an optional K, M, G or T (powers of 1024): "64K",
 // "1M", "0x1000". `what` names the option in the usage error.
 uint64_t parse_bytes(const std::string& what, const std::string& text);
+
+// --channels of `topology` and `fabric set`: "dilated" (two channels A, B, the default) or
+// "double-rate" (one channel at twice the rate), written to `channels` as given; "double",
+// asnsim's word for it, is taken too and written as "double-rate".
+void add_channels_option(CLI::App* sub, std::string& channels);
 
 // How to show a ref in messages: the name, or the offset in hex.
 std::string describe_ref(const asn::v1::RegisterRef& ref);

@@ -331,20 +331,6 @@ TEST_F(AsndTest, DashJIsOutputJson) {
   EXPECT_THAT(both.err, HasSubstr("-j is -o json"));
 }
 
-// Issue 28, finding 11: an unknown command is held against every command of the table by
-// its words: "lock list" is "locks list", a misspelt word its command; else the choices.
-TEST(Asnctl, AnUnknownCommandGetsTheClosestOne) {
-  auto group = run_command({ASNCTL_PATH, "lock", "list"});
-  EXPECT_EQ(group.exit_code, 2) << group.all();
-  EXPECT_THAT(group.err, HasSubstr("unknown command 'list' (did you mean 'asnctl locks list'?)"));
-  auto word = run_command({ASNCTL_PATH, "stauts"});
-  EXPECT_EQ(word.exit_code, 2) << word.all();
-  EXPECT_THAT(word.err, HasSubstr("unknown command 'stauts' (did you mean 'asnctl status'?)"));
-  auto far = run_command({ASNCTL_PATH, "locks", "everything"});
-  EXPECT_EQ(far.exit_code, 2) << far.all();
-  EXPECT_THAT(far.err, HasSubstr("unknown command 'everything' (one of: list, stats, sessions"));
-}
-
 TEST(Asnctl, WithoutAsndSaysHowToStartIt) {
   TempDir dir;
   auto r = run_command({ASNCTL_PATH, "--socket", dir.file("nobody.sock"), "status"});

@@ -72,13 +72,13 @@ class StripeTest : public ::testing::Test {
                       const std::string& offset = "0") {
     const std::string file = dir_.file("in-" + group);
     write_file(file, bytes);
-    return asnd_.asnctl({"stripe", "write", file, "--group", group, "--offset", offset});
+    return asnd_.asnctl({"stripe", "write", group, file, "--offset", offset});
   }
 
   // The group's file read back through asnctl stripe read.
   std::string read(const std::string& group, const std::vector<std::string>& extra = {}) {
     const std::string file = dir_.file("out-" + group);
-    std::vector<std::string> argv = {"stripe", "read", "--group", group, "--out", file};
+    std::vector<std::string> argv = {"stripe", "read", group, "--out", file};
     argv.insert(argv.end(), extra.begin(), extra.end());
     const CommandResult r = asnd_.asnctl(argv);
     EXPECT_EQ(r.exit_code, 0) << r.all();
@@ -94,7 +94,7 @@ class StripeTest : public ::testing::Test {
     const std::string fifo = dir_.file("fifo-" + group + "-" + std::to_string(kill_at));
     EXPECT_EQ(mkfifo(fifo.c_str(), 0600), 0);
     auto writer = std::async(std::launch::async, [&] {
-      return asnd_.asnctl({"stripe", "write", fifo, "--group", group});
+      return asnd_.asnctl({"stripe", "write", group, fifo});
     });
     const int fd = open(fifo.c_str(), O_WRONLY);
     EXPECT_GE(fd, 0);
@@ -152,6 +152,55 @@ TEST_F(StripeTest, FilesRoundTripByteExactlyForRaid456) {
   // A part of a file: offset and length.
   const std::string part = read("4", {"--offset", "1000", "--length", "5000"});
   EXPECT_EQ(part.size(), 5000u);
+}
+
+// Issue 28: every stripe command names its group first; write and read still take
+// `--group G`, their form before, so that scripts written then keep working.
+TEST_F(StripeTest, TheGroupComesFirstAndGroupOptionStillWorks) {
+  create("1", "5", "0,1,2", "3", "4K");
+  const std::string data = random_bytes(10000, 3);
+  const std::string in = dir_.file("old-in");
+  write_file(in, data);
+  ok({"stripe", "write", in, "--group", "1"});
+  const std::string out = dir_.file("old-out");
+  ok({"stripe", "read", "--group", "1", "--out", out});
+  EXPECT_TRUE(read_file(out) == data);
+  EXPECT_TRUE(read("1") == data);
+
+  const CommandResult twice = asnd_.asnctl({"stripe", "write", "1", in, "--group", "1"});
+  EXPECT_EQ(twice.exit_code, 2) << twice.all();
+  EXPECT_THAT(twice.err, HasSubstr("the group is given twice"));
+  const CommandResult no_file = asnd_.asnctl({"stripe", "write", "1"});
+  EXPECT_EQ(no_file.exit_code, 2) << no_file.all();
+  EXPECT_THAT(no_file.err, HasSubstr("FILE is required: asnctl stripe write GROUP FILE"));
+  const CommandResult read_twice =
+      asnd_.asnctl({"stripe", "read", "1", "--group", "1", "--out", out});
+  EXPECT_EQ(read_twice.exit_code, 2) << read_twice.all();
+  EXPECT_THAT(read_twice.err, HasSubstr("the group is given twice"));
+  const CommandResult no_group = asnd_.asnctl({"stripe", "read", "--out", out});
+  EXPECT_EQ(no_group.exit_code, 2) << no_group.all();
+  EXPECT_THAT(no_group.err, HasSubstr("GROUP is required: asnctl stripe read GROUP --out FILE"));
+  const CommandResult not_group = asnd_.asnctl({"stripe", "write", in, in});
+  EXPECT_EQ(not_group.exit_code, 2) << not_group.all();
+  EXPECT_THAT(not_group.err, HasSubstr("is not a group number"));
+}
+
+// `stripe show GROUP`: what the group is; `stripe stats` adds the counters.
+TEST_F(StripeTest, ShowDescribesAGroup) {
+  create("4", "6", "0,1", "2,3", "8K");
+  ok({"stripe", "fail-member", "4", "1"});
+  const std::string show = squeezed(ok({"stripe", "show", "4"}).out);
+  EXPECT_THAT(show, HasSubstr("layout: RAID 6, 2 data + 2 parity, unit 8K, stripe 16K"));
+  EXPECT_THAT(show, HasSubstr("1 data failed"));
+  EXPECT_THAT(show, HasSubstr("3 parity ok"));
+  EXPECT_THAT(show, Not(HasSubstr("switch-wide")));
+  EXPECT_THAT(show, Not(HasSubstr("UNITS")));
+  const CommandResult json = ok({"-j", "stripe", "show", "4"});
+  EXPECT_THAT(json.out, HasSubstr("\"failed_ports\": ["));
+  EXPECT_EQ(json_number(json.out, "stripe_bytes"), 16384u);
+  const CommandResult missing = asnd_.asnctl({"stripe", "show", "9"});
+  EXPECT_EQ(missing.exit_code, 1) << missing.all();
+  EXPECT_THAT(missing.err, HasSubstr("stripe group 9 does not exist"));
 }
 
 TEST_F(StripeTest, AFailedMemberIsReadAroundAndRebuilt) {

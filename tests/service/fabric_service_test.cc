@@ -283,8 +283,8 @@ TEST_F(FabricServiceTest, BadRoutingSettingsAreRefusedAndChangeNothing) {
   no_port.set_threshold(10);
   no_port.set_port(255);
   status = set_routing(no_port);
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_THAT(status.error_message(), HasSubstr("port: 255 does not exist; the board has ports 0 "
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_THAT(status.error_message(), HasSubstr("port 255 does not exist: the board has ports 0 "
                                                 "to 254"));
 
   v1::SetRoutingRequest unknown_mode;

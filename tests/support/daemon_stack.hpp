@@ -75,12 +75,13 @@ class DaemonStack {
   // The start of asnd: every manager loads its desired state and reconciles the board.
   void start() { reconciler_->start(); }
 
-  // Serves `Service(manager, authorizer)` on <dir>/<socket> with `role`; returns the channel.
-  template <typename Service, typename Manager>
-  std::shared_ptr<grpc::Channel> serve(const std::string& socket, Role role, Manager& manager) {
+  // Serves `Service(parts..., authorizer)` (a manager, or the Device and a manager) on
+  // <dir>/<socket> with `role`; returns the channel.
+  template <typename Service, typename... Parts>
+  std::shared_ptr<grpc::Channel> serve(const std::string& socket, Role role, Parts&... parts) {
     const std::string path = options_.dir + "/" + socket;
     auto service =
-        std::make_shared<Service>(manager, Authorizer({socket, role, "use the admin socket", {}}));
+        std::make_shared<Service>(parts..., Authorizer({socket, role, "use the admin socket", {}}));
     grpc::ServerBuilder builder;
     builder.AddListeningPort("unix:" + path, grpc::InsecureServerCredentials());
     builder.SetMaxReceiveMessageSize(static_cast<int>(kMaxRequestBytes));

@@ -13,6 +13,7 @@
 #include "asn/sim/report.hpp"
 #include "asn/sim/settings.hpp"
 #include "asn/sim/sweep.hpp"
+#include "flag_names.hpp"
 #include "prove_main.hpp"
 
 namespace {
@@ -48,38 +49,39 @@ int main(int argc, char** argv) {
   std::vector<std::pair<CLI::Option*, std::function<void(Settings&)>>> given;
   auto flag = [&]<typename T>(const std::string& name, T Settings::*field,
                               const std::string& help) {
-    CLI::Option* opt = app.add_option(name, cli.*field, help)->capture_default_str();
+    CLI::Option* opt =
+        app.add_option(with_underscore_aliases(name), cli.*field, help)->capture_default_str();
     given.emplace_back(opt, [&cli, field](Settings& s) { s.*field = cli.*field; });
   };
-  app.add_option("-c,--config", config, "YAML file of settings (keys: the long flag names)");
+  app.add_option("-c,--config", config,
+                 "YAML file of settings (keys: the long flag names with underscores, num_vcs)");
   flag("--terminals", &Settings::terminals, "N, terminals of the fabric");
   flag("--k", &Settings::k, "terminals per router (the fabric is k-ary)");
-  auto* channels_opt = app.add_option("--channels", channels,
-                                      "dilated (A/B), double (one 2x channel), plain (no dilation)")
-                           ->default_str("dilated");
+  auto* channels_opt =
+      app.add_option("--channels", channels,
+                     "dilated (A/B), double-rate (one 2x channel; or double), plain (no dilation)")
+          ->default_str("dilated");
   auto* mode_opt =
       app.add_option("--mode", mode, "routing modes, comma-separated: aldfb, ugal, minimal")
           ->default_str("aldfb");
   flag("--threshold", &Settings::threshold,
        "T_h in packets, compared with the port's whole queue (0: half a VC, VC depth / 2)");
   auto* vc_rule_opt =
-      app.add_option("--vc_rule,--vc-rule", vc_rule,
+      app.add_option(with_underscore_aliases("--vc-rule"), vc_rule,
                      "escape (Duato: VC 0 dimension-ordered escape, 1..V-1 adaptive) or seed "
                      "(forward/reverse classes by link number)")
           ->default_str("escape");
-  flag("--num_vcs,--num-vcs", &Settings::num_vcs, "virtual channels per port (BookSim num_vcs)");
-  flag("--vc_buf_size,--vc-buf-size", &Settings::vc_buf_size, "flits per VC (BookSim vc_buf_size)");
-  flag("--packet_size,--packet-size", &Settings::packet_size,
-       "flits per packet (BookSim packet_size)");
-  flag("--channel_latency,--channel-latency", &Settings::channel_latency,
+  flag("--num-vcs", &Settings::num_vcs, "virtual channels per port (BookSim num_vcs)");
+  flag("--vc-buf-size", &Settings::vc_buf_size, "flits per VC (BookSim vc_buf_size)");
+  flag("--packet-size", &Settings::packet_size, "flits per packet (BookSim packet_size)");
+  flag("--channel-latency", &Settings::channel_latency,
        "cycles per channel (BookSim channel latency)");
-  flag("--routing_delay,--routing-delay", &Settings::routing_delay,
+  flag("--routing-delay", &Settings::routing_delay,
        "cycles from arrival to switch request (BookSim routing_delay + 1)");
-  flag("--alloc_iters,--alloc-iters", &Settings::alloc_iters,
-       "iSLIP iterations (BookSim alloc_iters)");
-  flag("--internal_speedup,--internal-speedup", &Settings::internal_speedup,
+  flag("--alloc-iters", &Settings::alloc_iters, "iSLIP iterations (BookSim alloc_iters)");
+  flag("--internal-speedup", &Settings::internal_speedup,
        "switch passes per cycle; 2 or more adds output queues (BookSim internal_speedup)");
-  flag("--output_buffer_size,--output-buffer-size", &Settings::output_buffer_size,
+  flag("--output-buffer-size", &Settings::output_buffer_size,
        "packets per output VC queue (BookSim output_buffer_size)");
   auto* traffic_opt =
       app.add_option(
@@ -91,18 +93,18 @@ int main(int argc, char** argv) {
   auto* load_opt =
       app.add_option("--load", load, "offered load(s) in (0,1]: 0.5, 0.2,0.5 or 0.1:1.0:0.1")
           ->default_str("0.5");
-  flag("--adversarial_shift,--adversarial-shift", &Settings::adversarial_shift,
+  flag("--adversarial-shift", &Settings::adversarial_shift,
        "j of adversarial traffic (router i -> router i+j, in digit 0)");
   flag("--trace", &Settings::trace_file, "trace file: lines 'time source destination size'");
   flag("--seed", &Settings::seed, "seed of every random choice");
-  flag("--warmup_cycles,--warmup", &Settings::warmup_cycles, "warm-up cycles");
-  flag("--sample_cycles,--sample", &Settings::sample_cycles, "cycles of one measured window");
-  flag("--min_samples", &Settings::min_samples, "windows measured at least");
-  flag("--max_samples", &Settings::max_samples, "windows measured at most");
-  flag("--converge_tolerance", &Settings::converge_tolerance,
+  flag("--warmup-cycles,--warmup", &Settings::warmup_cycles, "warm-up cycles");
+  flag("--sample-cycles,--sample", &Settings::sample_cycles, "cycles of one measured window");
+  flag("--min-samples", &Settings::min_samples, "windows measured at least");
+  flag("--max-samples", &Settings::max_samples, "windows measured at most");
+  flag("--converge-tolerance", &Settings::converge_tolerance,
        "relative change of accepted rate between windows that counts as converged");
-  flag("--source_queue", &Settings::source_queue_packets, "source queue packets (full: saturated)");
-  flag("--deadlock_cycles", &Settings::deadlock_cycles,
+  flag("--source-queue", &Settings::source_queue_packets, "source queue packets (full: saturated)");
+  flag("--deadlock-cycles", &Settings::deadlock_cycles,
        "cycles a head may wait before the run checks it for deadlock (a cycle of full VCs) or "
        "starvation (its VC has room, its lane is idle)");
   flag("--out", &Settings::out_dir, "output directory (CSV, settings.yaml, SVG and PNG plots)");

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "asn/sim/prove.hpp"
+#include "flag_names.hpp"
 
 namespace {
 
@@ -36,19 +37,24 @@ int prove_main(int argc, char** argv) {
   uint32_t max_routers = 4096;
   app.add_option("--terminals", q.terminals, "N, terminals of the fabric")->capture_default_str();
   app.add_option("--k", q.k, "terminals per router")->capture_default_str();
-  app.add_option("--channels", channels, "dilated or double (plain routes as double)")
+  app.add_option("--channels", channels,
+                 "dilated or double-rate (or double; plain routes as double-rate)")
       ->capture_default_str();
   app.add_option("--mode", modes, "modes, comma-separated: aldfb, ugal, minimal")
       ->capture_default_str();
-  app.add_option("--num_vcs,--num-vcs", q.num_vcs, "VCs per port")->capture_default_str();
-  app.add_option("--vc-rule,--vc_rule", vc_rule, "escape (what asnd programs) or seed (004 L893)")
+  app.add_option(with_underscore_aliases("--num-vcs"), q.num_vcs, "VCs per port")
+      ->capture_default_str();
+  app.add_option(with_underscore_aliases("--vc-rule"), vc_rule,
+                 "escape (what asnd programs) or seed (004 L893)")
       ->capture_default_str();
   app.add_flag(
       "--sweep", sweep,
       "every fabric a board of --max-ports ports and --max-routers destination entries "
       "can run (the emulated-255port profile by default), with each --channels kind given");
-  app.add_option("--max-ports", max_ports, "ports of the board (--sweep)")->capture_default_str();
-  app.add_option("--max-routers", max_routers, "destination entries of the board (--sweep)")
+  app.add_option(with_underscore_aliases("--max-ports"), max_ports, "ports of the board (--sweep)")
+      ->capture_default_str();
+  app.add_option(with_underscore_aliases("--max-routers"), max_routers,
+                 "destination entries of the board (--sweep)")
       ->capture_default_str();
   uint64_t states = 0;
   app.add_option("--states", states,

@@ -68,8 +68,7 @@ class FabricSet final : public Command {
     sub->add_option("--k,-k", k_, "Terminals per router")->required();
     sub->add_option("--router,-r", router_, "This switch's router number, 0 .. N/k - 1")
         ->required();
-    sub->add_option("--channels", channels_, "dilated (two channels A, B) or double-rate")
-        ->check(CLI::IsMember({"dilated", "double-rate"}).description(""));
+    add_channels_option(sub, channels_);
     sub->add_flag("--dry-run", dry_run_, "Check against the board; write nothing");
   }
   void check() override {

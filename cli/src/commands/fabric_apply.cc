@@ -70,7 +70,9 @@ ApplyResult result_of(const Plan& plan, int64_t revision, bool written) {
 class FabricFileCommand : public Command {
  public:
   explicit FabricFileCommand(CLI::App* sub) {
-    sub->add_option("FILE", file_, "The fabric file (docs/fabric-file.md)")->required();
+    sub->add_option("FILE", file_, "The fabric file (docs/fabric-file.md)")
+        ->type_name("PATH")
+        ->required();
     flags_.add_to(sub);
   }
   void check() override { context_ = resolve_context(flags_); }

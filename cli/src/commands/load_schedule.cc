@@ -26,7 +26,9 @@ namespace {
 class LoadSchedule final : public Command {
  public:
   explicit LoadSchedule(CLI::App* sub) {
-    sub->add_option("FILE", file_, "The plan file (YAML, docs/schedule-format.md)")->required();
+    sub->add_option("FILE", file_, "The plan file (YAML, docs/schedule-format.md)")
+        ->type_name("PATH")
+        ->required();
     sub->add_option("--phase", phase_, "The phase to load (default: the plan's first)")
         ->type_name("PHASE");
     add_algorithm_option(sub, algorithm_);

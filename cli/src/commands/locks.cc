@@ -1,8 +1,8 @@
-// asnctl locks list|stats|revoke|release and asnctl lock acquire: the lock service (issue 9)
-// for people. list and stats read what asnd grants; revoke and release are the admin's way
-// out when a client holds what it should not (issue 24); `lock acquire` takes a lock by hand
-// as a PFS client would (a session kept alive while it holds, the fencing token printed), to
-// try the service out or to hold a file still while something is checked.
+// asnctl lock acquire|list|stats|sessions|revoke|release (`locks` is an alias of `lock`): the
+// lock service (issue 9) for people. list and stats read what asnd grants; revoke and release are
+// the admin's way out when a client holds what it should not (issue 24); `lock acquire` takes a
+// lock by hand as a PFS client would (a session kept alive while it holds, the fencing token
+// printed), to try the service out or to hold a file still while something is checked.
 #include <condition_variable>
 #include <csignal>
 #include <cstdio>
@@ -76,11 +76,11 @@ void parse_range(const std::string& text, asn::v1::ByteRange* range) {
 class LocksRevoke final : public Command {
  public:
   explicit LocksRevoke(CLI::App* sub) {
-    sub->add_option("SESSION", session_, "The session's id (asnctl locks stats lists them)")
+    sub->add_option("SESSION", session_, "The session's id (asnctl lock stats lists them)")
         ->required();
   }
   void check() override {
-    if (session_ == 0) throw UsageError("SESSION 0 is no session; asnctl locks stats lists them");
+    if (session_ == 0) throw UsageError("SESSION 0 is no session; asnctl lock stats lists them");
   }
   int run(Session& s) override {
     auto stub = Locks::NewStub(s.connection.channel());
@@ -295,7 +295,7 @@ class LocksStats final : public Command {
       sessions.print(stdout);
       if (static_cast<uint64_t>(response.session_list_size()) < response.sessions()) {
         std::printf(
-            "\n(the %d sessions holding the most of %llu; asnctl locks sessions lists "
+            "\n(the %d sessions holding the most of %llu; asnctl lock sessions lists "
             "them all)\n",
             response.session_list_size(), static_cast<unsigned long long>(response.sessions()));
       }
@@ -398,7 +398,7 @@ class LockAcquire final : public Command {
         std::fprintf(stderr,
                      "asnctl: DEADLINE_EXCEEDED: waited %g s (--wait) for the %s lock on %s %s "
                      "and it was not granted: it is held or waited for by another session "
-                     "(asnctl locks list --file shows who); nothing is held\n",
+                     "(asnctl lock list --file shows who); nothing is held\n",
                      *wait_, shared_ ? "shared" : "exclusive", asn::text::quoted(file_, 64).c_str(),
                      ranges.c_str());
         return kExitFailed;
@@ -527,29 +527,30 @@ class LockAcquire final : public Command {
   asn::v1::LockRequest request_;
 };
 
+// One group, `lock`, as `port` and `stripe` are named; `locks` is its alias, so that
+// `locks list` (its name until issue 28) and `locks acquire` work as well as `lock list`.
 const Registrar kLocks(60, [](CLI::App& app, CommandSet& commands) {
-  auto* locks = app.add_subcommand(
-      "locks", "File locks the switch grants: list them, statistics, revoke and release (admin)");
-  locks->require_subcommand(1);
-  auto* list = locks->add_subcommand("list", "Held locks and waiting requests");
-  commands.add<LocksList>(list, list);
-  auto* stats =
-      locks->add_subcommand("stats", "Lock domains, their capacity and counters, sessions");
-  commands.add<LocksStats>(stats, stats);
-  auto* sessions = locks->add_subcommand("sessions", "Every open session, its lease and locks");
-  commands.add<LocksSessions>(sessions, sessions);
-  auto* revoke = locks->add_subcommand(
-      "revoke", "End a session (admin): its locks are released, its waiting calls aborted");
-  commands.add<LocksRevoke>(revoke, revoke);
-  auto* release = locks->add_subcommand(
-      "release", "Release bytes of a file from whichever sessions hold them (admin)");
-  commands.add<LocksRelease>(release, release);
-
-  auto* lock = app.add_subcommand("lock", "Take a file lock by hand, as a PFS client would");
+  auto* lock = app.add_subcommand("lock",
+                                  "File locks the switch grants: take one by hand, list them, "
+                                  "statistics, revoke and release (admin)");
+  lock->alias("locks");
   lock->require_subcommand(1);
   auto* acquire = lock->add_subcommand(
       "acquire", "Lock byte ranges of a file, print the fencing token, hold until Ctrl-C");
   commands.add<LockAcquire>(acquire, acquire);
+  auto* list = lock->add_subcommand("list", "Held locks and waiting requests");
+  commands.add<LocksList>(list, list);
+  auto* stats =
+      lock->add_subcommand("stats", "Lock domains, their capacity and counters, sessions");
+  commands.add<LocksStats>(stats, stats);
+  auto* sessions = lock->add_subcommand("sessions", "Every open session, its lease and locks");
+  commands.add<LocksSessions>(sessions, sessions);
+  auto* revoke = lock->add_subcommand(
+      "revoke", "End a session (admin): its locks are released, its waiting calls aborted");
+  commands.add<LocksRevoke>(revoke, revoke);
+  auto* release = lock->add_subcommand(
+      "release", "Release bytes of a file from whichever sessions hold them (admin)");
+  commands.add<LocksRelease>(release, release);
 });
 
 }  // namespace

@@ -132,7 +132,7 @@ class ScheduleShow final : public Command {
 class ScheduleCompile final : public Command {
  public:
   explicit ScheduleCompile(CLI::App* sub) : sub_(sub) {
-    sub->add_option("FILE", file_, "The plan file")->required();
+    sub->add_option("FILE", file_, "The plan file")->type_name("PATH")->required();
     sub->add_option("--algorithm", algorithm_,
                     "How patterns become slots: optimal (default: the fewest slots) or greedy "
                     "(the 000 baseline); with --fabric: default, greedy, coloring, aapc, "
@@ -341,7 +341,7 @@ void add_diff(JsonObject& out, const sched::ProgramDiff& diff) {
 class ScheduleDiff final : public Command {
  public:
   explicit ScheduleDiff(CLI::App* sub) {
-    sub->add_option("FILE", file_, "The plan file")->required();
+    sub->add_option("FILE", file_, "The plan file")->type_name("PATH")->required();
     sub->add_option("--phase", phase_, "Its phase (default: the plan's first)")->type_name("PHASE");
     sub->add_option("--switch", switch_name_, "This switch's name in a fabric plan")
         ->type_name("NAME");

@@ -1,7 +1,9 @@
-// asnctl stripe ...: stripe groups (issue 10) and their files. create, update, delete, list
-// and stats manage the groups asnd keeps as desired state; fail-member and rebuild-member a
-// member's storage server; write and read move a file through asnd into the emulated board's
-// parity path (on a real board the clients send files to the switch's ports themselves).
+// asnctl stripe ...: stripe groups (issue 10) and their files. create, update, delete, list,
+// show and stats manage the groups asnd keeps as desired state; fail-member and rebuild-member
+// a member's storage server; write and read move a file through asnd into the emulated
+// board's parity path (on a real board the clients send files to the switch's ports
+// themselves). Every command names its group first, by position; write and read also take
+// `--group G`, their form before issue 28, so that scripts written then keep working.
 #include <unistd.h>
 
 #include <cerrno>
@@ -225,9 +227,65 @@ class StripeList final : public Command {
   }
 };
 
+// The group a command names: "1", or "0x1"; what else is in its place is a usage error.
+uint32_t parse_group(const std::string& text) {
+  const auto group = parse_number(text, UINT32_MAX);
+  if (!group) {
+    throw UsageError("GROUP: '" + text + "' is not a group number (asnctl stripe list shows them)");
+  }
+  return static_cast<uint32_t>(*group);
+}
+
+// `stripe show` and `stripe stats`: what the group is (its layout, members and their state),
+// and with `counters` what its members and the switch have moved.
+void print_group_stats(const asn::v1::GetGroupStatsResponse& r, bool counters) {
+  const auto& g = r.group();
+  KeyValues summary;
+  summary.add("group", std::to_string(g.spec().group()));
+  summary.add("layout",
+              strprintf("RAID %d, %d data + %d parity, unit %s, stripe %s",
+                        static_cast<int>(g.spec().raid()), g.spec().data_ports_size(),
+                        g.spec().parity_ports_size(), unit_text(g.spec().unit_bytes()).c_str(),
+                        unit_text(g.stripe_bytes()).c_str()));
+  summary.add("durability", g.spec().durability() == asn::v1::DURABILITY_FSYNC
+                                ? "fsync (acknowledged once on the members' stable storage)"
+                                : "none (acknowledged once on the members)");
+  summary.add("file", g.file_size() < 0 ? "- (held by the storage servers)"
+                                        : std::to_string(g.file_size()) + " bytes");
+  summary.add("failed", ports_text(g.failed_ports()));
+  summary.add("board", g.board());
+  summary.print(stdout, 0);
+  std::printf("\n");
+  Table members(counters ? std::vector<std::string>{"PORT", "ROLE", "STATE", "UNITS", "BYTES"}
+                         : std::vector<std::string>{"PORT", "ROLE", "STATE"});
+  for (const auto& m : r.members()) {
+    std::vector<std::string> row = {std::to_string(m.port()), m.role(),
+                                    m.failed() ? "failed" : "ok"};
+    if (counters) {
+      row.push_back(std::to_string(m.units()));
+      row.push_back(std::to_string(m.bytes()));
+    }
+    members.add_row(std::move(row));
+  }
+  members.print(stdout);
+  if (!counters) return;
+  std::printf("\nswitch-wide (every group; member ports shared by groups count for each):\n");
+  KeyValues switch_wide;
+  switch_wide.add("data units", std::to_string(r.data_units()));
+  switch_wide.add("parity units", std::to_string(r.parity_units()));
+  switch_wide.add("bytes striped", std::to_string(r.bytes_striped()));
+  switch_wide.add("bytes read", std::to_string(r.bytes_read()));
+  switch_wide.add("units rebuilt", std::to_string(r.units_rebuilt()));
+  switch_wide.add("errors", std::to_string(r.errors()));
+  switch_wide.print(stdout);
+}
+
+// show: the group (-o json: its StripeGroup); stats: the group and the counters.
 class StripeStats final : public Command {
  public:
-  explicit StripeStats(CLI::App* sub) { sub->add_option("GROUP", group_, "The group")->required(); }
+  StripeStats(CLI::App* sub, bool counters) : counters_(counters) {
+    sub->add_option("GROUP", group_, "The group")->required();
+  }
   int run(Session& s) override {
     asn::v1::GetGroupStatsRequest request;
     request.set_group(group_);
@@ -236,45 +294,19 @@ class StripeStats final : public Command {
     asn::v1::GetGroupStatsResponse r;
     s.connection.check(stub(s)->GetGroupStats(&context, request, &r));
     if (s.format == OutputFormat::kJson) {
-      print_json(r);
+      if (counters_) {
+        print_json(r);
+      } else {
+        print_json(r.group());
+      }
       return kExitOk;
     }
-    const auto& g = r.group();
-    KeyValues summary;
-    summary.add("group", std::to_string(g.spec().group()));
-    summary.add("layout",
-                strprintf("RAID %d, %d data + %d parity, unit %s, stripe %s",
-                          static_cast<int>(g.spec().raid()), g.spec().data_ports_size(),
-                          g.spec().parity_ports_size(), unit_text(g.spec().unit_bytes()).c_str(),
-                          unit_text(g.stripe_bytes()).c_str()));
-    summary.add("durability", g.spec().durability() == asn::v1::DURABILITY_FSYNC
-                                  ? "fsync (acknowledged once on the members' stable storage)"
-                                  : "none (acknowledged once on the members)");
-    summary.add("file", g.file_size() < 0 ? "- (held by the storage servers)"
-                                          : std::to_string(g.file_size()) + " bytes");
-    summary.add("failed", ports_text(g.failed_ports()));
-    summary.add("board", g.board());
-    summary.print(stdout, 0);
-    std::printf("\n");
-    Table members({"PORT", "ROLE", "STATE", "UNITS", "BYTES"});
-    for (const auto& m : r.members()) {
-      members.add_row({std::to_string(m.port()), m.role(), m.failed() ? "failed" : "ok",
-                       std::to_string(m.units()), std::to_string(m.bytes())});
-    }
-    members.print(stdout);
-    std::printf("\nswitch-wide (every group; member ports shared by groups count for each):\n");
-    KeyValues counters;
-    counters.add("data units", std::to_string(r.data_units()));
-    counters.add("parity units", std::to_string(r.parity_units()));
-    counters.add("bytes striped", std::to_string(r.bytes_striped()));
-    counters.add("bytes read", std::to_string(r.bytes_read()));
-    counters.add("units rebuilt", std::to_string(r.units_rebuilt()));
-    counters.add("errors", std::to_string(r.errors()));
-    counters.print(stdout);
+    print_group_stats(r, counters_);
     return kExitOk;
   }
 
  private:
+  bool counters_;
   uint32_t group_ = 0;
 };
 
@@ -340,25 +372,56 @@ class StripeRebuildMember final : public Command {
   uint32_t port_ = 0;
 };
 
+// The group of write and read: first, as every stripe command names it, or `--group G`, their
+// form before issue 28, so that scripts written then keep working. With --group, GROUP's place
+// holds the positional that follows the group (write's FILE).
+class GroupFirst {
+ public:
+  void add_to(CLI::App* sub) {
+    sub->add_option("GROUP", first_, "The group (with --group: what follows it)");
+    option_ = sub->add_option("--group", text_, "The group, as before issue 28: instead of GROUP")
+                  ->type_name("GROUP");
+  }
+  // The group; `next`, the positional after GROUP (or nullptr: none), is set from GROUP's place
+  // when --group gave the group. `usage` is the command's form, for the errors.
+  uint32_t take(std::string* next, const std::string& usage) const {
+    const bool option = option_->count() > 0;
+    if (option && !(next ? *next : first_).empty()) {
+      throw UsageError("the group is given twice: GROUP and --group; " + usage);
+    }
+    if (!option && first_.empty()) throw UsageError("GROUP is required: " + usage);
+    if (next && option) *next = first_;
+    if (next && next->empty()) throw UsageError("FILE is required: " + usage);
+    return parse_group(option ? text_ : first_);
+  }
+
+ private:
+  std::string first_;
+  CLI::Option* option_ = nullptr;
+  std::string text_;
+};
+
 class StripeWrite final : public Command {
  public:
   explicit StripeWrite(CLI::App* sub) {
-    sub->add_option("FILE", file_, "The file to write ('-': stdin)")->required();
-    sub->add_option("--group", group_, "The group")->required()->type_name("GROUP");
+    group_.add_to(sub);
+    sub->add_option("FILE", file_, "The file to write ('-': stdin)")->type_name("PATH");
     sub->add_option("--offset", offset_text_, "Where in the group's file (default 0; 64K, 1M)")
         ->type_name("BYTES");
   }
   void check() override {
+    group_number_ = group_.take(&file_, "asnctl stripe write GROUP FILE");
     if (!offset_text_.empty()) offset_ = parse_bytes("--offset", offset_text_);
     if (file_ != "-" && access(file_.c_str(), R_OK) != 0) {
       throw UsageError("FILE: cannot read " + file_ + ": " + std::strerror(errno));
     }
   }
-  int run(Session& s) override { return stripe_write(s, file_, group_, offset_); }
+  int run(Session& s) override { return stripe_write(s, file_, group_number_, offset_); }
 
  private:
+  GroupFirst group_;
+  uint32_t group_number_ = 0;
   std::string file_;
-  uint32_t group_ = 0;
   std::string offset_text_;
   uint64_t offset_ = 0;
 };
@@ -366,7 +429,7 @@ class StripeWrite final : public Command {
 class StripeRead final : public Command {
  public:
   explicit StripeRead(CLI::App* sub) {
-    sub->add_option("--group", group_, "The group")->required()->type_name("GROUP");
+    group_.add_to(sub);
     sub->add_option("--out", out_, "Where to write the bytes ('-': stdout)")
         ->type_name("FILE")
         ->required();
@@ -376,16 +439,18 @@ class StripeRead final : public Command {
         ->type_name("BYTES");
   }
   void check() override {
+    group_number_ = group_.take(nullptr, "asnctl stripe read GROUP --out FILE");
     if (!offset_text_.empty()) offset_ = parse_bytes("--offset", offset_text_);
     if (!length_text_.empty()) {
       length_ = parse_bytes("--length", length_text_);
       if (length_ == 0) throw UsageError("--length: 0 bytes; leave it out to read to the end");
     }
   }
-  int run(Session& s) override { return stripe_read(s, out_, group_, offset_, length_); }
+  int run(Session& s) override { return stripe_read(s, out_, group_number_, offset_, length_); }
 
  private:
-  uint32_t group_ = 0;
+  GroupFirst group_;
+  uint32_t group_number_ = 0;
   std::string out_;
   std::string offset_text_, length_text_;
   uint64_t offset_ = 0;
@@ -405,8 +470,11 @@ const Registrar kStripe(45, [](CLI::App& app, CommandSet& commands) {
   commands.add<StripeDelete>(del, del);
   auto* list = stripe->add_subcommand("list", "The stripe groups");
   commands.add<StripeList>(list);
-  auto* stats = stripe->add_subcommand("stats", "A group's members, counters and file size");
-  commands.add<StripeStats>(stats, stats);
+  auto* show = stripe->add_subcommand("show", "A group: its layout, members and their state");
+  commands.add<StripeStats>(show, show, false);
+  auto* stats =
+      stripe->add_subcommand("stats", "A group's layout and members, with their counters");
+  commands.add<StripeStats>(stats, stats, true);
   auto* write = stripe->add_subcommand("write", "Write a file into a group (emulated board)");
   commands.add<StripeWrite>(write, write);
   auto* read = stripe->add_subcommand("read", "Read a group's file back (emulated board)");

@@ -13,6 +13,7 @@
 #include "asn/topology/schedule.hpp"
 #include "command.hpp"
 #include "errors.hpp"
+#include "parse.hpp"
 
 namespace asnctl {
 
@@ -38,8 +39,7 @@ class Topology final : public Command {
   explicit Topology(CLI::App* sub) {
     sub->add_option("--terminals,-N", terminals_, "Terminals N of the fabric")->required();
     sub->add_option("--k,-k", k_, "Terminals per router (the ary)")->required();
-    sub->add_option("--channels", channels_, "dilated (two channels A, B) or double-rate")
-        ->check(CLI::IsMember({"dilated", "double-rate"}).description(""));
+    add_channels_option(sub, channels_);
     sub->add_flag("--compare", compare_,
                   "Compare with folded-Clos, DBHC and hypercube of the same radix (004 Table 1, "
                   "Table 3)");

@@ -165,6 +165,13 @@ const DeviceBlock& DeviceLayout::block(uint16_t type, unsigned index) const {
                           index ? fmt::format(" number {}", index) : ""));
 }
 
+void DeviceLayout::require_port(uint32_t port, std::string_view then) const {
+  if (port < ports()) return;
+  throw Error(ErrorCode::kNotFound, fmt::format("port {} does not exist: the board has ports 0 to "
+                                                "{}{}",
+                                                port, ports() - 1, then));
+}
+
 unsigned DeviceLayout::count(uint16_t type) const {
   return static_cast<unsigned>(std::count_if(
       blocks.begin(), blocks.end(), [type](const DeviceBlock& b) { return b.desc->type == type; }));

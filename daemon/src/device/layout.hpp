@@ -58,6 +58,10 @@ struct DeviceLayout {
   const DeviceBlock* find(uint16_t type, unsigned index = 0) const;
   const DeviceBlock& block(uint16_t type, unsigned index = 0) const;
   unsigned count(uint16_t type) const;
+  // The board's ports, and every service's one answer to a port it lacks (issue 28): throws
+  // kNotFound "port 6 does not exist: the board has ports 0 to 5", `then` appended.
+  unsigned ports() const { return caps.get(regmap::Cap::kPorts); }
+  void require_port(uint32_t port, std::string_view then = {}) const;
   // Entries of a table or ring the board implements: its entries_from capability, or the
   // fixed count of a table that has one.
   uint32_t entries(uint16_t entries_from, uint32_t fixed = 0) const {

@@ -296,7 +296,7 @@ SessionRevoked LockManager::revoke_session(uint64_t id, const std::string& who) 
     if (session == nullptr) {
       throw Error(ErrorCode::kNotFound,
                   fmt::format("session {} is not open (it expired, was closed or never existed): "
-                              "nothing revoked; `asnctl locks stats` lists the open sessions",
+                              "nothing revoked; `asnctl lock stats` lists the open sessions",
                               id));
     }
     out.cancelled = session->waiters.size();

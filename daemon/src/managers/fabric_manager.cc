@@ -301,12 +301,8 @@ RoutingView FabricManager::set_routing(const RoutingChange& change, bool validat
              fmt::format("threshold: {} packets is beyond the queue depth, {} (id.cap_queue_depth)",
                          *change.threshold, depth));
     }
-    const uint32_t ports = layout->caps.get(regmap::Cap::kPorts);
-    if (change.port && *change.port >= ports) {
-      refuse(ErrorCode::kInvalidArgument,
-             fmt::format("port: {} does not exist; the board has ports 0 to {}", *change.port,
-                         ports - 1));
-    }
+    const uint32_t ports = layout->ports();
+    if (change.port) layout->require_port(*change.port, "; nothing was written");
     for (uint32_t p = change.port.value_or(0); p < (change.port ? *change.port + 1 : ports); ++p) {
       (*next.mutable_thresholds())[p] = *change.threshold;
     }
@@ -339,13 +335,8 @@ RoutingView FabricManager::set_routing(const RoutingChange& change, bool validat
 void FabricManager::check_thresholds(const state::v1::FabricState& doc) const {
   const auto layout = device_.layout();
   const uint32_t depth = layout->caps.get(regmap::Cap::kQueueDepth);
-  const uint32_t ports = layout->caps.get(regmap::Cap::kPorts);
   for (const auto& [port, packets] : doc.thresholds()) {
-    if (port >= ports) {
-      refuse(ErrorCode::kInvalidArgument,
-             fmt::format("thresholds: port {} does not exist; the board has ports 0 to {}", port,
-                         ports - 1));
-    }
+    layout->require_port(port, " (thresholds); nothing was written");
     if (packets > depth) {
       refuse(ErrorCode::kInvalidArgument,
              fmt::format("thresholds: {} packets for port {} is beyond the queue depth, {} "
@@ -438,10 +429,7 @@ QueuesView FabricManager::queues(const std::vector<uint32_t>& ports) {
   }
   Device::ReadBatch batch;
   for (uint32_t p : which) {
-    if (p >= count) {
-      throw Error(ErrorCode::kNotFound,
-                  fmt::format("port {} does not exist: the board has ports 0 to {}", p, count - 1));
-    }
+    layout->require_port(p);
     batch.add(regs::port::kAldfbThresholdPackets, p);
     for (unsigned vc = 0; vc < vcs; ++vc) batch.add(regs::port::kVcOccupancyPackets.at(vc), p);
   }

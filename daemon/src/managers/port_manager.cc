@@ -71,15 +71,10 @@ ManagerSummary PortManager::summary() const {
 }
 
 uint64_t PortManager::set(std::span<const PortAdminState> settings, bool validate_only) {
-  const unsigned ports = device_.layout()->caps.get(regmap::Cap::kPorts);
+  const auto layout = device_.layout();
   std::set<uint32_t> seen;
   for (const auto& s : settings) {
-    if (s.port >= ports) {
-      throw Error(ErrorCode::kInvalidArgument,
-                  fmt::format("port {} does not exist: the board has ports 0 to {}; nothing was "
-                              "changed",
-                              s.port, ports - 1));
-    }
+    layout->require_port(s.port, "; nothing was changed");
     if (!seen.insert(s.port).second) {
       throw Error(ErrorCode::kInvalidArgument,
                   fmt::format("port {} is given twice; nothing was changed", s.port));

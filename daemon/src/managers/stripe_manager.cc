@@ -108,17 +108,15 @@ state::v1::StripeGroupState StripeManager::checked(const StripeGroupSpec& spec) 
     throw Error(ErrorCode::kInvalidArgument,
                 fmt::format("raid level {} is not one of 4, 5, 6", spec.raid));
   }
-  const unsigned ports = device_.layout()->caps.get(regmap::Cap::kPorts);
-  const uint32_t highest = std::min<uint32_t>(ports - 1, kMaxMemberPort);
+  const auto layout = device_.layout();
   std::set<uint32_t> seen;
   const auto check = [&](const std::vector<uint32_t>& list, const char* role) {
     for (uint32_t p : list) {
-      if (p > highest) {
-        throw Error(
-            ErrorCode::kInvalidArgument,
-            fmt::format("{} port {} cannot be a member: the board has ports 0 to {}{}", role, p,
-                        ports - 1,
-                        ports - 1 > kMaxMemberPort ? " and members are ports 0 to 63" : ""));
+      layout->require_port(p, fmt::format(" ({} port)", role));
+      if (p > kMaxMemberPort) {
+        throw Error(ErrorCode::kInvalidArgument,
+                    fmt::format("{} port {} cannot be a member: members are ports 0 to {}", role, p,
+                                kMaxMemberPort));
       }
       if (!seen.insert(p).second) {
         const bool both = std::count(spec.data_ports.begin(), spec.data_ports.end(), p) > 0 &&

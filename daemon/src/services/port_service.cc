@@ -11,17 +11,12 @@ namespace asn {
 namespace {
 
 std::vector<uint32_t> requested(const google::protobuf::RepeatedField<uint32_t>& ports,
-                                unsigned count) {
+                                const DeviceLayout& layout) {
   std::vector<uint32_t> out(ports.begin(), ports.end());
   if (out.empty()) {
-    for (unsigned p = 0; p < count; ++p) out.push_back(p);
+    for (unsigned p = 0; p < layout.ports(); ++p) out.push_back(p);
   }
-  for (uint32_t p : out) {
-    if (p >= count) {
-      throw Error(ErrorCode::kNotFound,
-                  fmt::format("port {} does not exist: the board has ports 0 to {}", p, count - 1));
-    }
-  }
+  for (uint32_t p : out) layout.require_port(p);
   return out;
 }
 
@@ -72,7 +67,7 @@ grpc::Status PortService::ListPorts(grpc::ServerContext*, const v1::ListPortsReq
   return guarded("ListPorts", [&] {
     authorizer_.require(Permission::kRead, "listing ports");
     if (request->ports_size() > kMaxBatchItems) check_batch(request->ports_size(), "ports");
-    const auto ports = requested(request->ports(), device_.layout()->caps.get(regmap::Cap::kPorts));
+    const auto ports = requested(request->ports(), *device_.layout());
     describe(ports, response->mutable_ports());
   });
 }

@@ -56,7 +56,7 @@ std::string to_string(Channels channels) {
     case Channels::kDilated:
       return "dilated";
     case Channels::kDoubleRate:
-      return "double";
+      return "double-rate";
     case Channels::kPlain:
       return "plain";
   }
@@ -111,7 +111,8 @@ Channels parse_channels(const std::string& text) {
   for (Channels c : {Channels::kDilated, Channels::kDoubleRate, Channels::kPlain}) {
     if (text == to_string(c)) return c;
   }
-  throw SimError("channels: unknown channel build '" + text + "' (dilated, double, plain)");
+  if (text == "double") return Channels::kDoubleRate;  // asnsim's word before issue 28
+  throw SimError("channels: unknown channel build '" + text + "' (dilated, double-rate, plain)");
 }
 
 namespace {
