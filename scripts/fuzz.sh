@@ -21,18 +21,39 @@ cmake --build build-fuzz -j"$(nproc)" --target "${built[@]}"
 mkdir -p build-fuzz/crashes
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-for t in "${targets[@]}"; do
-  echo "== fuzz $t for ${seconds}s =="
+# fuzz TARGET: runs one target for $seconds; its output goes to $scratch/TARGET.log.
+fuzz() {
+  local t=$1
   mkdir -p "$scratch/$t"
   # -rss_limit_mb: a parser must not need more than this for any input; -timeout: nor this
   # long (seconds) for one.
-  if ! ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-      "build-fuzz/fuzz/${t}_fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
-      -max_len=65536 -artifact_prefix="build-fuzz/crashes/${t}-" -print_final_stats=1 \
-      "$scratch/$t" "fuzz/corpus/$t" 2>"$scratch/$t.log"; then
-    tail -40 "$scratch/$t.log" >&2
-    echo "fuzz: $t failed; the input is in build-fuzz/crashes/ (add it to fuzz/corpus/$t once fixed)" >&2
-    exit 1
-  fi
-  grep -E "stat::number_of_executed_units|stat::new_units_added|stat::peak_rss_mb" "$scratch/$t.log" || true
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    "build-fuzz/fuzz/${t}_fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+    -max_len=65536 -artifact_prefix="build-fuzz/crashes/${t}-" -print_final_stats=1 \
+    "$scratch/$t" "fuzz/corpus/$t" 2>"$scratch/$t.log"
+}
+# A fuzzer is one thread: as many run at once as there are CPUs, each still for $seconds.
+declare -A running=()
+failed=()
+finish_one() {
+  local pid rc=0
+  wait -n -p pid || rc=$?
+  [ "$rc" -eq 0 ] || failed+=("${running[$pid]}")
+  unset "running[$pid]"
+}
+for t in "${targets[@]}"; do
+  [ "${#running[@]}" -lt "$(nproc)" ] || finish_one
+  echo "== fuzz $t for ${seconds}s =="
+  fuzz "$t" &
+  running[$!]=$t
 done
+while [ "${#running[@]}" -gt 0 ]; do finish_one; done
+for t in "${targets[@]}"; do
+  grep -E "stat::number_of_executed_units|stat::new_units_added|stat::peak_rss_mb" \
+    "$scratch/$t.log" | sed "s/^/$t: /" || true
+done
+for t in "${failed[@]}"; do
+  tail -40 "$scratch/$t.log" >&2
+  echo "fuzz: $t failed; the input is in build-fuzz/crashes/ (add it to fuzz/corpus/$t once fixed)" >&2
+done
+[ "${#failed[@]}" -eq 0 ]
