@@ -8,6 +8,37 @@
 #define GUEST_BAR_H
 
 /*
+ * The first page of BAR 2 of the ivshmem board (1af4:1110) in slot SLOT of bus 0, mapped,
+ * or NULL when the slot holds no such board, a driver holds it (asn.ko holds the board
+ * under test: sysfs mmap of its BAR would be refused anyway) or its BAR cannot be mapped.
+ */
+static volatile uint32_t *map_idle_ivshmem(int slot)
+{
+	char path[96], ids[32] = "", drv[128];
+	volatile uint32_t *mem;
+	FILE *f;
+	int bar;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/0000:00:%02x.0/device", slot);
+	f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	if (!fgets(ids, sizeof(ids), f))
+		ids[0] = 0;
+	fclose(f);
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/0000:00:%02x.0/driver", slot);
+	if (strncmp(ids, "0x1110", 6) || readlink(path, drv, sizeof(drv)) >= 0)
+		return NULL;
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/0000:00:%02x.0/resource2", slot);
+	bar = open(path, O_RDWR | O_SYNC);
+	if (bar < 0)
+		return NULL;
+	mem = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, bar, 0);
+	close(bar);
+	return mem == MAP_FAILED ? NULL : mem;
+}
+
+/*
  * "cue VALUE ACK": a word for the host, through the BAR of every ivshmem board no driver
  * holds: VALUE at 0x100; then wait (up to 60 s) until the host answers ACK at 0x104.
  */
@@ -17,28 +48,9 @@ static int run_cue(uint32_t value, uint32_t ack)
 	int i, n = 0, waited;
 
 	for (i = 0; i < 32; i++) {
-		char path[96], ids[32] = "", drv[128];
-		volatile uint32_t *mem;
-		FILE *f;
-		int bar;
+		volatile uint32_t *mem = map_idle_ivshmem(i);
 
-		snprintf(path, sizeof(path), "/sys/bus/pci/devices/0000:00:%02x.0/device", i);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (!fgets(ids, sizeof(ids), f))
-			ids[0] = 0;
-		fclose(f);
-		snprintf(path, sizeof(path), "/sys/bus/pci/devices/0000:00:%02x.0/driver", i);
-		if (strncmp(ids, "0x1110", 6) || readlink(path, drv, sizeof(drv)) >= 0)
-			continue;
-		snprintf(path, sizeof(path), "/sys/bus/pci/devices/0000:00:%02x.0/resource2", i);
-		bar = open(path, O_RDWR | O_SYNC);
-		if (bar < 0)
-			continue;
-		mem = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, bar, 0);
-		close(bar);
-		if (mem == MAP_FAILED)
+		if (!mem)
 			continue;
 		mem[0x104 / 4] = 0;
 		mem[0x100 / 4] = value;
