@@ -94,6 +94,18 @@ TEST_F(TdmTest, LoadsTheNetfpgaExampleAndShowsItsSlots) {
   EXPECT_THAT(r.out, HasSubstr("6     1 0 3 2 . .\n"));
   EXPECT_THAT(asnd_.asnctl({"schedule", "show", "--slots", "2"}).out,
               HasSubstr("... 5 more slots"));
+  // Issue 28, finding 15: only the output ports asked for, in their order.
+  r = asnd_.asnctl({"schedule", "show", "--ports", "5,0-1"});
+  EXPECT_THAT(r.out, HasSubstr("slot  5 0 1\n"
+                               "0     1 . .\n"));
+  EXPECT_THAT(r.out, HasSubstr("6     . 1 0\n"));
+  r = asnd_.asnctl({"schedule", "show", "--ports", "2,6"});
+  EXPECT_EQ(r.exit_code, 1) << r.all();
+  EXPECT_EQ(r.out, "");  // nothing printed before the error
+  EXPECT_THAT(r.err, HasSubstr("--ports: port 6 is not in the slot table: it has ports 0-5"));
+  r = asnd_.asnctl({"schedule", "show", "--ports", "3-1"});
+  EXPECT_EQ(r.exit_code, 2) << r.all();
+  EXPECT_THAT(r.err, HasSubstr("runs backwards"));
 
   const Active a = active();
   EXPECT_EQ(a.plan, "storage-rounds");

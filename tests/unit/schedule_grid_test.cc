@@ -121,5 +121,19 @@ phases:
       ElementsAre("0->1 1->2 2->0", "3->0"));
 }
 
+TEST(ScheduleGrid, OnlyTheColumnsAskedForInTheirOrder) {
+  // Slot 0: 5 -> 0, 0 -> 3, 12 -> 10; slot 1 connects 3 -> 10 only.
+  std::vector<SlotEntry> slots = {entry({{5, 0}, {0, 3}, {12, 10}}), entry({{3, 10}})};
+  GridOptions options;
+  options.columns = {10, 3};
+  EXPECT_EQ(format_grid(slots, 12, options),
+            "slot  10  3\n"
+            "0     12  0\n"
+            "1      3  .\n");
+  // Ports the table does not have are left out: the caller says which exist.
+  options.columns = {0, 12, 40};
+  EXPECT_EQ(format_grid(slots, 12, options), "slot  0\n0     5\n1     .\n");
+}
+
 }  // namespace
 }  // namespace asn::schedule

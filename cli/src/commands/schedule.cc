@@ -16,6 +16,7 @@
 #include "asn/v1/tdm.grpc.pb.h"
 #include "command.hpp"
 #include "errors.hpp"
+#include "parse.hpp"
 #include "progress.hpp"
 #include "schedule_common.hpp"
 
@@ -100,6 +101,13 @@ class ScheduleShow final : public Command {
                              "Slots of the grid shown (default 64; -o json has the entries only "
                              "with --slots, and no entries field without)")
                  ->type_name("N");
+    sub->add_option("--ports", ports_,
+                    "Output ports shown as the grid's columns, in this order (e.g. 0-7 or "
+                    "3,10,12; default every port)")
+        ->type_name("LIST");
+  }
+  void check() override {
+    if (!ports_.empty()) columns_ = parse_port_list(ports_);
   }
   int run(Session& s) override {
     const bool json = s.format == OutputFormat::kJson;
@@ -111,15 +119,23 @@ class ScheduleShow final : public Command {
                   slots_->count() > 0 ? text.c_str() : without_empty_list(text, "entries").c_str());
       return kExitOk;
     }
+    const uint32_t ports = std::min(r.ports(), sched::kSlotTablePorts);
+    for (uint32_t p : columns_) {
+      if (p >= ports) {
+        throw std::runtime_error(
+            "--ports: port " + std::to_string(p) + " is not in the slot table: " +
+            (ports > 0 ? "it has ports 0-" + std::to_string(ports - 1) : "it is empty"));
+      }
+    }
     print_status(r);
     if (!r.active().present() || max_slots_ == 0) return kExitOk;
     const auto entries = entries_of(r.active());
-    const uint32_t ports = std::min(r.ports(), sched::kSlotTablePorts);
     std::printf("\nSlots: the input port each output port takes (%s)\n",
                 r.ports() > ports ? "ports 0-63: the slot table's" : "'.' unconnected");
     sched::GridOptions options;
     options.max_slots = max_slots_;
     options.wormhole = r.active().wormhole();
+    options.columns = columns_;
     std::fputs(sched::format_grid(entries, ports, options).c_str(), stdout);
     return kExitOk;
   }
@@ -127,6 +143,8 @@ class ScheduleShow final : public Command {
  private:
   CLI::Option* slots_ = nullptr;
   uint32_t max_slots_ = 64;
+  std::string ports_;
+  std::vector<uint32_t> columns_;
 };
 
 class ScheduleCompile final : public Command {

@@ -21,6 +21,18 @@ void pad_left(std::string& out, std::string_view text, size_t width) {
   out += text;
 }
 
+// The output ports shown, in order: those asked for that exist, or every port.
+std::vector<uint32_t> grid_columns(uint32_t ports, const GridOptions& options) {
+  std::vector<uint32_t> columns;
+  for (uint32_t o : options.columns) {
+    if (o < ports) columns.push_back(o);
+  }
+  if (options.columns.empty()) {
+    for (uint32_t o = 0; o < ports; ++o) columns.push_back(o);
+  }
+  return columns;
+}
+
 }  // namespace
 
 std::vector<Connection> connections_of(const SlotEntry& entry, uint32_t ports) {
@@ -43,12 +55,14 @@ std::string format_grid(std::span<const SlotEntry> slots, uint32_t ports,
                         const GridOptions& options) {
   ports = std::min(ports, kSlotTablePorts);
   const size_t shown = std::min<size_t>(slots.size(), options.max_slots);
+  const std::vector<uint32_t> columns = grid_columns(ports, options);
 
-  // Every port column is as wide as the widest number in any of them: the header's last
-  // port, or an input port past it (an entry may name any of the 64 inputs).
-  uint32_t largest = ports > 0 ? ports - 1 : 0;
+  // Every port column is as wide as the widest number in any of them: a port in the header,
+  // or an input port past it (an entry may name any of the 64 inputs).
+  uint32_t largest = 0;
+  for (uint32_t o : columns) largest = std::max(largest, o);
   for (size_t s = 0; s < shown; ++s) {
-    for (uint32_t o = 0; o < ports; ++o) {
+    for (uint32_t o : columns) {
       if ((slots[s][o] & kEntryConnected) != 0) {
         largest = std::max<uint32_t>(largest, slots[s][o] & kEntryInputMask);
       }
@@ -60,19 +74,20 @@ std::string format_grid(std::span<const SlotEntry> slots, uint32_t ports,
 
   auto label = [&](std::string& line, std::string_view text) {
     line += text;
-    if (ports > 0) line.append(label_width - text.size(), ' ');  // no trailing blanks
+    if (!columns.empty()) line.append(label_width - text.size(), ' ');  // no trailing blanks
   };
   std::string out;
   label(out, kSlotHeader);
-  for (uint32_t o = 0; o < ports; ++o) {
-    out += o == 0 ? kLabelGap : " ";
-    pad_left(out, std::to_string(o), width);
+  for (size_t c = 0; c < columns.size(); ++c) {
+    out += c == 0 ? kLabelGap : " ";
+    pad_left(out, std::to_string(columns[c]), width);
   }
   out += '\n';
   for (size_t s = 0; s < shown; ++s) {
     label(out, std::to_string(s));
-    for (uint32_t o = 0; o < ports; ++o) {
-      out += o == 0 ? kLabelGap : " ";
+    for (size_t c = 0; c < columns.size(); ++c) {
+      const uint32_t o = columns[c];
+      out += c == 0 ? kLabelGap : " ";
       const uint8_t cell = slots[s][o];
       pad_left(out, (cell & kEntryConnected) != 0 ? std::to_string(cell & kEntryInputMask) : ".",
                width);

@@ -19,13 +19,18 @@ struct GridOptions {
   uint32_t max_slots = 64;
   // The program has the wormhole slot: a last line says so (it has no crossbar entry).
   bool wormhole = false;
+  // The output ports shown as columns, in this order (`asnctl schedule show --ports`): at 64
+  // ports the whole grid is about 200 columns wide. Empty: every port 0 .. ports - 1. Ports
+  // at or past `ports` are left out (the caller says which exist).
+  std::vector<uint32_t> columns;
 };
 
 // The connections of one slot table entry for its first `ports` outputs (at most
 // kSlotTablePorts), ordered by input port, then output port. Marks are unknown.
 std::vector<Connection> connections_of(const SlotEntry& entry, uint32_t ports = kSlotTablePorts);
 
-// One line per slot, one column per output port 0 .. ports - 1 (at most kSlotTablePorts):
+// One line per slot, one column per output port 0 .. ports - 1 (at most kSlotTablePorts; or
+// the ports of options.columns):
 // a cell holds the input port that feeds the output in that slot, "." when unconnected.
 //
 //   slot  0 1 2 3
