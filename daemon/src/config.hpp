@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -136,6 +137,9 @@ struct Config {
   FabricConfig fabric;
   // Keys that still work but have a new name: logged at start ("<file>:<line>: ...").
   std::vector<std::string> deprecations;
+  // Every key the file gives, by its full (current) name, with its value as YAML text: what
+  // SIGHUP compares to tell which keys changed (reload.cc).
+  std::map<std::string, std::string> given;
   // False when load_config() found no file at the default path and the defaults stand:
   // `--check-config` must not call a file that is not there valid.
   bool from_file = true;

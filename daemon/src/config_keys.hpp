@@ -27,6 +27,11 @@ bool boolean(const std::string& where, const YAML::Node& node);
 void validate_absolute(const std::string& where, const std::string& path);
 void validate_tcp(const std::string& where, const std::string& address);
 
+// listen.tls's files (config_tls.cc): readable, of at most kMaxPemBytes, and parsed by OpenSSL
+// as certificates or a private key without a passphrase.
+enum class PemKind { kCertificates, kPrivateKey };
+void check_pem_file(const std::string& where, const std::string& path, PemKind kind);
+
 // The locks section's keys (locks.*), added to the table of config.cc.
 std::map<std::string, Key> with_locks_keys(std::map<std::string, Key> table);
 // The fabric section's keys (fabric.*), added to the table of config.cc.

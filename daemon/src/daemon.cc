@@ -11,6 +11,7 @@
 
 #include "asn/version.hpp"
 #include "bus/bus_factory.hpp"
+#include "config_reload.hpp"
 #include "device/device.hpp"
 #include "error.hpp"
 #include "fabric/fabric_agent.hpp"
@@ -155,6 +156,8 @@ class Daemon {
 
   // Waiting Lock calls end before the listeners stop, so that the shutdown waits for none.
   void stop_locks() { locks_.stop(); }
+  // SIGHUP: the lock service's leases and quotas (config_reload.hpp).
+  void set_lock_limits(const LocksConfig& locks) { locks_.set_limits(locks); }
   // The fabric agent's status leaves etcd with asnd, within the stop's time.
   void stop_fabric_agent() {
     if (fabric_agent_) fabric_agent_->stop();
@@ -185,15 +188,32 @@ class Daemon {
   std::string failure_;
 };
 
-void reload(const std::string& config_path, bool config_required,
+// SIGHUP: the keys that can change while asnd runs take effect; every other key that changed
+// is named and keeps its running value. A bad file, of any kind, keeps the running
+// configuration whole.
+void reload(Daemon& daemon, Config& running, const std::string& config_path, bool config_required,
             const ConfigOverrides& overrides) {
-  // Re-read the log level; the rest of the configuration needs a restart. A bad file, of any
-  // kind, keeps the running configuration.
   try {
     Config fresh = load_config(config_path, config_required);
     apply_overrides(fresh, overrides);
-    set_log_level(fresh.log_level);
-    spdlog::info("SIGHUP: log level {}", fresh.log_level);
+    const ConfigReload reload = compare_for_reload(running, fresh, overrides);
+    apply_reload(running, fresh, reload);
+    set_log_level(running.log_level);
+    daemon.set_lock_limits(running.locks);
+    for (const ConfigChange& change : reload.applied) {
+      spdlog::info("SIGHUP: {}", describe(change));
+    }
+    for (const ConfigChange& change : reload.need_restart) {
+      spdlog::warn("SIGHUP: {}: takes effect at the next restart (systemctl restart asnd)",
+                   describe(change));
+    }
+    for (const ConfigChange& change : reload.overridden) {
+      spdlog::warn("SIGHUP: {}: not applied, {} on the command line sets it", describe(change),
+                   change.flag);
+    }
+    if (reload.applied.empty() && reload.need_restart.empty() && reload.overridden.empty()) {
+      spdlog::info("SIGHUP: {}: nothing changed", config_path);
+    }
   } catch (const std::exception& e) {
     spdlog::error("SIGHUP: keeping the running configuration: {}", e.what());
   }
@@ -252,11 +272,12 @@ int run_daemon(const Config& config, const std::string& config_path, bool config
   notifier.ready(fmt::format("serving {} on {}", daemon.bus().describe(), listeners.description()));
   spdlog::info("serving on {}", listeners.description());
 
+  Config running = config;  // what SIGHUP compares a fresh read with
   for (;;) {
     int sig = 0;
     if (sigwait(&signals, &sig) != 0) continue;
     if (sig == SIGHUP) {
-      reload(config_path, config_required, overrides);
+      reload(daemon, running, config_path, config_required, overrides);
       continue;
     }
     spdlog::info("{}: stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");

@@ -251,19 +251,55 @@ TEST_F(AsndTest, StaleSocketOfACrashedAsndIsReplaced) {
   EXPECT_EQ(asnd_.asnctl({"status"}).exit_code, 0);
 }
 
+// Waits until asnd's log has `text` (a SIGHUP is handled on asnd's main thread).
+bool log_shows(const AsndProcess& asnd, const std::string& text) {
+  auto deadline = std::chrono::steady_clock::now() + scaled(std::chrono::seconds(30));
+  while (asnd.log().find(text) == std::string::npos) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
 TEST_F(AsndTest, SighupRereadsTheLogLevel) {
   start();
   write_file(asnd_.config_path(), "log_level: debug\n");
   asnd_.signal(SIGHUP);
-  auto deadline = std::chrono::steady_clock::now() + scaled(std::chrono::seconds(30));
-  while (asnd_.log().find("SIGHUP: log level debug") == std::string::npos &&
-         std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  EXPECT_THAT(asnd_.log(), HasSubstr("SIGHUP: log level debug"));
+  EXPECT_TRUE(log_shows(asnd_, "SIGHUP: log_level: debug (was the default)")) << asnd_.log();
   ASSERT_EQ(asnd_.asnctl({"regs", "write", "id.scratch=1"}).exit_code, 0);
   EXPECT_EQ(asnd_.stop(), 0);
   EXPECT_THAT(asnd_.log(), HasSubstr("register write: id.scratch"));
+}
+
+// Issue 28, finding 15: SIGHUP re-read only log_level. Now the lock leases and quotas take
+// effect at once, and a key that needs a restart is named and keeps its running value.
+TEST_F(AsndTest, SighupAppliesTheLockLimitsAndNamesWhatNeedsARestart) {
+  ASSERT_TRUE(asnd_.start({}, "locks:\n  max_ttl: 60\nlisten:\n  max_threads: 16\n"))
+      << asnd_.log();
+  const std::vector<std::string> acquire = {"lock",  "acquire", "f1",     "0:10",
+                                            "--ttl", "100",     "--hold", "0"};
+  auto r = asnd_.asnctl(acquire);
+  EXPECT_EQ(r.exit_code, 1) << r.all();
+  EXPECT_THAT(r.err, HasSubstr("longer than the longest lease, 60 s (locks.max_ttl)"));
+
+  write_file(asnd_.config_path(), "locks:\n  max_ttl: 2m\nlisten:\n  max_threads: 8\n");
+  asnd_.signal(SIGHUP);
+  ASSERT_TRUE(log_shows(asnd_, "SIGHUP: locks.max_ttl: 2m (was 60)")) << asnd_.log();
+  EXPECT_TRUE(log_shows(asnd_,
+                        "SIGHUP: listen.max_threads: 8 (was 16): takes effect at the "
+                        "next restart"))
+      << asnd_.log();
+  r = asnd_.asnctl(acquire);
+  EXPECT_EQ(r.exit_code, 0) << r.all();
+
+  // A bad file changes nothing: the 2-minute lease still stands.
+  write_file(asnd_.config_path(), "locks:\n  max_ttl: 1\n  no_such_key: 1\n");
+  asnd_.signal(SIGHUP);
+  ASSERT_TRUE(log_shows(asnd_, "SIGHUP: keeping the running configuration")) << asnd_.log();
+  EXPECT_THAT(asnd_.log(), HasSubstr("no_such_key"));
+  r = asnd_.asnctl(acquire);
+  EXPECT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_EQ(asnd_.stop(), 0);
 }
 
 TEST_F(AsndTest, DumpListsRegisters) {

@@ -275,6 +275,10 @@ class LockManager final : public Reconcilable {
 
   // As given at construction (the services read their own keys of it: locks.batch_*).
   const LocksConfig& config() const { return config_; }
+  // SIGHUP (config_reload.hpp): the limits that may change while asnd runs, the leases and
+  // the quotas; the other fields of `config` are not read. A session keeps the lease it
+  // opened with; a quota lowered below what a client holds refuses only its next request.
+  void set_limits(const LocksConfig& config);
 
   std::string_view kind() const override { return "locks"; }
   std::string reconcile(ReconcileCause cause) override;

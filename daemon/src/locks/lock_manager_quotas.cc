@@ -48,6 +48,21 @@ size_t sum(const std::array<size_t, N>& a) {
 
 }  // namespace
 
+// ---- the limits a SIGHUP changes ----------------------------------------------------------
+
+void LockManager::set_limits(const LocksConfig& config) {
+  std::lock_guard lock(mu_);
+  config_.default_ttl_s = config.default_ttl_s;
+  config_.max_ttl_s = config.max_ttl_s;
+  config_.max_waiting = config.max_waiting;
+  config_.max_sessions_per_principal = config.max_sessions_per_principal;
+  config_.max_waiting_per_principal = config.max_waiting_per_principal;
+  config_.max_waiting_per_session = config.max_waiting_per_session;
+  config_.max_entries_per_session = config.max_entries_per_session;
+  config_.max_entries_per_principal = config.max_entries_per_principal;
+  config_.max_switch_entries_per_principal = config.max_switch_entries_per_principal;
+}
+
 // ---- sessions and waiting calls -------------------------------------------------------------
 
 LockManager::PrincipalUse& LockManager::use_of(const Session& session) {

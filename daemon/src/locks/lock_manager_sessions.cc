@@ -89,13 +89,6 @@ constexpr auto kEndedSessionKeptFor = std::chrono::minutes(15);
 OpenedSession LockManager::open_session(const std::string& owner, const std::string& owner_key,
                                         const std::string& name, uint32_t ttl_seconds,
                                         const std::string& quota_key) {
-  if (ttl_seconds == 0) ttl_seconds = config_.default_ttl_s;
-  if (ttl_seconds > config_.max_ttl_s) {
-    throw Error(ErrorCode::kInvalidArgument,
-                fmt::format("ttl_seconds: {} is longer than the longest lease, {} s "
-                            "(locks.max_ttl); keep the session alive instead",
-                            ttl_seconds, config_.max_ttl_s));
-  }
   if (name.size() > 256) {
     throw Error(ErrorCode::kInvalidArgument,
                 fmt::format("name: {} bytes; at most 256 are accepted", name.size()));
@@ -103,6 +96,14 @@ OpenedSession LockManager::open_session(const std::string& owner, const std::str
   std::string secret = random_bytes(kSessionSecretBytes);
   std::lock_guard lock(mu_);
   if (stopping_) throw Error(ErrorCode::kUnavailable, "asnd is stopping; retry when it is back");
+  // Under mu_: a SIGHUP may change the leases (set_limits).
+  if (ttl_seconds == 0) ttl_seconds = config_.default_ttl_s;
+  if (ttl_seconds > config_.max_ttl_s) {
+    throw Error(ErrorCode::kInvalidArgument,
+                fmt::format("ttl_seconds: {} is longer than the longest lease, {} s "
+                            "(locks.max_ttl); keep the session alive instead",
+                            ttl_seconds, config_.max_ttl_s));
+  }
   const std::string& principal = !quota_key.empty()   ? quota_key
                                  : !owner_key.empty() ? owner_key
                                                       : owner;
