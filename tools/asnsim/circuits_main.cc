@@ -109,7 +109,8 @@ int circuits_main(int argc, char** argv) {
       "asnsim circuits"};
   SimSettings base;
   std::string protocols = "FDC,FDA,FDO,BDC,BDA,BDO",
-              rates = "0.002,0.004,0.006,0.008,0.01,0.012,0.016,0.02", holds = "10", out;
+              rates = "0.002,0.003,0.004,0.006,0.008,0.01,0.012,0.016,0.02,0.025,0.03",
+              holds = "10", out;
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   app.add_option("--size", base.side, "the torus is SIZE x SIZE")->capture_default_str();
   app.add_option("--degree", base.degree, "multiplexing degree: slots per link (1..64)")
