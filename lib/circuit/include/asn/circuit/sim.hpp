@@ -23,7 +23,7 @@ struct SimSettings {
   Protocol protocol;       // with its hold_time
   uint32_t mrt = 5;        // maximum retransmit time (002 L585)
   uint32_t mrt_fda = 60;   // ... for forward aggressive, which live-locks with a small one
-  uint32_t time = 6000;    // time units simulated
+  uint32_t time = 5000;    // time units simulated
   uint32_t warmup = 1000;  // of which the first are not measured
   uint64_t seed = 1;
 };
