@@ -79,7 +79,7 @@ std::string csv(const std::vector<SimSettings>& pts, const std::vector<SimResult
 }
 
 // Per protocol and hold time: the maximum throughput over the rates and the latency at the
-// lowest rate, the two numbers 002 compares protocols by (002 L560).
+// lowest rate, the two numbers 002 compares protocols by (002 L512).
 void summary(const std::vector<SimSettings>& pts, const std::vector<SimResult>& res) {
   std::map<std::pair<std::string, uint32_t>, std::pair<double, double>> best;
   std::map<std::pair<std::string, uint32_t>, double> low_rate;
@@ -131,7 +131,7 @@ int circuits_main(int argc, char** argv) {
   app.add_option("--mrt", base.mrt, "maximum retransmit time: a retry after 0..MRT-1")
       ->capture_default_str();
   app.add_option(with_underscore_aliases("--mrt-fda"), base.mrt_fda,
-                 "the same for forward aggressive (002 L585)")
+                 "the same for forward aggressive (002 L526)")
       ->capture_default_str();
   app.add_option("--time", base.time, "time units simulated per point")->capture_default_str();
   app.add_option("--warmup", base.warmup, "of which the first are not measured")

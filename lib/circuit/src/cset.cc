@@ -37,7 +37,7 @@ uint32_t cset_size(const Protocol& p, uint32_t degree) {
     case CsetPolicy::kOptimal:
       break;
   }
-  // Table 3.1 (002 L575) where it has the degree; past it the rule of thumb of 002 L569:
+  // Table 3.1 (002 L533-539) where it has the degree; past it the rule of thumb of 002 L528:
   // a third of the degree forward, a tenth backward (at least 1).
   const bool fwd = p.direction == Direction::kForward;
   switch (degree) {
@@ -54,6 +54,10 @@ uint32_t cset_size(const Protocol& p, uint32_t degree) {
   }
 }
 
+// 002 L482 reads "RES.cset = {m mod N, m+1 mod N, ..., N+s-1 mod N}"; the last term is
+// broken OCR (it would not have s elements): we read it as m+s-1 mod N, s slots from m. L482-484
+// also name the backward set "ACK.cset" from "RES.INIT"; from the protocol's prose (L462, L475)
+// it is RES.cset, formed by the destination from PROB.init, and that is what we build.
 SlotMask cset_window(SlotMask from, uint32_t size, uint64_t pick) {
   const uint32_t n = slot_count(from);
   if (n <= size) return from;

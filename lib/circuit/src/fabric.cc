@@ -94,7 +94,7 @@ Message Fabric::begin(const Request& r) const {
     throw invalid("hold_time", "0 with holding; holding needs a time (dropping is holding 0)");
   }
   // Forward: the source offers a window of its dynamic slots, knowing nothing of the
-  // network (002 L446, L536). Backward: the probe starts with every dynamic slot (002 L493).
+  // network (002 L443, L482). Backward: the probe starts with every dynamic slot (002 L462).
   const SlotMask dyn = slots_[m.path->links[0]].dynamic();
   if (r.protocol.direction == Direction::kForward) {
     m.kind = Kind::kRes;

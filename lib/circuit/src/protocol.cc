@@ -1,5 +1,5 @@
 // The per-switch hop logic of 002 ch. 3. Hop i's switch is path->nodes[i]; it keeps the slots
-// of path->links[i], the link it sends on towards the destination (002 L398), so forward
+// of path->links[i], the link it sends on towards the destination (002 L411), so forward
 // messages lock at the hop they arrive at and backward ones at the hop they arrive at too.
 #include "asn/circuit/protocol.hpp"
 
@@ -44,7 +44,7 @@ void to_source(Step& step, const Message& m, Kind kind) {
   }
 }
 
-// A RES or PROB that found no slot: hold it, or give up (dropping; 002 L436, L497).
+// A RES or PROB that found no slot: hold it, or give up (dropping; 002 L432, L462).
 bool blocked(Step& step, const Message& m, bool may_hold) {
   if (may_hold && m.protocol.on_block == OnBlock::kHold && !m.expired) {
     step.held = true;
@@ -54,11 +54,11 @@ bool blocked(Step& step, const Message& m, bool may_hold) {
   fail.failed_hop = m.at;
   fail.cset = m.kind == Kind::kProb ? 0 : m.cset;
   if (m.protocol.direction == Direction::kForward) {
-    // FAIL/NACK of the forward scheme unlocks on its way back (002 L428).
+    // FAIL/NACK of the forward scheme unlocks on its way back (002 L426).
     to_source(step, fail, Kind::kFail);
   } else {
     // Backward: NACK to the source, FAIL to the destination to unlock what RES locked
-    // on hops at + 1 .. (002 L500).
+    // on hops at + 1 .. (002 L462).
     to_source(step, fail, Kind::kNack);
     if (m.kind == Kind::kRes && m.at + 1 < m.path->hops()) {
       step.send.push_back(next(fail, Kind::kFail, m.at + 1));
@@ -99,7 +99,7 @@ Step forward(const Message& m, LinkSlots* link) {
   Step step;
   switch (m.kind) {
     case Kind::kRes: {
-      if (link == nullptr) {  // the destination chooses the slot (002 L440)
+      if (link == nullptr) {  // the destination chooses the slot (002 L437-439)
         step.send.push_back(next(m, Kind::kAck, m.at - 1));
         step.send.back().slot = pick_slot(m.cset, m.pick);
         return step;
@@ -132,7 +132,7 @@ Step forward(const Message& m, LinkSlots* link) {
   }
 }
 
-// RES on its way back to the source: lock, or fail; at the source choose and ACK (002 L504).
+// RES on its way back to the source: lock, or fail; at the source choose and ACK (002 L469-471).
 Step backward_res(const Message& m, LinkSlots* link) {
   Step step;
   const SlotMask c = m.cset & link->avail();
@@ -161,7 +161,7 @@ Step backward(const Message& m, LinkSlots* link) {
   Step step;
   switch (m.kind) {
     case Kind::kProb: {
-      if (link == nullptr) {  // the destination forms RES from PROB.init (002 L498, L536)
+      if (link == nullptr) {  // the destination forms RES from PROB.init (002 L462, L475, L484)
         Message res = next(m, Kind::kRes, m.at - 1);
         res.cset = cset_window(m.cset, m.size, m.pick);
         step.send.push_back(res);
@@ -170,7 +170,7 @@ Step backward(const Message& m, LinkSlots* link) {
       Message probe = m;
       probe.cset = m.cset & link->avail();
       if (probe.cset == 0) {
-        blocked(step, probe, false);  // no holding on a probe (002 L512)
+        blocked(step, probe, false);  // no holding on a probe (002 L473)
         return step;
       }
       step.send.push_back(next(probe, Kind::kProb, m.at + 1));

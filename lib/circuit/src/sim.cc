@@ -123,7 +123,7 @@ class Simulation {
   }
 
   // A reservation for the node's oldest request: a fresh id and pick on every attempt, so a
-  // retry offers other slots (002 L462).
+  // retry offers other slots (002 L447).
   void start(uint32_t node) {
     Node& n = nodes_[node];
     if (n.queue.empty()) {

@@ -19,16 +19,16 @@
 
 namespace asn::circuit {
 
-// Forward: RES locks on the way to the destination (002 L416-470). Backward: PROB probes on
-// the way there, RES locks on the way back (002 L480-520).
+// Forward: RES locks on the way to the destination (002 L432-439). Backward: PROB probes on
+// the way there, RES locks on the way back (002 L462-471).
 enum class Direction : uint8_t { kForward, kBackward };
-// Dropping releases at once and tells the source; holding waits up to hold_time (002 L398-405).
+// Dropping releases at once and tells the source; holding waits up to hold_time (002 L397-399).
 enum class OnBlock : uint8_t { kDrop, kHold };
-// How many slots the first RES.cset offers (002 L446-456, L509, Table 3.1).
+// How many slots the first RES.cset offers (002 L443, L475, L482-484, Table 3.1).
 enum class CsetPolicy : uint8_t {
   kConservative,  // one slot
   kAggressive,    // every dynamic slot (forward) / all of PROB.init (backward)
-  kOptimal,       // the seed's Table 3.1 (002 L575), its rule of thumb past it
+  kOptimal,       // the seed's Table 3.1 (002 L533-539), its rule of thumb past it
   kSized,         // cset_size slots
 };
 
@@ -40,13 +40,13 @@ struct Protocol {
   uint32_t hold_time = 0;  // kHold: time units a blocked RES waits at a switch
 };
 
-// "BDO", "FHA", ... (002 L548's names); parse_protocol throws CircuitError naming `field`.
+// "BDO", "FHA", ... (002 L497, L504: the names); parse_protocol throws CircuitError naming `field`.
 std::string to_string(const Protocol& p);
 Protocol parse_protocol(const std::string& name, const std::string& field);
 
 // The initial cset size the policy asks for, given the multiplexing degree.
 uint32_t cset_size(const Protocol& p, uint32_t degree);
-// 002 L536: `size` consecutive slots (cyclically) of the slots of `from` in order, from a
+// 002 L482-484: `size` consecutive slots (cyclically) of the slots of `from` in order, from a
 // start chosen by `pick`; all of `from` when it has no more than `size`.
 SlotMask cset_window(SlotMask from, uint32_t size, uint64_t pick);
 // One slot of a non-empty `cset`, chosen by `pick` (the destination's / source's choice).

@@ -1,4 +1,4 @@
-// asnsim circuits: 002's simulation of the path reservation protocols (002 L530-560) as a
+// asnsim circuits: 002's simulation of the path reservation protocols (002 L478-512) as a
 // discrete-event model over this library's hop logic. A k x k torus with XY routing; each
 // node draws connection requests with Poisson arrivals to uniform other nodes, reserves one at
 // a time (a failed one is retried after a random time below MRT), sends its message once the
@@ -15,13 +15,13 @@
 namespace asn::circuit {
 
 struct SimSettings {
-  uint32_t side = 16;      // the torus is side x side (002 L549: 16 x 16)
+  uint32_t side = 16;      // the torus is side x side (002 L504: 16 x 16)
   uint32_t degree = 32;    // multiplexing degree (Fig 3.4: 32)
-  uint32_t message = 8;    // packets per message (002 L549)
+  uint32_t message = 8;    // packets per message (002 L504)
   uint32_t control = 2;    // time units per control message hop: processing + propagation
   double rate = 0.004;     // requests per node per time unit
   Protocol protocol;       // with its hold_time
-  uint32_t mrt = 5;        // maximum retransmit time (002 L585)
+  uint32_t mrt = 5;        // maximum retransmit time (002 L526, L546)
   uint32_t mrt_fda = 60;   // ... for forward aggressive, which live-locks with a small one
   uint32_t time = 5000;    // time units simulated
   uint32_t warmup = 1000;  // of which the first are not measured
@@ -29,8 +29,8 @@ struct SimSettings {
 };
 
 struct SimResult {
-  double throughput = 0;     // messages received per time unit, whole network (002 L543)
-  double latency = 0;        // mean time from request to first packet sent (002 L541)
+  double throughput = 0;     // messages received per time unit, whole network (002 L499)
+  double latency = 0;        // mean time from request to first packet sent (002 L499)
   double latency_total = 0;  // ... to the last packet received (setup + transmission)
   uint64_t messages = 0;     // received in the measured time
   uint64_t attempts = 0;     // reservations started in the measured time

@@ -1,6 +1,6 @@
-// The TDM slots of one link (one direction), as the switch at its start keeps them (002 L398:
+// The TDM slots of one link (one direction), as the switch at its start keeps them (002 L411:
 // the control router keeps the state of its outgoing links). Slot s of the frame is one
-// virtual channel; the link's number of slots is the multiplexing degree (002 L290).
+// virtual channel; the link's number of slots is the multiplexing degree (002 L302).
 #pragma once
 
 #include <cstdint>
@@ -8,13 +8,13 @@
 
 namespace asn::circuit {
 
-// A set of slots, bit s for slot s. The seed's cset / init / Avail(L) bit vectors (002 L420).
+// A set of slots, bit s for slot s. The seed's cset / init / Avail(L) bit vectors (002 L424).
 using SlotMask = uint64_t;
 constexpr uint32_t kMaxDegree = 64;
-// A reservation's id, kept by the circuit it becomes (002 L424). Never 0.
+// A reservation's id, kept by the circuit it becomes (002 L422). Never 0.
 using CircuitId = uint64_t;
 
-// AVAIL / LOCK / BUSY of 002 L401-410, and the slots the plan preloaded, never offered.
+// AVAIL / LOCK / BUSY of 002 L411-417, and the slots the plan preloaded, never offered.
 enum class SlotState : uint8_t { kAvail, kLock, kBusy, kPreloaded };
 
 SlotMask all_slots(uint32_t degree);
@@ -36,7 +36,7 @@ class LinkSlots {
   void preload(SlotMask slots);
   // AVAIL -> LOCK for every slot of `cset` (each must be AVAIL: a logic error otherwise).
   void lock(SlotMask cset, CircuitId id);
-  // `id`'s LOCKed slots: `keep` becomes BUSY, the others AVAIL (002 L432, the ACK).
+  // `id`'s LOCKed slots: `keep` becomes BUSY, the others AVAIL (002 L425, the ACK).
   // Returns false if `keep` was not LOCKed by `id`.
   bool commit(CircuitId id, uint32_t keep);
   // `id`'s LOCKed slots -> AVAIL (FAIL). Returns how many.
