@@ -29,6 +29,8 @@ TEST(AsnsimCircuits, WritesEveryPointAndRepeatsItsSeed) {
   ASSERT_EQ(b.exit_code, 0) << b.all();
   const std::string csv = read_file(one.file("circuits.csv"));
   EXPECT_EQ(csv, read_file(two.file("circuits.csv")));
+  EXPECT_THAT(read_file(one.file("throughput.svg")), HasSubstr("<polyline"));
+  EXPECT_THAT(read_file(one.file("latency.svg")), HasSubstr(">BDO</text>"));
   EXPECT_THAT(csv, HasSubstr("protocol,hold_time,degree,size,rate,throughput,"));
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 6 * 2);  // 6 protocols x 2 rates
   for (const char* p : {"FDC", "FDA", "FDO", "BDC", "BDA", "BDO"}) {

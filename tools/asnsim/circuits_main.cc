@@ -4,6 +4,7 @@
 #include "circuits_main.hpp"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +15,7 @@
 
 #include "asn/circuit/error.hpp"
 #include "asn/circuit/sim.hpp"
+#include "circuits_plot.hpp"
 #include "flag_names.hpp"
 
 namespace {
@@ -100,6 +102,28 @@ void summary(const std::vector<SimSettings>& pts, const std::vector<SimResult>& 
   }
 }
 
+// throughput.svg and latency.svg: per protocol (and hold time), against the rate.
+bool write_plots(const std::filesystem::path& dir, const std::vector<SimSettings>& pts,
+                 const std::vector<SimResult>& res) {
+  std::map<std::string, std::vector<std::pair<double, double>>> thr, lat;
+  for (size_t i = 0; i < pts.size(); ++i) {
+    std::string name = asn::circuit::to_string(pts[i].protocol);
+    if (pts[i].protocol.on_block == asn::circuit::OnBlock::kHold) {
+      name += " hold " + std::to_string(pts[i].protocol.hold_time);
+    }
+    const double nodes = pts[i].side * pts[i].side;
+    thr[name].emplace_back(pts[i].rate, res[i].throughput / nodes);
+    if (res[i].latency > 0) lat[name].emplace_back(pts[i].rate, res[i].latency);
+  }
+  for (auto* m : {&thr, &lat}) {
+    for (auto& [name, v] : *m) std::sort(v.begin(), v.end());
+  }
+  std::ofstream t(dir / "throughput.svg"), l(dir / "latency.svg");
+  t << circuits_svg(thr, "Throughput (002 Fig 3.4a)", "messages per node per time unit", false);
+  l << circuits_svg(lat, "Latency to the first packet (002 Fig 3.4b)", "time units (log)", true);
+  return t.good() && l.good();
+}
+
 }  // namespace
 
 int circuits_main(int argc, char** argv) {
@@ -139,7 +163,8 @@ int circuits_main(int argc, char** argv) {
   app.add_option("--seed", base.seed, "random seed (same seed, same numbers)")
       ->capture_default_str();
   app.add_option("--threads", threads, "points run in parallel")->capture_default_str();
-  app.add_option("--out", out, "directory for circuits.csv (created)");
+  app.add_option("--out", out,
+                 "directory for circuits.csv, throughput.svg and latency.svg (created)");
   CLI11_PARSE(app, argc, argv);
 
   std::vector<SimSettings> pts;
@@ -160,8 +185,8 @@ int circuits_main(int argc, char** argv) {
   std::filesystem::create_directories(out, ec);
   std::ofstream f(std::filesystem::path(out) / "circuits.csv");
   f << csv(pts, res);
-  if (!f.good()) {
-    std::cerr << "asnsim circuits: cannot write " << out << "/circuits.csv\n";
+  if (!f.good() || !write_plots(out, pts, res)) {
+    std::cerr << "asnsim circuits: cannot write circuits.csv and the plots under " << out << "\n";
     return 1;
   }
   return 0;
