@@ -124,6 +124,47 @@ bool write_plots(const std::filesystem::path& dir, const std::vector<SimSettings
   return t.good() && l.good();
 }
 
+struct Flags {
+  SimSettings base;
+  std::string protocols = "FDC,FDA,FDO,BDC,BDA,BDO";
+  std::string rates = "0.002,0.003,0.004,0.006,0.008,0.01,0.012,0.016,0.02,0.025,0.03";
+  std::string holds = "10";
+  std::string out;
+  unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+};
+
+void add_flags(CLI::App& app, Flags& f) {
+  SimSettings& b = f.base;
+  app.add_option("--size", b.side, "the torus is SIZE x SIZE")->capture_default_str();
+  app.add_option("--degree", b.degree, "multiplexing degree: slots per link (1..64)")
+      ->capture_default_str();
+  app.add_option("--message", b.message, "packets per message")->capture_default_str();
+  app.add_option("--control", b.control,
+                 "time units per control message hop (processing + propagation)")
+      ->capture_default_str();
+  app.add_option("--protocols", f.protocols,
+                 "comma-separated: F|B (forward, backward), D|H (dropping, holding), C|A|O|N "
+                 "(conservative, aggressive, optimal per 002 Table 3.1, or a cset size N)")
+      ->capture_default_str();
+  app.add_option("--rates", f.rates, "requests per node per time unit, comma-separated")
+      ->capture_default_str();
+  app.add_option(with_underscore_aliases("--hold-times"), f.holds,
+                 "time units a holding protocol keeps a blocked RES, comma-separated")
+      ->capture_default_str();
+  app.add_option("--mrt", b.mrt, "maximum retransmit time: a retry after 0..MRT-1")
+      ->capture_default_str();
+  app.add_option(with_underscore_aliases("--mrt-fda"), b.mrt_fda,
+                 "the same for forward aggressive (002 L526)")
+      ->capture_default_str();
+  app.add_option("--time", b.time, "time units simulated per point")->capture_default_str();
+  app.add_option("--warmup", b.warmup, "of which the first are not measured")
+      ->capture_default_str();
+  app.add_option("--seed", b.seed, "random seed (same seed, same numbers)")->capture_default_str();
+  app.add_option("--threads", f.threads, "points run in parallel")->capture_default_str();
+  app.add_option("--out", f.out,
+                 "directory for circuits.csv, throughput.svg and latency.svg (created)");
+}
+
 }  // namespace
 
 int circuits_main(int argc, char** argv) {
@@ -131,47 +172,20 @@ int circuits_main(int argc, char** argv) {
       "asnsim circuits: 002 ch. 3's path reservation protocols on a torus, throughput and "
       "latency against request rate, every reservation run by lib/circuit. Exit 2 on bad input.",
       "asnsim circuits"};
-  SimSettings base;
-  std::string protocols = "FDC,FDA,FDO,BDC,BDA,BDO",
-              rates = "0.002,0.003,0.004,0.006,0.008,0.01,0.012,0.016,0.02,0.025,0.03",
-              holds = "10", out;
-  unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-  app.add_option("--size", base.side, "the torus is SIZE x SIZE")->capture_default_str();
-  app.add_option("--degree", base.degree, "multiplexing degree: slots per link (1..64)")
-      ->capture_default_str();
-  app.add_option("--message", base.message, "packets per message")->capture_default_str();
-  app.add_option("--control", base.control,
-                 "time units per control message hop (processing + propagation)")
-      ->capture_default_str();
-  app.add_option("--protocols", protocols,
-                 "comma-separated: F|B (forward, backward), D|H (dropping, holding), C|A|O|N "
-                 "(conservative, aggressive, optimal per 002 Table 3.1, or a cset size N)")
-      ->capture_default_str();
-  app.add_option("--rates", rates, "requests per node per time unit, comma-separated")
-      ->capture_default_str();
-  app.add_option(with_underscore_aliases("--hold-times"), holds,
-                 "time units a holding protocol keeps a blocked RES, comma-separated")
-      ->capture_default_str();
-  app.add_option("--mrt", base.mrt, "maximum retransmit time: a retry after 0..MRT-1")
-      ->capture_default_str();
-  app.add_option(with_underscore_aliases("--mrt-fda"), base.mrt_fda,
-                 "the same for forward aggressive (002 L526)")
-      ->capture_default_str();
-  app.add_option("--time", base.time, "time units simulated per point")->capture_default_str();
-  app.add_option("--warmup", base.warmup, "of which the first are not measured")
-      ->capture_default_str();
-  app.add_option("--seed", base.seed, "random seed (same seed, same numbers)")
-      ->capture_default_str();
-  app.add_option("--threads", threads, "points run in parallel")->capture_default_str();
-  app.add_option("--out", out,
-                 "directory for circuits.csv, throughput.svg and latency.svg (created)");
+  Flags f;
+  add_flags(app, f);
   CLI11_PARSE(app, argc, argv);
 
   std::vector<SimSettings> pts;
   std::vector<SimResult> res;
   try {
-    pts = points(base, protocols, rates, holds);
-    res = asn::circuit::simulate_all(pts, threads, [](size_t done, size_t total) {
+    pts = points(f.base, f.protocols, f.rates, f.holds);
+    std::error_code ec;
+    if (!f.out.empty() && (std::filesystem::create_directories(f.out, ec), ec)) {
+      throw asn::circuit::CircuitError(asn::circuit::ErrorKind::kInvalidArgument, "out",
+                                       "cannot create " + f.out + ": " + ec.message());
+    }
+    res = asn::circuit::simulate_all(pts, f.threads, [](size_t done, size_t total) {
       std::fprintf(stderr, "\r%zu/%zu points", done, total);
       if (done == total) std::fputc('\n', stderr);
     });
@@ -180,13 +194,11 @@ int circuits_main(int argc, char** argv) {
     return 2;
   }
   summary(pts, res);
-  if (out.empty()) return 0;
-  std::error_code ec;
-  std::filesystem::create_directories(out, ec);
-  std::ofstream f(std::filesystem::path(out) / "circuits.csv");
-  f << csv(pts, res);
-  if (!f.good() || !write_plots(out, pts, res)) {
-    std::cerr << "asnsim circuits: cannot write circuits.csv and the plots under " << out << "\n";
+  if (f.out.empty()) return 0;
+  std::ofstream csv_file(std::filesystem::path(f.out) / "circuits.csv");
+  csv_file << csv(pts, res);
+  if (!csv_file.good() || !write_plots(f.out, pts, res)) {
+    std::cerr << "asnsim circuits: cannot write circuits.csv and the plots under " << f.out << "\n";
     return 1;
   }
   return 0;
