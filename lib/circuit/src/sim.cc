@@ -153,11 +153,15 @@ class Simulation {
     if (step.done) finish(*step.done);
   }
 
+  // A RES held again after a wake keeps the deadline it got when first held at this hop:
+  // the hold time bounds the whole wait there (002 L441), not each wait between wakes.
   void hold(const Message& m) {
     const uint32_t link = m.path->links[m.at];
+    auto [it, fresh] = deadline_.try_emplace(m.id, m.at, now_ + s_.protocol.hold_time);
+    if (!fresh && it->second.first != m.at) it->second = {m.at, now_ + s_.protocol.hold_time};
     held_[link].push_back({++next_token_, m});
     Event e;
-    e.t = now_ + s_.protocol.hold_time;
+    e.t = it->second.second;
     e.type = EventType::kTimeout;
     e.node = link;
     e.token = next_token_;
@@ -196,6 +200,7 @@ class Simulation {
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   std::unordered_map<CircuitId, Message> firsts_;
   std::map<uint32_t, std::vector<Held>> held_;
+  std::unordered_map<CircuitId, std::pair<uint32_t, double>> deadline_;  // hop, when
   double now_ = 0;
   uint64_t seq_ = 0;
   CircuitId next_id_ = 0;
@@ -208,6 +213,7 @@ class Simulation {
 void Simulation::finish(const Outcome& o) {
   const Message first = firsts_.at(o.id);
   firsts_.erase(o.id);
+  deadline_.erase(o.id);
   const uint32_t node = first.path->nodes.front();
   Node& n = nodes_[node];
   Event next;
