@@ -6,7 +6,7 @@
 // Carrier's duties: deliver each message to path->nodes[at]; keep the order of one circuit's
 // messages between two neighbours (a REL never overtakes the ACK before it); with holding,
 // keep a held message and offer it again when its link frees a slot (Step::freed), and once
-// more with expired = true when the protocol's hold time has passed.
+// more with expired = true once it has been held there, in all, the protocol's hold_time.
 #pragma once
 
 #include <cstdint>
