@@ -13,6 +13,7 @@
 #include "asn/sim/report.hpp"
 #include "asn/sim/settings.hpp"
 #include "asn/sim/sweep.hpp"
+#include "circuits_main.hpp"
 #include "flag_names.hpp"
 #include "prove_main.hpp"
 
@@ -38,11 +39,15 @@ void show_progress(size_t done, size_t total) {
 
 int main(int argc, char** argv) {
   if (argc > 1 && std::string_view(argv[1]) == "prove") return prove_main(argc - 1, argv + 1);
+  if (argc > 1 && std::string_view(argv[1]) == "circuits") {
+    return circuits_main(argc - 1, argv + 1);
+  }
   using asn::sim::Settings;
   CLI::App app{"asnsim: 2DFB fabric simulator running the switch's own routing engine"};
   app.footer(
       "asnsim prove [--help]: is the routing deadlock-free, as the engine routes from the tables "
-      "asnd writes? (docs/asnsim.md)");
+      "asnd writes? (docs/asnsim.md)\nasnsim circuits [--help]: 002's TDM path reservation "
+      "protocols compared on a torus");
   std::string config, channels, mode, traffic, load, vc_rule;
   Settings cli;
   // Each flag writes into `cli`; after parsing, the flags given override the config file.
