@@ -44,13 +44,17 @@ uint32_t adversarial(const topology::Fabric& fabric, uint32_t source, uint32_t s
 }  // namespace
 
 Traffic::Traffic(const Settings& settings, uint64_t seed)
-    : terminals_(settings.terminals), pattern_(settings.pattern) {
+    : terminals_(settings.terminals),
+      pattern_(settings.pattern),
+      hot_fraction_(settings.hot_fraction),
+      hot_node_(settings.hot_node) {
   const topology::Fabric fabric(settings.terminals, settings.k);
   const uint32_t n = settings.terminals;
   const unsigned bits = std::bit_width(n) - 1;
   switch (pattern_) {
     case Pattern::kUniform:
     case Pattern::kTrace:
+    case Pattern::kHotspot:
       return;
     case Pattern::kRandomPermutation: {
       table_.resize(n);
@@ -96,6 +100,13 @@ uint32_t Traffic::destination(uint32_t source, Random& random) const {
   // Uniform: any terminal but the source.
   const uint32_t d = random.below(terminals_ - 1);
   return d >= source ? d + 1 : d;
+}
+
+Traffic::Draw Traffic::draw(uint32_t source, Random& random) const {
+  if (pattern_ == Pattern::kHotspot && source != hot_node_ && random.chance(hot_fraction_)) {
+    return {hot_node_, true};
+  }
+  return {destination(source, random), false};
 }
 
 std::vector<TraceRecord> parse_trace(std::istream& in, const std::string& name, uint32_t terminals,
