@@ -44,7 +44,7 @@ bool run_for(Network& net, uint64_t cycles, PointResult& result, const std::atom
 void summarise_hotspot(Network& net, const Settings& settings, double capacity,
                        PointResult& result) {
   const double n = settings.terminals;
-  result.hot_bound = 1.0 / (1.0 + settings.hot_fraction * (n - 2));
+  result.hot_bound = 1.0 / (1.0 + settings.hot_fraction * (n - 1));
   result.cold_accepted = net.cold_delivered_flits / capacity;
   if (!net.cold_latencies.empty()) {
     double sum = 0;

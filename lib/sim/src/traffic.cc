@@ -102,11 +102,16 @@ uint32_t Traffic::destination(uint32_t source, Random& random) const {
   return d >= source ? d + 1 : d;
 }
 
+// Pfister and Norton's model (001 L487) has N processors and N memory modules apart: every
+// processor, the hot node's own included, sends h of its requests to the hot module and the
+// rest to any module uniformly, its own among them. Here a terminal is both; a request to its
+// own memory still crosses its router (in at its terminal port, out at the same port), so the
+// hot terminal's link carries N r (h + (1 - h) / N) = r (1 + h (N - 1)) flits a cycle: the
+// seed's saturation 1 / (1 + h (N - 1)) exactly.
 Traffic::Draw Traffic::draw(uint32_t source, Random& random) const {
-  if (pattern_ == Pattern::kHotspot && source != hot_node_ && random.chance(hot_fraction_)) {
-    return {hot_node_, true};
-  }
-  return {destination(source, random), false};
+  if (pattern_ != Pattern::kHotspot) return {destination(source, random), false};
+  if (random.chance(hot_fraction_)) return {hot_node_, true};
+  return {random.below(terminals_), false};
 }
 
 std::vector<TraceRecord> parse_trace(std::istream& in, const std::string& name, uint32_t terminals,

@@ -67,8 +67,7 @@ struct PointResult {
   std::string message;  // the deadlock or starvation report, when there is one
 
   // Hotspot traffic (0 for other patterns). hot_bound: the accepted rate at which the hot
-  // terminal's link is full without combining, 1 / (1 + h(N - 2)) (001 L487's 1 / (1 + h(N - 1))
-  // for our model, where the hot terminal sends no hot requests: docs/asnsim.md).
+  // terminal's link is full without combining, 1 / (1 + h(N - 1)) (001 L487, L525).
   double hot_bound = 0;
   double cold_accepted = 0;  // requests other than hot fetch-and-adds, flits/cycle/terminal
   double cold_latency_mean = 0;

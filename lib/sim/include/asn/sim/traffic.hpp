@@ -51,8 +51,7 @@ class Traffic {
   Traffic(const Settings& settings, uint64_t seed);
   uint32_t destination(uint32_t source, Random& random) const;
   // A request's destination and whether it is a hot one (a fetch-and-add to the hot address;
-  // hotspot only). The hot node's own hot requests stay in its memory, off the network, so it
-  // draws only uniform ones.
+  // hotspot only). Hotspot's uniform part includes the source itself (traffic.cc says why).
   struct Draw {
     uint32_t dest;
     bool hot;
