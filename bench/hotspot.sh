@@ -9,7 +9,7 @@
 # (deadlock, starvation, not-converged, no-serial-order).
 #   bench/hotspot.sh [OUT_DIR] [-- extra asnsim flags, e.g. --wait-buffer 64]
 #   (default hotspot/; --deadlock-cycles 20000 as bench/deadlock_matrix.sh: heads wait long,
-#   fairly, behind a saturated tree). About 6 minutes on 2 cores.
+#   fairly, behind a saturated tree). About 2 minutes on 2 cores.
 # Uses the asnsim of $BENCH_BUILD_DIR (default build/), building it if missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -54,7 +54,7 @@ for n in 16 64; do
     read -r a_on b_on lat_on < <(awk -F, 'NR==2{a=$4; l=$17} NR==3{c=$4} END{print a, c, l}' "$on")
     printf '%4s %5s %7s | %6s %6s | %6s %6s | %7s %7s\n' "$n" "$h" "$bound" "$a_off" "$b_off" \
       "$a_on" "$b_on" "$lat_off" "$lat_on"
-    if awk -F, 'NR>1 && $12!="ok" && $12!="saturated"{found=1} END{exit !found}' "$off" "$on"; then
+    if awk -F, 'FNR>1 && $12!="ok" && $12!="saturated"{found=1} END{exit !found}' "$off" "$on"; then
       echo "  a point ended neither ok nor saturated: $off $on"
       bad=1
     fi
