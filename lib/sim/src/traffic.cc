@@ -107,7 +107,9 @@ uint32_t Traffic::destination(uint32_t source, Random& random) const {
 // rest to any module uniformly, its own among them. Here a terminal is both; a request to its
 // own memory still crosses its router (in at its terminal port, out at the same port), so the
 // hot terminal's link carries N r (h + (1 - h) / N) = r (1 + h (N - 1)) flits a cycle: the
-// seed's saturation 1 / (1 + h (N - 1)) exactly.
+// seed's saturation 1 / (1 + h (N - 1)) exactly. The seed's eq. 1.8 (001 L489) is OCR'd as
+// "p_i(1 - h) + 2^{i+1} p_i h"; we read p_i as p (the subscript is the OCR's), so that at the
+// last of log2 N stages the hot output's rate is p(1 - h) + N p h = p(1 + h(N - 1)).
 Traffic::Draw Traffic::draw(uint32_t source, Random& random) const {
   if (pattern_ != Pattern::kHotspot) return {destination(source, random), false};
   if (random.chance(hot_fraction_)) return {hot_node_, true};
