@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <fstream>
 
 #include "asn/sim/combining.hpp"
 #include "asn/sim/network.hpp"
@@ -157,6 +159,22 @@ TEST(SimHotspotSettings, BadValuesNameTheField) {
   EXPECT_EQ(parse_pattern("hotspot"), Pattern::kHotspot);
   EXPECT_TRUE(parse_on_off("combining", "on"));
   EXPECT_THROW(parse_on_off("combining", "yes"), SimError);
+}
+
+// settings.yaml repeats a hotspot run: its four keys are written and read back.
+TEST(SimHotspotSettings, YamlRoundTrip) {
+  Settings s = hotspot(0.2, true);
+  s.hot_node = 7;
+  s.wait_buffer = 5;
+  const std::string path = ::testing::TempDir() + "/sim_combining_settings.yaml";
+  std::ofstream(path) << settings_yaml(s);
+  const Settings back = load_settings_yaml(path);
+  std::remove(path.c_str());
+  EXPECT_EQ(back.pattern, Pattern::kHotspot);
+  EXPECT_DOUBLE_EQ(back.hot_fraction, 0.2);
+  EXPECT_EQ(back.hot_node, 7u);
+  EXPECT_TRUE(back.combining);
+  EXPECT_EQ(back.wait_buffer, 5u);
 }
 
 }  // namespace

@@ -409,7 +409,9 @@ std::string settings_yaml(const Settings& s) {
   out << YAML::Key << "adversarial_shift" << YAML::Value << s.adversarial_shift;
   if (!s.trace_file.empty()) out << YAML::Key << "trace" << YAML::Value << s.trace_file;
   if (s.pattern == Pattern::kHotspot) {
-    out << YAML::Key << "hot_fraction" << YAML::Value << s.hot_fraction;
+    std::ostringstream h;  // as given (0.2), not yaml-cpp's 17 digits (0.20000000000000001)
+    h << s.hot_fraction;
+    out << YAML::Key << "hot_fraction" << YAML::Value << h.str();
     out << YAML::Key << "hot_node" << YAML::Value << s.hot_node;
     out << YAML::Key << "combining" << YAML::Value << (s.combining ? "on" : "off");
     out << YAML::Key << "wait_buffer" << YAML::Value << s.wait_buffer;
