@@ -126,6 +126,20 @@ TEST(SimCombining, SmallWaitBufferStaysSerial) {
   }
 }
 
+// The two-way switch (001 Ch. 4) merges one packet into a queued request per router: fewer
+// merges than unlimited combining at a load where requests pile up, still a serial order.
+TEST(SimCombining, TwoWayMergesOnePerRouter) {
+  Settings s = hotspot(0.3, true);
+  s.wait_buffer = 64;
+  const PointResult unlimited = simulate(s, RoutingMode::kAldfb, 0.9, 5);
+  s.combine_ways = 2;
+  const PointResult two_way = simulate(s, RoutingMode::kAldfb, 0.9, 5);
+  EXPECT_EQ(two_way.serial_order_error, "");
+  EXPECT_GT(two_way.combines, 0u);
+  EXPECT_LT(two_way.accepted, unlimited.accepted);
+  EXPECT_GT(two_way.accepted, two_way.hot_bound);
+}
+
 TEST(SimCombining, DeterministicForASeed) {
   Settings s = hotspot(0.2, true);
   s.loads = {0.3, 0.6};
@@ -155,6 +169,9 @@ TEST(SimHotspotSettings, BadValuesNameTheField) {
   s = hotspot(0.1, true);
   s.pattern = Pattern::kUniform;
   EXPECT_THAT(message(s), HasSubstr("combining: needs traffic 'hotspot'"));
+  s = hotspot(0.1, true);
+  s.combine_ways = 1;
+  EXPECT_THAT(message(s), HasSubstr("combine_ways: 0 (unlimited) or 2.."));
   EXPECT_EQ(message(hotspot(0.1, true)), "");
   EXPECT_EQ(parse_pattern("hotspot"), Pattern::kHotspot);
   EXPECT_TRUE(parse_on_off("combining", "on"));
@@ -166,6 +183,7 @@ TEST(SimHotspotSettings, YamlRoundTrip) {
   Settings s = hotspot(0.2, true);
   s.hot_node = 7;
   s.wait_buffer = 5;
+  s.combine_ways = 2;
   const std::string path = ::testing::TempDir() + "/sim_combining_settings.yaml";
   std::ofstream(path) << settings_yaml(s);
   const Settings back = load_settings_yaml(path);
@@ -175,6 +193,7 @@ TEST(SimHotspotSettings, YamlRoundTrip) {
   EXPECT_EQ(back.hot_node, 7u);
   EXPECT_TRUE(back.combining);
   EXPECT_EQ(back.wait_buffer, 5u);
+  EXPECT_EQ(back.combine_ways, 2u);
 }
 
 }  // namespace

@@ -105,6 +105,8 @@ int main(int argc, char** argv) {
           ->default_str("off");
   flag("--wait-buffer", &Settings::wait_buffer,
        "combining: wait-buffer records per router (full: no more combining there)");
+  flag("--combine-ways", &Settings::combine_ways,
+       "combining: packets merged into one at a router (2: two-way switch; 0: unlimited)");
   flag("--seed", &Settings::seed, "seed of every random choice");
   flag("--warmup-cycles,--warmup", &Settings::warmup_cycles, "warm-up cycles");
   flag("--sample-cycles,--sample", &Settings::sample_cycles, "cycles of one measured window");

@@ -48,9 +48,10 @@ uint64_t Network::new_hot_request() {
 
 // A hot request arriving at router r (from a channel or its terminal) merges into the oldest
 // hot request to the same address queued in r's input VCs, if r's wait buffer has a free
-// record (when full, no more combining there: 001 L625, Wong's wait-buffer sizes). The kept
-// request carries both increments on; the record remembers its increment before the merge.
-// True if the packet was merged (and freed).
+// record (when full, no more combining there: 001 L625, Wong's wait-buffer sizes) and, with
+// combine_ways set, the queued request has merged fewer than combine_ways - 1 packets at this
+// router. The kept request carries both increments on; the record remembers its increment
+// before the merge. True if the packet was merged (and freed).
 bool Network::try_combine(uint32_t r, uint32_t id) {
   const Packet& p = packets_[id];
   if (!settings_.combining || p.request == 0) return false;
@@ -58,7 +59,7 @@ bool Network::try_combine(uint32_t r, uint32_t id) {
   const bool measuring = now_ >= measure_start_;
   for (const uint32_t kept_id : router.hot) {
     const Packet& kept = packets_[kept_id];
-    if (kept.dest != p.dest) continue;
+    if (kept.dest != p.dest || !may_merge_here(kept, r)) continue;
     if (router.wait_used >= settings_.wait_buffer) {
       if (measuring) ++wait_buffer_full;
       return false;
@@ -74,6 +75,19 @@ bool Network::try_combine(uint32_t r, uint32_t id) {
     return true;
   }
   return false;
+}
+
+// combine_ways: the kept packet's records at this router are the last ones of its request
+// (it is here, so every record made later is made here).
+bool Network::may_merge_here(const Packet& kept, uint32_t r) const {
+  if (settings_.combine_ways == 0) return true;
+  const std::vector<Combine>& records = hot_requests_.at(kept.request).combines;
+  uint32_t here = 0;
+  for (auto it = records.rbegin();
+       it != records.rend() && it->router == r && it->kept_hop == kept.hops; ++it) {
+    ++here;
+  }
+  return here + 1 < settings_.combine_ways;
 }
 
 // The packet reached its terminal at `delivered`: a hot request is served by the memory

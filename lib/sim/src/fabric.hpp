@@ -244,6 +244,7 @@ class Network {
   };
   uint64_t new_hot_request();
   bool try_combine(uint32_t r, uint32_t id);
+  bool may_merge_here(const Packet& kept, uint32_t r) const;
   void deliver(uint32_t id, uint64_t delivered);
   void serve(uint64_t request, uint64_t value, uint64_t at, uint16_t hop);
   void release_wait_buffers();

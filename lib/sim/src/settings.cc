@@ -267,6 +267,9 @@ void validate(const Settings& s) {
     throw SimError("combining: needs traffic 'hotspot' (only its hot requests combine)");
   }
   if (s.wait_buffer > 65536) throw SimError("wait_buffer: 0..65536 records per router");
+  if (s.combine_ways == 1 || s.combine_ways > 65536) {
+    throw SimError("combine_ways: 0 (unlimited) or 2..65536 requests merged at one router");
+  }
   if (s.sample_cycles == 0) throw SimError("sample_cycles: at least 1");
   if (s.min_samples == 0 || s.max_samples < s.min_samples) {
     throw SimError("min_samples, max_samples: 1 <= min_samples <= max_samples");
@@ -326,6 +329,7 @@ Settings load_settings_yaml(const std::string& path, Settings s) {
                                  "hot_node",
                                  "combining",
                                  "wait_buffer",
+                                 "combine_ways",
                                  "seed",
                                  "warmup_cycles",
                                  "sample_cycles",
@@ -371,6 +375,7 @@ Settings load_settings_yaml(const std::string& path, Settings s) {
   if (root["combining"])
     s.combining = parse_on_off("combining", root["combining"].as<std::string>());
   read(root, "wait_buffer", s.wait_buffer);
+  read(root, "combine_ways", s.combine_ways);
   read(root, "seed", s.seed);
   read(root, "warmup_cycles", s.warmup_cycles);
   read(root, "sample_cycles", s.sample_cycles);
@@ -415,6 +420,7 @@ std::string settings_yaml(const Settings& s) {
     out << YAML::Key << "hot_node" << YAML::Value << s.hot_node;
     out << YAML::Key << "combining" << YAML::Value << (s.combining ? "on" : "off");
     out << YAML::Key << "wait_buffer" << YAML::Value << s.wait_buffer;
+    out << YAML::Key << "combine_ways" << YAML::Value << s.combine_ways;
   }
   out << YAML::Key << "seed" << YAML::Value << s.seed;
   out << YAML::Key << "warmup_cycles" << YAML::Value << s.warmup_cycles;

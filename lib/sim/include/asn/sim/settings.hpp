@@ -85,6 +85,9 @@ struct Settings {
   // keeping at most wait_buffer records for splitting replies (0: none, so no combining).
   bool combining = false;
   uint32_t wait_buffer = 16;
+  // Packets one router merges into one queued request: 2 is the prototype's two-way switch
+  // (001 Ch. 4, L67), 0 unlimited (001 L92, Ch. 5's "unlimited combining").
+  uint32_t combine_ways = 0;
 
   // Measurement.
   uint64_t seed = 1;
