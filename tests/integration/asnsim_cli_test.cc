@@ -59,5 +59,28 @@ TEST(AsnsimCli, ChannelsDoubleRateAndDoubleAreOne) {
   EXPECT_EQ(prove.exit_code, 0) << prove.all();
 }
 
+// Hot spots and combining (issue 29): the flags, the hotspot table, and bad values named.
+TEST(AsnsimCli, HotspotAndCombining) {
+  const std::vector<std::string> flags = {"--warmup-cycles", "300",     "--sample-cycles", "300",
+                                          "--min-samples",   "1",       "--max-samples",   "2",
+                                          "--traffic",       "hotspot", "--hot-fraction",  "0.2"};
+  auto with = [&](const std::vector<std::string>& more) {
+    std::vector<std::string> all = flags;
+    all.insert(all.end(), more.begin(), more.end());
+    return run_asnsim(all);
+  };
+  const auto on = with({"--hot-node", "5", "--combining", "on", "--wait-buffer", "8"});
+  ASSERT_EQ(on.exit_code, 0) << on.all();
+  EXPECT_THAT(on.out, HasSubstr("hotspot:"));
+  const auto underscores = with({"--hot_node", "5", "--combining", "on", "--wait_buffer", "8"});
+  EXPECT_EQ(on.out, underscores.out);
+  const auto bad = with({"--combining", "maybe"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.all();
+  EXPECT_THAT(bad.err, HasSubstr("combining: 'maybe' (on or off)"));
+  const auto node = with({"--hot-node", "16"});
+  EXPECT_EQ(node.exit_code, 2) << node.all();
+  EXPECT_THAT(node.err, HasSubstr("hot_node: a terminal, 0..15"));
+}
+
 }  // namespace
 }  // namespace asn::test

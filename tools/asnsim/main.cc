@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
       "asnsim prove [--help]: is the routing deadlock-free, as the engine routes from the tables "
       "asnd writes? (docs/asnsim.md)\nasnsim circuits [--help]: 002's TDM path reservation "
       "protocols compared on a torus");
-  std::string config, channels, mode, traffic, load, vc_rule;
+  std::string config, channels, mode, traffic, load, vc_rule, combining;
   Settings cli;
   // Each flag writes into `cli`; after parsing, the flags given override the config file.
   std::vector<std::pair<CLI::Option*, std::function<void(Settings&)>>> given;
@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
              "--traffic", traffic,
              "uniform (random), benign, adversarial (router i -> i+j in digit 0), routershift "
              "(router i -> i+1 across the grid), bitcomp, randperm (one per seed), "
-             "transpose, trace")
+             "transpose, trace, hotspot")
           ->default_str("uniform");
   auto* load_opt =
       app.add_option("--load", load, "offered load(s) in (0,1]: 0.5, 0.2,0.5 or 0.1:1.0:0.1")
@@ -101,6 +101,17 @@ int main(int argc, char** argv) {
   flag("--adversarial-shift", &Settings::adversarial_shift,
        "j of adversarial traffic (router i -> router i+j, in digit 0)");
   flag("--trace", &Settings::trace_file, "trace file: lines 'time source destination size'");
+  flag("--hot-fraction", &Settings::hot_fraction,
+       "hotspot: h, the fraction of requests that are fetch-and-adds to the hot node");
+  flag("--hot-node", &Settings::hot_node, "hotspot: the hot terminal");
+  auto* combining_opt =
+      app.add_option("--combining", combining,
+                     "hotspot: on merges hot requests in router queues (001), off does not")
+          ->default_str("off");
+  flag("--wait-buffer", &Settings::wait_buffer,
+       "combining: wait-buffer records per router (full: no more combining there)");
+  flag("--combine-ways", &Settings::combine_ways,
+       "combining: packets merged into one at a router (2: two-way switch; 0: unlimited)");
   flag("--seed", &Settings::seed, "seed of every random choice");
   flag("--warmup-cycles,--warmup", &Settings::warmup_cycles, "warm-up cycles");
   flag("--sample-cycles,--sample", &Settings::sample_cycles, "cycles of one measured window");
@@ -127,6 +138,7 @@ int main(int argc, char** argv) {
     if (vc_rule_opt->count() > 0) s.vc_rule = asn::sim::parse_vc_rule(vc_rule);
     if (traffic_opt->count() > 0) s.pattern = asn::sim::parse_pattern(traffic);
     if (load_opt->count() > 0) s.loads = asn::sim::parse_loads(load);
+    if (combining_opt->count() > 0) s.combining = asn::sim::parse_on_off("combining", combining);
     if (s.pattern == asn::sim::Pattern::kTrace) s.loads = {s.loads.front()};  // load unused
     asn::sim::validate(s);
     if (!s.out_dir.empty()) asn::sim::prepare_output_dir(s.out_dir);
@@ -145,6 +157,7 @@ int main(int argc, char** argv) {
   }
   if (g_cancel) std::cerr << "\nasnsim: interrupted; writing the points that finished\n";
   std::cout << asn::sim::summary_table(results);
+  if (s.pattern == asn::sim::Pattern::kHotspot) std::cout << asn::sim::hotspot_table(results);
   if (!s.out_dir.empty()) {
     const std::string problems = asn::sim::write_outputs(s.out_dir, s, results);
     if (!problems.empty()) std::cerr << "asnsim: " << problems << "\n";
@@ -152,11 +165,13 @@ int main(int argc, char** argv) {
   }
   // 3: a point deadlocked; 4: a point starved (and none deadlocked). Both are in the table
   // and the CSV.
-  bool starved = false;
+  bool starved = false, unserial = false;
   for (const auto& r : results) {
     if (r && r->deadlock) return 3;
     starved = starved || (r && r->starvation);
+    unserial = unserial || (r && !r->serial_order_error.empty());
   }
   if (starved) return 4;
+  if (unserial) return 5;  // combining returned values of no serial order
   return g_cancel ? 130 : 0;
 }

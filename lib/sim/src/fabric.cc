@@ -28,7 +28,8 @@ Network::Network(const Settings& settings, topology::RoutingMode mode, double lo
       ring_cap_(settings.vc_buf_size),
       traffic_(settings, seed),
       random_(seed * 0x9e3779b97f4a7c15ull + 1),
-      ugal_random_(seed ^ 0x5547414c5547414cull) {
+      ugal_random_(seed ^ 0x5547414c5547414cull),
+      operand_random_(seed ^ 0x6661616464616464ull) {
   const topology::Fabric fabric(settings.terminals, settings.k);
   const auto channel_mode = settings.channels == Channels::kDilated
                                 ? topology::ChannelMode::kDilated
@@ -127,6 +128,7 @@ void Network::push(Router& router, unsigned port, unsigned vc, uint32_t packet) 
   }
   ++router.ring_count[at];
   ++router.queued;
+  if (packets_[packet].request != 0) router.hot.push_back(packet);
 }
 
 void Network::start_measurement() {
@@ -135,6 +137,8 @@ void Network::start_measurement() {
   total = {};
   latencies.clear();
   hops = detour_hops = repeated_detours = delivered_packets = reroutes = 0;
+  cold_delivered_flits = hot_served = combines = wait_buffer_full = 0;
+  cold_latencies.clear();
 }
 
 // Packets are drawn (Bernoulli, or the trace's records of this cycle) into source queues; each
@@ -142,7 +146,7 @@ void Network::start_measurement() {
 void Network::inject() {
   const uint32_t n = settings_.terminals;
   const uint32_t cap = settings_.source_queue_packets;
-  auto enqueue = [&](uint32_t source, uint32_t dest, uint32_t size) {
+  auto enqueue = [&](uint32_t source, uint32_t dest, uint32_t size, bool hot) {
     if (now_ >= measure_start_) {
       window.generated_flits += size;
       total.generated_flits += size;
@@ -158,6 +162,7 @@ void Network::inject() {
     p.created = now_;
     p.size = size;
     p.arrival_header.dest_terminal = dest;
+    if (hot) p.request = new_hot_request();
     source_ring_[size_t{source} * cap + (source_head_[source] + source_count_[source]) % cap] = id;
     ++source_count_[source];
     ++queued_;
@@ -168,12 +173,14 @@ void Network::inject() {
     for (; trace_next_ < trace_.size() && trace_[trace_next_].time <= now_; ++trace_next_) {
       const TraceRecord& t = trace_[trace_next_];
       if (source_count_[t.source] == cap) break;
-      enqueue(t.source, t.destination, t.size);
+      enqueue(t.source, t.destination, t.size, false);
     }
   } else {
     const double p = load_ / settings_.packet_size;
     for (uint32_t s = 0; s < n; ++s) {
-      if (random_.chance(p)) enqueue(s, traffic_.destination(s, random_), settings_.packet_size);
+      if (!random_.chance(p)) continue;
+      const Traffic::Draw d = traffic_.draw(s, random_);
+      enqueue(s, d.dest, settings_.packet_size, d.hot);
     }
   }
   for (uint32_t s = 0; s < n; ++s) {
@@ -189,14 +196,15 @@ void Network::inject() {
       if (free >= size && free > best_free) best = vc, best_free = free;
     }
     if (best == vcs_) continue;
-    router.in_flits[port * vcs_ + best] += size;
     source_head_[s] = (source_head_[s] + 1) % cap;
     --source_count_[s];
     --queued_;
     ++in_network_;
+    terminal_free_[s] = now_ + size;
+    if (try_combine(s / k_, id)) continue;  // merged in the router's queue: holds no VC
+    router.in_flits[port * vcs_ + best] += size;
     packets_[id].ready = now_;
     push(router, port, best, id);
-    terminal_free_[s] = now_ + size;
   }
 }
 
@@ -407,6 +415,7 @@ uint32_t Network::leave_input(uint32_t r, unsigned port, unsigned vc, unsigned l
   --router.queued;
   const Packet& p = packets_[id];
   --router.waiting[size_t{p.out_port} * vcs_ + p.out_vc];
+  if (p.request != 0) std::erase(router.hot, id);
   // With speedup S the switch moves S flits a cycle: a 1-flit packet frees the input for the
   // next pass of the same cycle.
   router.in_free[port * 2 + lane_in] = settings_.internal_speedup == 1
@@ -466,19 +475,9 @@ void Network::send(uint32_t r, uint32_t id) {
   last_progress_ = now_;
   const size_t wheel = arrivals_.size();
   if (p.local) {
-    const uint64_t delivered = now_ + settings_.channel_latency + p.size - 1;
     ++delivered_all;
     --in_network_;
-    if (now_ >= measure_start_) {
-      window.delivered_flits += p.size;
-      total.delivered_flits += p.size;
-    }
-    if (p.created >= measure_start_) {
-      latencies.push_back(static_cast<uint32_t>(delivered - p.created));
-      hops += p.hops;
-      detour_hops += p.detours;
-      ++delivered_packets;
-    }
+    deliver(id, now_ + settings_.channel_latency + p.size - 1);
     for (uint8_t d : p.dim_detours) repeated_detours += d >= 2 ? 1 : 0;
     free_packets_.push_back(id);
     return;
@@ -501,8 +500,18 @@ void Network::send(uint32_t r, uint32_t id) {
 void Network::step() {
   const size_t wheel = arrivals_.size();
   auto& arriving = arrivals_[now_ % wheel];
-  for (const Arrival& a : arriving) push(routers_[a.router], a.port, a.vc, a.packet);
+  for (const Arrival& a : arriving) {
+    if (!try_combine(a.router, a.packet)) {
+      push(routers_[a.router], a.port, a.vc, a.packet);
+      continue;
+    }
+    // Merged on arrival: the buffer it would have held frees when its tail has arrived.
+    const topology::PortEnd up = routers_[a.router].peer[a.port];
+    credit_wheel_[(now_ + settings_.packet_size - 1 + settings_.channel_latency) % wheel].push_back(
+        {up.router, static_cast<uint16_t>(up.port), a.vc, false, settings_.packet_size});
+  }
   arriving.clear();
+  release_wait_buffers();
   auto& credits = credit_wheel_[now_ % wheel];
   for (const Credit& c : credits) {
     Router& router = routers_[c.router];

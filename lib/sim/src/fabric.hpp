@@ -4,11 +4,15 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <limits>
+#include <queue>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "asn/model/engines/routing_engine.hpp"
+#include "asn/sim/combining.hpp"
 #include "asn/sim/settings.hpp"
 #include "asn/sim/traffic.hpp"
 #include "asn/topology/fabric.hpp"
@@ -29,6 +33,9 @@ struct Packet {
   // the switch.
   uint64_t ready = 0;
   uint32_t size = 1;
+  // A hot fetch-and-add (hotspot traffic): its key in Network's table of hot requests; 0 for
+  // any other packet.
+  uint64_t request = 0;
   uint16_t hops = 0;
   uint16_t detours = 0;
   std::array<uint8_t, topology::kMaxDimensions> dim_detours{};
@@ -84,6 +91,10 @@ struct Router {
   std::vector<uint16_t> out_count;
   std::vector<uint8_t> out_vc_ptr;  // per port: the VC the channel serves first
   uint32_t out_queued = 0;
+  // Combining (combining.cc): the hot requests in the input VCs, oldest first, and the wait
+  // buffer's records in use (001 L641: one per merge, freed when the reply passes back).
+  std::vector<uint32_t> hot;
+  uint32_t wait_used = 0;
 };
 
 // The routing engine's view of one simulated router: the register image and, as
@@ -186,6 +197,17 @@ class Network {
   uint32_t routers() const { return static_cast<uint32_t>(routers_.size()); }
   uint64_t delivered_all = 0;
 
+  // Hotspot traffic (combining.cc), over the measured period: requests other than the hot
+  // fetch-and-adds (their delivered flits and latencies), hot requests served, merges, and
+  // arrivals that found the wait buffer full. `returned` holds every hot reply of the run.
+  uint64_t cold_delivered_flits = 0;
+  std::vector<uint32_t> cold_latencies;
+  uint64_t hot_served = 0;
+  uint64_t combines = 0;
+  uint64_t wait_buffer_full = 0;
+  std::vector<FetchAdd> returned;
+  uint64_t hot_memory() const { return memory_; }
+
  private:
   void program(const topology::Fabric& fabric, topology::ChannelMode channel_mode);
   void inject();
@@ -205,6 +227,30 @@ class Network {
     size_t next_at = 0;
   };
   HeadWait head_wait(uint32_t r, size_t at) const;
+
+  // Combining (combining.cc).
+  struct Combine {
+    uint64_t absorbed;  // the request merged into the kept one
+    uint64_t before;    // the kept request's operand then (what the wait buffer holds)
+    uint32_t router;
+    uint16_t kept_hop;  // the router's place on each request's path (channels crossed)
+    uint16_t absorbed_hop;
+  };
+  struct HotRequest {
+    uint64_t created = 0;
+    uint64_t operand = 0;  // its own increment
+    uint64_t total = 0;    // what it carries: its own and every request merged into it
+    std::vector<Combine> combines;
+  };
+  uint64_t new_hot_request();
+  bool try_combine(uint32_t r, uint32_t id);
+  bool may_merge_here(const Packet& kept, uint32_t r) const;
+  void deliver(uint32_t id, uint64_t delivered);
+  void serve(uint64_t request, uint64_t value, uint64_t at, uint16_t hop);
+  void release_wait_buffers();
+  uint64_t reply_cycles(uint16_t routers) const {
+    return uint64_t{routers} * (settings_.routing_delay + settings_.channel_latency);
+  }
   std::string vc_name(uint32_t r, size_t at) const;
 
   struct Request {
@@ -252,6 +298,14 @@ class Network {
   uint64_t queued_ = 0;      // packets in source queues
   uint64_t measure_start_ = std::numeric_limits<uint64_t>::max();
   std::string report_;  // check_stuck()'s finding
+  std::unordered_map<uint64_t, HotRequest> hot_requests_;
+  uint64_t next_request_ = 1;
+  uint64_t memory_ = 0;  // the hot address
+  // Wait-buffer records to free: (cycle the reply passes, router).
+  std::priority_queue<std::pair<uint64_t, uint32_t>, std::vector<std::pair<uint64_t, uint32_t>>,
+                      std::greater<>>
+      releases_;
+  Random operand_random_;
 };
 
 }  // namespace asn::sim::detail

@@ -41,6 +41,23 @@ bool run_for(Network& net, uint64_t cycles, PointResult& result, const std::atom
   return true;
 }
 
+void summarise_hotspot(Network& net, const Settings& settings, double capacity,
+                       PointResult& result) {
+  const double n = settings.terminals;
+  result.hot_bound = 1.0 / (1.0 + settings.hot_fraction * (n - 1));
+  result.cold_accepted = net.cold_delivered_flits / capacity;
+  if (!net.cold_latencies.empty()) {
+    double sum = 0;
+    for (uint32_t l : net.cold_latencies) sum += l;
+    result.cold_latency_mean = sum / net.cold_latencies.size();
+    result.cold_latency_p99 = percentile(net.cold_latencies, 0.99);
+  }
+  result.hot_requests = net.hot_served;
+  result.combines = net.combines;
+  result.wait_buffer_full = net.wait_buffer_full;
+  result.serial_order_error = check_serial_order(0, net.hot_memory(), net.returned);
+}
+
 void summarise(Network& net, const Settings& settings, uint64_t measured, PointResult& result) {
   const double capacity = static_cast<double>(settings.terminals) * std::max<uint64_t>(measured, 1);
   result.offered = net.total.generated_flits / capacity;
@@ -60,6 +77,7 @@ void summarise(Network& net, const Settings& settings, uint64_t measured, PointR
   result.cycles = net.now();
   result.routers = net.routers();
   result.saturated = net.total.refused > 0 || result.accepted < 0.95 * result.offered;
+  if (settings.pattern == Pattern::kHotspot) summarise_hotspot(net, settings, capacity, result);
 }
 
 }  // namespace

@@ -22,6 +22,7 @@ std::string fixed(double value, int digits) {
 std::string state(const PointResult& r) {
   if (r.deadlock) return "deadlock";
   if (r.starvation) return "starvation";
+  if (!r.serial_order_error.empty()) return "no-serial-order";
   if (r.saturated) return "saturated";
   return r.converged ? "ok" : "not-converged";
 }
@@ -117,14 +118,19 @@ bool log_axis(const Results& results, Metric metric) {
 std::string csv(const Results& results) {
   std::ostringstream out;
   out << "mode,load,offered,accepted,latency_mean,latency_p50,latency_p99,hops_mean,"
-         "nonminimal_share,packets,cycles,state,repeated_detours,vc_rule\n";
+         "nonminimal_share,packets,cycles,state,repeated_detours,vc_rule,hot_bound,"
+         "cold_accepted,cold_latency_mean,cold_latency_p99,hot_requests,combines,"
+         "wait_buffer_full\n";
   for (const auto& r : results) {
     if (!r) continue;
     out << to_string(r->mode) << ',' << r->load << ',' << fixed(r->offered, 4) << ','
         << fixed(r->accepted, 4) << ',' << fixed(r->latency_mean, 2) << ',' << r->latency_p50 << ','
         << r->latency_p99 << ',' << fixed(r->hops_mean, 3) << ',' << fixed(r->nonminimal_share, 4)
         << ',' << r->packets << ',' << r->cycles << ',' << state(*r) << ',' << r->repeated_detours
-        << ',' << to_string(r->vc_rule) << '\n';
+        << ',' << to_string(r->vc_rule) << ',' << fixed(r->hot_bound, 4) << ','
+        << fixed(r->cold_accepted, 4) << ',' << fixed(r->cold_latency_mean, 2) << ','
+        << r->cold_latency_p99 << ',' << r->hot_requests << ',' << r->combines << ','
+        << r->wait_buffer_full << '\n';
   }
   return out.str();
 }
@@ -143,7 +149,27 @@ std::string summary_table(const Results& results) {
         << r->latency_p99 << std::setw(7) << fixed(r->hops_mean, 2) << std::setw(8)
         << fixed(r->nonminimal_share, 3) << "  " << state(*r);
     if (r->deadlock || r->starvation) out << " (" << r->message << ")";
+    if (!r->serial_order_error.empty()) out << " (" << r->serial_order_error << ")";
     out << '\n';
+  }
+  return out.str();
+}
+
+std::string hotspot_table(const Results& results) {
+  std::ostringstream out;
+  out << "\nhotspot:\n"
+      << std::left << std::setw(8) << "mode" << std::right << std::setw(6) << "load"
+      << std::setw(10) << "accepted" << std::setw(8) << "bound" << std::setw(8) << "cold"
+      << std::setw(10) << "cold.lat" << std::setw(10) << "cold.p99" << std::setw(10) << "hot"
+      << std::setw(10) << "combines" << std::setw(8) << "wbfull" << '\n';
+  for (const auto& r : results) {
+    if (!r) continue;
+    out << std::left << std::setw(8) << to_string(r->mode) << std::right << std::setw(6)
+        << fixed(r->load, 2) << std::setw(10) << fixed(r->accepted, 3) << std::setw(8)
+        << fixed(r->hot_bound, 3) << std::setw(8) << fixed(r->cold_accepted, 3) << std::setw(10)
+        << fixed(r->cold_latency_mean, 1) << std::setw(10) << r->cold_latency_p99 << std::setw(10)
+        << r->hot_requests << std::setw(10) << r->combines << std::setw(8) << r->wait_buffer_full
+        << '\n';
   }
   return out.str();
 }

@@ -47,6 +47,8 @@ std::string to_string(Pattern pattern) {
       return "transpose";
     case Pattern::kTrace:
       return "trace";
+    case Pattern::kHotspot:
+      return "hotspot";
   }
   return "?";
 }
@@ -98,13 +100,19 @@ std::vector<RoutingMode> parse_modes(const std::string& text) {
 Pattern parse_pattern(const std::string& text) {
   for (Pattern p : {Pattern::kUniform, Pattern::kBenign, Pattern::kAdversarial,
                     Pattern::kRouterShift, Pattern::kBitComplement, Pattern::kRandomPermutation,
-                    Pattern::kTranspose, Pattern::kTrace}) {
+                    Pattern::kTranspose, Pattern::kTrace, Pattern::kHotspot}) {
     if (text == to_string(p)) return p;
   }
   if (text == "random") return Pattern::kUniform;  // the seed's "random" (L610)
   throw SimError("traffic: unknown pattern '" + text +
                  "' (uniform or random, benign, adversarial, routershift, bitcomp, randperm, "
-                 "transpose, trace)");
+                 "transpose, trace, hotspot)");
+}
+
+bool parse_on_off(const std::string& field, const std::string& text) {
+  if (text == "on" || text == "true") return true;
+  if (text == "off" || text == "false") return false;
+  throw SimError(field + ": '" + text + "' (on or off)");
 }
 
 Channels parse_channels(const std::string& text) {
@@ -249,6 +257,19 @@ void validate(const Settings& s) {
     if (s.trace_file.empty()) throw SimError("trace: traffic 'trace' needs --trace FILE");
     read_trace(s.trace_file, s.terminals, s.vc_buf_size);
   }
+  if (!(s.hot_fraction >= 0 && s.hot_fraction <= 1)) {
+    throw SimError("hot_fraction: a fraction in [0, 1] (of the requests sent to hot_node)");
+  }
+  if (s.hot_node >= s.terminals) {
+    throw SimError("hot_node: a terminal, 0.." + std::to_string(s.terminals - 1));
+  }
+  if (s.combining && s.pattern != Pattern::kHotspot) {
+    throw SimError("combining: needs traffic 'hotspot' (only its hot requests combine)");
+  }
+  if (s.wait_buffer > 65536) throw SimError("wait_buffer: 0..65536 records per router");
+  if (s.combine_ways == 1 || s.combine_ways > 65536) {
+    throw SimError("combine_ways: 0 (unlimited) or 2..65536 requests merged at one router");
+  }
   if (s.sample_cycles == 0) throw SimError("sample_cycles: at least 1");
   if (s.min_samples == 0 || s.max_samples < s.min_samples) {
     throw SimError("min_samples, max_samples: 1 <= min_samples <= max_samples");
@@ -304,6 +325,11 @@ Settings load_settings_yaml(const std::string& path, Settings s) {
                                  "load",
                                  "adversarial_shift",
                                  "trace",
+                                 "hot_fraction",
+                                 "hot_node",
+                                 "combining",
+                                 "wait_buffer",
+                                 "combine_ways",
                                  "seed",
                                  "warmup_cycles",
                                  "sample_cycles",
@@ -344,6 +370,12 @@ Settings load_settings_yaml(const std::string& path, Settings s) {
   if (root["load"]) s.loads = parse_loads(root["load"].as<std::string>());
   read(root, "adversarial_shift", s.adversarial_shift);
   read(root, "trace", s.trace_file);
+  read(root, "hot_fraction", s.hot_fraction);
+  read(root, "hot_node", s.hot_node);
+  if (root["combining"])
+    s.combining = parse_on_off("combining", root["combining"].as<std::string>());
+  read(root, "wait_buffer", s.wait_buffer);
+  read(root, "combine_ways", s.combine_ways);
   read(root, "seed", s.seed);
   read(root, "warmup_cycles", s.warmup_cycles);
   read(root, "sample_cycles", s.sample_cycles);
@@ -381,6 +413,15 @@ std::string settings_yaml(const Settings& s) {
   out << YAML::Key << "load" << YAML::Value << loads.str();
   out << YAML::Key << "adversarial_shift" << YAML::Value << s.adversarial_shift;
   if (!s.trace_file.empty()) out << YAML::Key << "trace" << YAML::Value << s.trace_file;
+  if (s.pattern == Pattern::kHotspot) {
+    std::ostringstream h;  // as given (0.2), not yaml-cpp's 17 digits (0.20000000000000001)
+    h << s.hot_fraction;
+    out << YAML::Key << "hot_fraction" << YAML::Value << h.str();
+    out << YAML::Key << "hot_node" << YAML::Value << s.hot_node;
+    out << YAML::Key << "combining" << YAML::Value << (s.combining ? "on" : "off");
+    out << YAML::Key << "wait_buffer" << YAML::Value << s.wait_buffer;
+    out << YAML::Key << "combine_ways" << YAML::Value << s.combine_ways;
+  }
   out << YAML::Key << "seed" << YAML::Value << s.seed;
   out << YAML::Key << "warmup_cycles" << YAML::Value << s.warmup_cycles;
   out << YAML::Key << "sample_cycles" << YAML::Value << s.sample_cycles;

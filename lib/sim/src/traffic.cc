@@ -44,13 +44,17 @@ uint32_t adversarial(const topology::Fabric& fabric, uint32_t source, uint32_t s
 }  // namespace
 
 Traffic::Traffic(const Settings& settings, uint64_t seed)
-    : terminals_(settings.terminals), pattern_(settings.pattern) {
+    : terminals_(settings.terminals),
+      pattern_(settings.pattern),
+      hot_fraction_(settings.hot_fraction),
+      hot_node_(settings.hot_node) {
   const topology::Fabric fabric(settings.terminals, settings.k);
   const uint32_t n = settings.terminals;
   const unsigned bits = std::bit_width(n) - 1;
   switch (pattern_) {
     case Pattern::kUniform:
     case Pattern::kTrace:
+    case Pattern::kHotspot:
       return;
     case Pattern::kRandomPermutation: {
       table_.resize(n);
@@ -96,6 +100,20 @@ uint32_t Traffic::destination(uint32_t source, Random& random) const {
   // Uniform: any terminal but the source.
   const uint32_t d = random.below(terminals_ - 1);
   return d >= source ? d + 1 : d;
+}
+
+// Pfister and Norton's model (001 L487) has N processors and N memory modules apart: every
+// processor, the hot node's own included, sends h of its requests to the hot module and the
+// rest to any module uniformly, its own among them. Here a terminal is both; a request to its
+// own memory still crosses its router (in at its terminal port, out at the same port), so the
+// hot terminal's link carries N r (h + (1 - h) / N) = r (1 + h (N - 1)) flits a cycle: the
+// seed's saturation 1 / (1 + h (N - 1)) exactly. The seed's eq. 1.8 (001 L489) is OCR'd as
+// "p_i(1 - h) + 2^{i+1} p_i h"; we read p_i as p (the subscript is the OCR's), so that at the
+// last of log2 N stages the hot output's rate is p(1 - h) + N p h = p(1 + h(N - 1)).
+Traffic::Draw Traffic::draw(uint32_t source, Random& random) const {
+  if (pattern_ != Pattern::kHotspot) return {destination(source, random), false};
+  if (random.chance(hot_fraction_)) return {hot_node_, true};
+  return {random.below(terminals_), false};
 }
 
 std::vector<TraceRecord> parse_trace(std::istream& in, const std::string& name, uint32_t terminals,

@@ -65,6 +65,18 @@ struct PointResult {
   // period only).
   uint64_t reroutes = 0;
   std::string message;  // the deadlock or starvation report, when there is one
+
+  // Hotspot traffic (0 for other patterns). hot_bound: the accepted rate at which the hot
+  // terminal's link is full without combining, 1 / (1 + h(N - 1)) (001 L487, L525).
+  double hot_bound = 0;
+  double cold_accepted = 0;  // requests other than hot fetch-and-adds, flits/cycle/terminal
+  double cold_latency_mean = 0;
+  double cold_latency_p99 = 0;
+  uint64_t hot_requests = 0;      // hot fetch-and-adds served (measured period)
+  uint64_t combines = 0;          // merges in router queues (measured period)
+  uint64_t wait_buffer_full = 0;  // hot arrivals that could have merged but found it full
+  // check_serial_order() over every hot reply of the run: "" when a serial order exists.
+  std::string serial_order_error;
 };
 
 // Runs one point to the end of its measurement (or a deadlock, a starved head, or `cancel`). The

@@ -15,6 +15,9 @@ using Results = std::vector<std::optional<PointResult>>;
 
 std::string csv(const Results& results);
 std::string summary_table(const Results& results);
+// Hotspot runs: per point, the accepted rate against the no-combining bound, the other
+// requests' rate and latency, hot requests served and merges.
+std::string hotspot_table(const Results& results);
 
 // One plot: y against offered load, one polyline per mode.
 enum class Metric : uint8_t { kAccepted, kLatencyMean, kLatencyP99 };

@@ -36,6 +36,10 @@ enum class Pattern : uint8_t {
   kRandomPermutation,
   kTranspose,
   kTrace,
+  // Pfister and Norton's single hot spot (001 L487): each request goes to hot_node with
+  // probability hot_fraction, else uniformly; the hot requests are fetch-and-adds to one
+  // address there, which combining (when on) merges in the routers' queues.
+  kHotspot,
 };
 
 // How the engine assigns VCs: route.config.vc_policy, programmed into every simulated router.
@@ -75,6 +79,15 @@ struct Settings {
   std::vector<double> loads = {0.5};  // injection_rate, flits/cycle/terminal, in (0, 1]
   uint32_t adversarial_shift = 1;     // j of router i -> router i + j (in digit 0)
   std::string trace_file;
+  double hot_fraction = 0.05;  // h of the hotspot pattern, in [0, 1]
+  uint32_t hot_node = 0;       // the hot terminal (its memory holds the hot address)
+  // Combining of the hot fetch-and-adds in the routers' input queues (001 L545-569), each router
+  // keeping at most wait_buffer records for splitting replies (0: none, so no combining).
+  bool combining = false;
+  uint32_t wait_buffer = 16;
+  // Packets one router merges into one queued request: 2 is the prototype's two-way switch
+  // (001 Ch. 4, L67), 0 unlimited (001 L92, Ch. 5's "unlimited combining").
+  uint32_t combine_ways = 0;
 
   // Measurement.
   uint64_t seed = 1;
@@ -103,6 +116,7 @@ topology::RoutingMode parse_mode(const std::string& text);  // SimError on an un
 std::vector<topology::RoutingMode> parse_modes(const std::string& text);
 Pattern parse_pattern(const std::string& text);
 Channels parse_channels(const std::string& text);
+bool parse_on_off(const std::string& field, const std::string& text);  // on/true, off/false
 // "0.1:1.0:0.1" (first:last:step), "0.5" or "0.3,0.6,0.9". Loads must be in (0, 1].
 std::vector<double> parse_loads(const std::string& text);
 

@@ -50,12 +50,21 @@ class Traffic {
   // The fixed patterns are computed here; uniform draws per packet. Not for kTrace.
   Traffic(const Settings& settings, uint64_t seed);
   uint32_t destination(uint32_t source, Random& random) const;
+  // A request's destination and whether it is a hot one (a fetch-and-add to the hot address;
+  // hotspot only). Hotspot's uniform part includes the source itself (traffic.cc says why).
+  struct Draw {
+    uint32_t dest;
+    bool hot;
+  };
+  Draw draw(uint32_t source, Random& random) const;
   // The permutation of a fixed pattern (empty for uniform).
   const std::vector<uint32_t>& permutation() const { return table_; }
 
  private:
   uint32_t terminals_;
   Pattern pattern_;
+  double hot_fraction_;
+  uint32_t hot_node_;
   std::vector<uint32_t> table_;
 };
 
