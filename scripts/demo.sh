@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 keep=0
 [ "${1:-}" = "--keep" ] && keep=1
 
-scripts/install-deps.sh
+scripts/install-deps.sh demo  # only what the demo builds with: no kernel, QEMU or etcd server
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$(nproc)" --target asnd asnctl asn_lock_example asnsim
 
