@@ -13,25 +13,11 @@
 
 #include "asn/circuit/error.hpp"
 #include "asn/circuit/fabric.hpp"
+#include "asn/circuit/sim.hpp"  // torus(): ports 0..3 = +x, -x, +y, -y
 
 namespace {
 
 using namespace asn::circuit;
-
-// A side x side torus, ports 0..3 = +x, -x, +y, -y.
-Fabric torus(uint32_t side, uint32_t degree) {
-  Fabric f(side * side, degree);
-  for (uint32_t y = 0; y < side; ++y) {
-    for (uint32_t x = 0; x < side; ++x) {
-      const uint32_t n = y * side + x;
-      f.add_link(n, 0, y * side + (x + 1) % side);
-      f.add_link(n, 1, y * side + (x + side - 1) % side);
-      f.add_link(n, 2, ((y + 1) % side) * side + x);
-      f.add_link(n, 3, ((y + side - 1) % side) * side + x);
-    }
-  }
-  return f;
-}
 
 // Ports of a shortest path, by breadth-first search over the fabric's links.
 std::vector<uint32_t> bfs_ports(const Fabric& f, uint32_t src, uint32_t dst) {
