@@ -346,8 +346,11 @@ TEST_P(LockFabricTest, TheCounterFencesBeforeItReachesTheNextRevision) {
   config_.max_waiting = (1u << kTokenCounterBits) - 4;
   restart(15);
   serve(map(10));
+  EXPECT_FALSE(manager().tokens_need_revision());
   const uint64_t s = open();
   for (uint64_t i = 0; i < 3; ++i) ASSERT_OK(try_lock(request(s, mine_, i * 10, 10)));
+  // Half of the 3 used: the fabric agent would write to etcd before its next read.
+  EXPECT_TRUE(manager().tokens_need_revision());
   grpc::ClientContext context;
   v1::LockResponse response;
   const grpc::Status fenced = stub_->TryLock(&context, request(s, mine_, 30, 10), &response);
@@ -355,9 +358,9 @@ TEST_P(LockFabricTest, TheCounterFencesBeforeItReachesTheNextRevision) {
   EXPECT_EQ(reason_of(context), "fenced");
   EXPECT_THAT(fenced.error_message(),
               ::testing::HasSubstr("fencing tokens since etcd revision 10"));
-  EXPECT_FALSE(manager().tokens_need_revision());  // 3 of 2^23: not half yet
   // A read at a newer revision lifts it.
   manager().confirm_lock_map(10, 11, LockClock::now() + 1h);
+  EXPECT_FALSE(manager().tokens_need_revision());
   v1::LockResponse granted;
   ASSERT_OK(try_lock(request(s, mine_, 30, 10), &granted));
   EXPECT_EQ(token_revision(granted.token()), 11);

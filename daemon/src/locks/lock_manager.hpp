@@ -324,7 +324,8 @@ class LockManager final : public Reconcilable {
   // nothing (UNAVAILABLE, reason "fenced"): an owner that can no longer learn of a move must
   // not outlive the grace its successor waits.
   void confirm_lock_map(int64_t revision, int64_t read_revision, LockClock::time_point until);
-  // Whether the token counter has used half of what the revision its tokens embed allows: the
+  // Whether the token counter has used half of what the revision its tokens embed allows
+  // (2^23 less the room kept for locks.max_waiting waiting requests): the
   // fabric agent then writes to etcd, so that its next confirmation reads a newer revision
   // (lock_manager_fabric.cc, "the counter").
   bool tokens_need_revision() const;

@@ -306,9 +306,14 @@ void LockManager::raise_token_revision(int64_t revision) {
 bool LockManager::tokens_need_revision() const {
   std::lock_guard lock(mu_);
   if (!lock_map_ || !lock_map_->known || token_revision_ <= 0) return false;
+  // Half of what may be granted at this revision (check_token_budget: the window less the
+  // margin) is used.
   const locks::Token floor = fabric_token_floor(token_revision_);
+  const locks::Token window = locks::Token{1} << kTokenCounterBits;
+  const locks::Token margin = locks::Token{config_.max_waiting} + 1;
+  const locks::Token usable = margin < window ? window - margin : 0;
   return std::any_of(next_token_.begin(), next_token_.end(), [&](locks::Token next) {
-    return next >= floor && next - floor >= (locks::Token{1} << (kTokenCounterBits - 1));
+    return next >= floor && (next - floor) * 2 >= usable;
   });
 }
 
