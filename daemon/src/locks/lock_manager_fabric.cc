@@ -17,7 +17,7 @@
 //
 // Fencing tokens order the owners of a slot whatever the switches' clocks say. Standalone, a
 // token is floored to the wall clock (lock_manager_start.cc), below 2^63. In a fabric it is
-// fabric_token_floor(r) + c (lock_manager.hpp): bit 63, r a 40-bit etcd revision, c a 23-bit
+// fabric_token_floor(r) + c (fabric_token.hpp): bit 63, r a 40-bit etcd revision, c a 23-bit
 // counter; compared as unsigned 64-bit numbers, by r first. Tokens are one counter per lock
 // domain, not per file, so r cannot be a slot's epoch: it is token_revision_, the newest etcd
 // revision at which this switch knew the map in force current (the map's mod_revision when
