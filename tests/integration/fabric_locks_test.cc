@@ -216,6 +216,9 @@ TEST_F(FabricLocksTest, AMoveEndsTheOldHoldersAndTheNewOwnerWaitsThenFencesHighe
   }
   const Outcome second = lock_when_served(next, in_s01_);
   EXPECT_GT(second.token, first.token);
+  // Fabric tokens (bit 63 set, an etcd revision above the counter): not the wall clock.
+  EXPECT_GE(first.token, uint64_t{1} << 63);
+  EXPECT_GE(second.token >> 23, (first.token >> 23) + 1);
   // Not before the grace: the grant of s01 could have lived until then.
   EXPECT_GE(std::chrono::steady_clock::now() - moved_at, kTakeoverGrace);
 }

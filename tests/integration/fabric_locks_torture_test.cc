@@ -23,9 +23,10 @@
 //   library learned it: shorter again.
 // - Restarts: only the killed owner restarts; the checker's grace is the sessions' lease,
 //   below asnd's locks.grace_period (15 s), so a kill only shortens the intervals it touches.
-// Fencing tokens: a switch that takes slots over raises its token floor above its
-// predecessor's, so the checker's per-file order holds across owners (a file lives in one
-// table at a time).
+// Fencing tokens: a switch that takes slots over grants on them with tokens that embed an etcd
+// revision at or past the move, its predecessor's all embed earlier ones (lock_manager_
+// fabric.cc), so the checker's per-file order holds across owners (a file lives in one table
+// at a time).
 #include <gtest/gtest.h>
 #include <signal.h>
 

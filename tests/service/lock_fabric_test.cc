@@ -4,6 +4,7 @@
 // refused, a slot gained grants nothing during the takeover grace and then with higher
 // tokens, a slot lost (to another switch, or at a new epoch) ends its holders and its waits,
 // and an unconfirmed map grants and renews nothing.
+#include <filesystem>
 #include <fstream>
 #include <functional>
 
@@ -57,7 +58,7 @@ class LockFabricTest : public LockServiceTest {
   void serve(LockOwnership m, std::chrono::milliseconds grace = 0ms) {
     const int64_t revision = m.revision;
     manager().set_lock_map(std::move(m), grace);
-    manager().confirm_lock_map(revision, LockClock::now() + 1h);
+    manager().confirm_lock_map(revision, revision, LockClock::now() + 1h);
   }
 
   Refused try_lock_at(uint64_t session, const std::string& file) {
@@ -245,12 +246,12 @@ TEST_P(LockFabricTest, NothingIsGrantedOrRenewedWithoutAConfirmedMap) {
 
   manager().set_lock_map(map(1), 0ms);
   EXPECT_EQ(try_lock_at(s, mine_).reason, "fenced");
-  manager().confirm_lock_map(2, LockClock::now() + 1h);  // another revision confirms nothing
+  manager().confirm_lock_map(2, 2, LockClock::now() + 1h);  // another revision confirms nothing
   EXPECT_EQ(try_lock_at(s, mine_).reason, "fenced");
-  manager().confirm_lock_map(1, LockClock::now());  // a confirmation that has run out
+  manager().confirm_lock_map(1, 1, LockClock::now());  // a confirmation that has run out
   EXPECT_EQ(try_lock_at(s, mine_).reason, "fenced");
   EXPECT_EQ(renew(s).error_code(), grpc::StatusCode::UNAVAILABLE);
-  manager().confirm_lock_map(1, LockClock::now() + 1h);
+  manager().confirm_lock_map(1, 1, LockClock::now() + 1h);
   ASSERT_OK(renew(s));
   ASSERT_OK(try_lock_at(s, mine_).status);
 }
@@ -262,6 +263,134 @@ TEST_P(LockFabricTest, WithoutAMapAnyMoreEveryFileIsServedAgain) {
   manager().set_lock_map(std::nullopt, 0ms);
   ASSERT_OK(try_lock_at(s, theirs_).status);
   ASSERT_OK(try_lock_at(s, nobodys_).status);
+}
+
+// Fencing tokens in a fabric embed the etcd revision (lock_manager_fabric.cc): above every
+// standalone token, ordered by the revision whatever the switches' clocks say.
+
+locks::Token clock_a_day_ahead() {
+  return static_cast<locks::Token>(
+      std::chrono::nanoseconds((std::chrono::system_clock::now() + 24h).time_since_epoch())
+          .count());
+}
+
+locks::Token clock_a_day_behind() {
+  return static_cast<locks::Token>(
+      std::chrono::nanoseconds((std::chrono::system_clock::now() - 24h).time_since_epoch())
+          .count());
+}
+
+// Puts the switches' wall clock (what standalone tokens are floored to) off for a test.
+struct WallClockOff {
+  ~WallClockOff() { set_token_wall_clock(nullptr); }
+};
+
+TEST_P(LockFabricTest, ASuccessorWhoseClockIsADayBehindGrantsAboveItsPredecessor) {
+  WallClockOff restore;
+  // The predecessor, switch "p", its clock a day ahead, owns slots 0-99 at revision 10.
+  set_token_wall_clock(&clock_a_day_ahead);
+  std::filesystem::create_directories(dir_.path() + "/p");
+  uint64_t before = 0;
+  {
+    test::LockStack p(GetParam(), dir_.path() + "/p", config_, profile_);
+    LockOwnership at_p = map(10, 1, "p");
+    at_p.self = "p";
+    p.manager().set_lock_map(at_p, 0ms);
+    p.manager().confirm_lock_map(10, 10, LockClock::now() + 1h);
+    auto stub = v1::Locks::NewStub(p.channel());
+    std::swap(stub, stub_);
+    const uint64_t s = open();
+    for (uint64_t i = 0; i < 3; ++i) {
+      v1::LockResponse granted;
+      ASSERT_OK(try_lock(request(s, mine_, i * 10, 10), &granted));
+      before = std::max(before, granted.token());
+    }
+    std::swap(stub, stub_);
+  }
+  EXPECT_EQ(token_revision(before), 10);
+  // Switch "a", its clock a day behind, restarts and takes the slots over at revision 12.
+  set_token_wall_clock(&clock_a_day_behind);
+  stub_.reset();
+  stack_.reset();
+  start();
+  manager().await_lock_map("lab", "a");
+  serve(map(12, 2), 0ms);
+  const Refused after = try_lock_at(open(), mine_);
+  ASSERT_OK(after.status);
+  EXPECT_GT(after.token, before);
+  EXPECT_EQ(token_revision(after.token), 12);
+  EXPECT_NE(after.token & kFabricTokenFlag, 0u);
+}
+
+TEST_P(LockFabricTest, TokensEmbedTheNewestRevisionAtWhichTheMapWasKnown) {
+  serve(map(10));
+  const uint64_t s = open();
+  v1::LockResponse first, second, third;
+  ASSERT_OK(try_lock(request(s, mine_, 0, 10), &first));
+  EXPECT_EQ(token_revision(first.token()), 10);
+  EXPECT_GE(first.token(), fabric_token_floor(10));
+  // Read back at store revision 13 (other keys were written): the map was current then.
+  manager().confirm_lock_map(10, 13, LockClock::now() + 1h);
+  ASSERT_OK(try_lock(request(s, mine_, 10, 10), &second));
+  EXPECT_EQ(token_revision(second.token()), 13);
+  // A new map (the same slots, the same epoch: kept) through the watch.
+  manager().set_lock_map(map(20), 0ms);
+  ASSERT_OK(try_lock(request(s, also_mine_, 0, 10), &third));
+  EXPECT_EQ(token_revision(third.token()), 20);
+  EXPECT_GT(third.token(), second.token());
+  EXPECT_GT(second.token(), first.token());
+}
+
+TEST_P(LockFabricTest, TheCounterFencesBeforeItReachesTheNextRevision) {
+  // The margin kept for waiting requests (locks.max_waiting + 1) leaves room for 3 grants.
+  config_.max_waiting = (1u << kTokenCounterBits) - 4;
+  restart(15);
+  serve(map(10));
+  EXPECT_FALSE(manager().tokens_need_revision());
+  const uint64_t s = open();
+  for (uint64_t i = 0; i < 3; ++i) ASSERT_OK(try_lock(request(s, mine_, i * 10, 10)));
+  // Half of the 3 used: the fabric agent would write to etcd before its next read.
+  EXPECT_TRUE(manager().tokens_need_revision());
+  grpc::ClientContext context;
+  v1::LockResponse response;
+  const grpc::Status fenced = stub_->TryLock(&context, request(s, mine_, 30, 10), &response);
+  EXPECT_EQ(fenced.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(reason_of(context), "fenced");
+  EXPECT_THAT(fenced.error_message(),
+              ::testing::HasSubstr("fencing tokens since etcd revision 10"));
+  // A read at a newer revision lifts it.
+  manager().confirm_lock_map(10, 11, LockClock::now() + 1h);
+  EXPECT_FALSE(manager().tokens_need_revision());
+  v1::LockResponse granted;
+  ASSERT_OK(try_lock(request(s, mine_, 30, 10), &granted));
+  EXPECT_EQ(token_revision(granted.token()), 11);
+}
+
+TEST_P(LockFabricTest, AMapDeletedAndCreatedAgainKeepsTokensGrowing) {
+  serve(map(10, 3));
+  const uint64_t s = open();
+  v1::LockResponse first;
+  ASSERT_OK(try_lock(request(s, mine_, 0, 10), &first));
+  // Deleted at revision 11 (the agent keeps the map in force, unconfirmed), created again at
+  // 12 by a new `fabric apply`, its epochs from 1 again.
+  serve(map(12, 1));
+  const Refused again = try_lock_at(open(), also_mine_);
+  ASSERT_OK(again.status);
+  EXPECT_GT(again.token, first.token());
+  EXPECT_EQ(token_revision(again.token), 12);
+}
+
+TEST_P(LockFabricTest, ARevisionTokensCannotEmbedIsRefusedAndTheMapInForceStays) {
+  serve(map(10));
+  try {
+    manager().set_lock_map(map(int64_t{1} << 40, 1, "b"), 0ms);
+    ADD_FAILURE() << "a map at revision 2^40 was applied";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("40 bits"));
+  }
+  const uint64_t s = open();
+  ASSERT_OK(try_lock_at(s, mine_).status);
+  EXPECT_EQ(try_lock_at(s, theirs_).reason, "moved");
 }
 
 INSTANTIATE_TEST_SUITE_P(Domains, LockFabricTest, ::testing::ValuesIn(LockStack::kinds()),

@@ -10,6 +10,7 @@
 
 #include "asn/fabric_spec/fabric_spec.hpp"
 #include "asn/fabric_spec/lock_map.hpp"
+#include "error.hpp"
 
 namespace asn {
 
@@ -20,7 +21,9 @@ LockMapAgent::LockMapAgent(const FabricConfig& config, etcd::Client& client, Loc
       locks_(locks),
       takeover_grace_(takeover_grace),
       on_status_(std::move(on_status)),
-      key_(fabric::lock_map_key(config.etcd.prefix, config.name)) {}
+      key_(fabric::lock_map_key(config.etcd.prefix, config.name)),
+      token_key_(fmt::format("{}/fabrics/{}/lock-tokens/{}", config.etcd.prefix, config.name,
+                             config.switch_name)) {}
 
 void LockMapAgent::on_value(const std::string& value, int64_t revision) {
   std::lock_guard lock(mutex_);
@@ -71,13 +74,28 @@ void LockMapAgent::on_value(const std::string& value, int64_t revision) {
     ownership.ranges.push_back({a.first_slot(), a.last_slot(), a.owner(), a.endpoint(), a.epoch()});
     if (a.owner() == config_.switch_name) slots += a.last_slot() - a.first_slot() + 1;
   }
-  locks_.set_lock_map(std::move(ownership), takeover_grace_);
+  try {
+    locks_.set_lock_map(std::move(ownership), takeover_grace_);
+  } catch (const Error& e) {
+    // A revision tokens cannot embed: as a damaged map, the one in force stays, unconfirmed.
+    spdlog::error("fabric: {}", e.what());
+    refused_ = revision;
+    on_status_(std::max<int64_t>(revision_, 0), 0, e.what());
+    return;
+  }
   revision_ = revision;
   on_status_(revision, slots, "");
 }
 
 void LockMapAgent::check() {
   const auto sent = LockClock::now();
+  // Half the tokens the revision allows are used: a write, so that the read below sees a
+  // newer revision and the next tokens embed it (lock_manager_fabric.cc, "the counter").
+  if (locks_.tokens_need_revision()) {
+    const int64_t at = client_.put({token_key_, config_.switch_name});
+    spdlog::info("fabric: fencing tokens moved on to etcd revision {} ({} written)", at,
+                 token_key_);
+  }
   const etcd::Range range = client_.get(key_);
   if (range.kvs.empty()) {
     on_value("", range.revision);
@@ -87,7 +105,9 @@ void LockMapAgent::check() {
   on_value(kv.value, kv.mod_revision);
   // Read at or after `sent`, the map said what the LockManager holds: it may grant on it for
   // one status lease from then (lock_manager_fabric.cc).
-  locks_.confirm_lock_map(kv.mod_revision, sent + std::chrono::seconds(config_.status_ttl_s));
+  // The read's header revision: the map was current then, and a move is written after it.
+  locks_.confirm_lock_map(kv.mod_revision, range.revision,
+                          sent + std::chrono::seconds(config_.status_ttl_s));
   fabric::LockMap map;
   try {
     map = fabric::parse_lock_map_document(kv.value);

@@ -7,7 +7,9 @@
 // - every third of the status lease it reads the map back (a linearizable read) and confirms
 //   it (LockManager::confirm_lock_map) for one status lease from when it sent the read: a
 //   switch that can no longer read etcd stops granting and renewing before any successor may
-//   start;
+//   start; the read's header revision goes with it, for the fencing tokens to embed, and when
+//   the tokens have used half of what one revision allows it first writes
+//   <prefix>/fabrics/<F>/lock-tokens/<switch> so that the read sees a newer one;
 // - failover: when an owner's status key has been gone for a whole status lease (it died, was
 //   stopped, or is cut off), the next live switch after it in name order takes its slots at a
 //   new epoch, in one Txn guarded by the map's revision and by the owner's status still being
@@ -58,6 +60,7 @@ class LockMapAgent {
   std::chrono::milliseconds takeover_grace_;
   OnStatus on_status_;
   std::string key_;
+  std::string token_key_;  // written to move the revision on (the class comment)
   std::mutex mutex_;
   int64_t revision_ = -1;  // mutex_: the map's revision handed to the LockManager (0: none)
   int64_t seen_ = 0;       // mutex_: the newest revision reported

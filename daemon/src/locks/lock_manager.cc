@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <filesystem>
 #include <fstream>
@@ -59,11 +60,28 @@ bool write_whole(const std::string& path, const google::protobuf::MessageLite& m
   return !ec;
 }
 
-locks::Token wall_clock_ns() {
+namespace {
+
+locks::Token system_clock_ns() {
   return static_cast<locks::Token>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                        std::chrono::system_clock::now().time_since_epoch())
                                        .count());
 }
+
+std::atomic<locks::Token (*)()> token_wall_clock{&system_clock_ns};
+
+}  // namespace
+
+locks::Token wall_clock_ns() { return token_wall_clock.load()(); }
+
+}  // namespace lock_manager_detail
+
+void set_token_wall_clock(locks::Token (*clock)()) {
+  lock_manager_detail::token_wall_clock.store(
+      clock != nullptr ? clock : &lock_manager_detail::system_clock_ns);
+}
+
+namespace lock_manager_detail {
 
 std::string with_public_sessions(
     std::string_view text, const std::function<std::optional<uint64_t>(uint64_t)>& public_id) {
@@ -224,12 +242,14 @@ uint64_t LockManager::lock(const LockCall& call, locks::Wait wait,
     // share of the switch's table, or (below) when the table has no room.
     if (first_fit && !switch_share_left(session, need)) d = software_;
     if (fresh) catch_up_tokens(d);
+    check_token_budget(d);
     check_entries(session, d, need, "this lock");
     locks::Request request{domain_session(session, d), call.file, call.mode, call.ranges, wait};
     locks::Outcome outcome = domains_[d]->request(request);
     if (outcome.status == locks::Status::kTableFull && first_fit && d == switch_) {
       d = software_;
       catch_up_tokens(d);
+      check_token_budget(d);
       check_entries(session, d, need, "this lock");
       request.session = session.id;
       outcome = domains_[d]->request(request);

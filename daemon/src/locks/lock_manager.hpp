@@ -47,6 +47,7 @@
 #include "asn/locks/lock_table.hpp"
 #include "config.hpp"
 #include "error.hpp"
+#include "locks/fabric_token.hpp"
 #include "locks/lock_domain.hpp"
 #include "state/reconciler.hpp"
 
@@ -301,11 +302,18 @@ class LockManager final : public Reconcilable {
   // A member of a fabric grants and renews nothing until it has read the fabric's lock map
   // (or found it has none): its table may hold slots that moved while it was down.
   void await_lock_map(const std::string& fabric, const std::string& self);
-  // The map in force was read back from etcd as current (a linearizable read sent at `sent`):
-  // sessions may be renewed and locks granted until `until`. Past it (etcd out of reach) the
-  // switch grants and renews nothing (UNAVAILABLE, reason "fenced"): an owner that can no
-  // longer learn of a move must not outlive the grace its successor waits.
-  void confirm_lock_map(int64_t revision, LockClock::time_point until);
+  // The map in force (at `revision`) was read back from etcd as current by a linearizable
+  // read sent at `sent`, whose header said the store's revision was `read_revision`:
+  // sessions may be renewed and locks granted until `until`, and the tokens of grants embed
+  // `read_revision` from now on. Past `until` (etcd out of reach) the switch grants and renews
+  // nothing (UNAVAILABLE, reason "fenced"): an owner that can no longer learn of a move must
+  // not outlive the grace its successor waits.
+  void confirm_lock_map(int64_t revision, int64_t read_revision, LockClock::time_point until);
+  // Whether the token counter has used half of what the revision its tokens embed allows
+  // (2^23 less the room kept for locks.max_waiting waiting requests): the
+  // fabric agent then writes to etcd, so that its next confirmation reads a newer revision
+  // (lock_manager_fabric.cc, "the counter").
+  bool tokens_need_revision() const;
 
   // `owner` names the client for people (logs, lists); `owner_key` is its verified
   // principal (SessionCaller::owner_key), empty on plain TCP. The session's id is random
@@ -529,8 +537,14 @@ class LockManager final : public Reconcilable {
   void save_served_epochs(const std::vector<bool>& dropping);
   const std::string& owner_of(const SlotState& slot) const;
   std::vector<std::string> drop_slots(const std::vector<bool>& lost, Finished& finished);
-  int64_t confirmed_revision_ = 0;
   LockClock::time_point map_valid_until_{};
+  // The newest etcd revision at which the map in force was known current (0: none yet): the
+  // tokens granted embed it, and stay below fabric_token_floor(token_revision_ + 1).
+  int64_t token_revision_ = 0;
+  void raise_token_revision(int64_t revision);
+  // Throws kReasonFenced when a grant in `domain` now could, with the grants its waiting
+  // requests may get later, reach the next revision's tokens.
+  void check_token_budget(int domain) const;
   // The loss grace (class comment): the sessions that may still hold lost switch locks and
   // have not reclaimed, the files withheld from others, and when every lease alive at the
   // loss has run out.

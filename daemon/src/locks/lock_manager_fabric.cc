@@ -14,8 +14,36 @@
 //   every grant of A has run out, whether A saw the move, was stopped, or was cut off.
 // - A switch that sees a slot it served at epoch e now at another owner, or at another epoch,
 //   drops the slot's grants and waits.
-// Fencing tokens: on a takeover the token floor is raised to the wall clock at the end of the
-// grace, so B's tokens are above A's (tokens are wall-clock floored, lock_manager_start.cc).
+//
+// Fencing tokens order the owners of a slot whatever the switches' clocks say. Standalone, a
+// token is floored to the wall clock (lock_manager_start.cc), below 2^63. In a fabric it is
+// fabric_token_floor(r) + c (fabric_token.hpp): bit 63, r a 40-bit etcd revision, c a 23-bit
+// counter; compared as unsigned 64-bit numbers, by r first. Tokens are one counter per lock
+// domain, not per file, so r cannot be a slot's epoch: it is token_revision_, the newest etcd
+// revision at which this switch knew the map in force current (the map's mod_revision when
+// it applies one, set_lock_map; the header revision of a linearizable read that returned it,
+// confirm_lock_map). etcd's revision is global and only grows, a map deleted and re-created
+// included (whose epochs restart).
+// - Raising r raises every domain's floor to fabric_token_floor(r), and only after the map of
+//   revision r is applied: the lost slots' waits are withdrawn and nothing is accepted on
+//   them, so no grant on a slot that map took away carries r.
+// - The counter never reaches the next revision: a request is refused (fenced) unless
+//   next_token + locks.max_waiting + 1 < fabric_token_floor(r + 1), the margin covering the
+//   grants the domain makes later to requests already waiting (at most max_waiting; no new
+//   one is accepted). So every token this switch grants on s embeds an r at which the map in
+//   etcd gave it s.
+// - A moves s to B at revision R_move: A's map was current at each r it used, so r < R_move.
+//   B grants on s only after applying a map of revision >= R_move, so its tokens on s embed
+//   r' >= R_move > r: every token of B on s is above every token of A, whatever the clocks.
+//   A switch that gains s back later is above B by the same argument.
+// - A restart: tables keep their counters (a board reset re-floors from the others), and
+//   the first grant waits for a confirmation, whose read revision is above every r used.
+// - The counter: with 2^23 tokens per revision and etcd's revision moving only on writes, a
+//   quiet etcd would fence a busy switch. When half is used (tokens_need_revision), the
+//   fabric agent writes a key of its own before its next read (lock_map_agent.cc), so that
+//   the read's revision, and the floor, move on. A revision above 2^40 - 1 is refused (the
+//   map is not applied, or not confirmed: fenced). If etcd's revision goes back (a restore
+//   from a snapshot), the counter is above the limit: fenced until the revision passes it.
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -158,6 +186,13 @@ void LockManager::set_lock_map(std::optional<LockOwnership> map,
   {
     std::lock_guard lock(mu_);
     if (map && lock_map_ && lock_map_->known && map->revision == lock_map_->revision) return;
+    if (map && (map->revision <= 0 || map->revision > kMaxTokenRevision)) {
+      throw Error(ErrorCode::kOutOfRange,
+                  fmt::format("fabric '{}''s lock map is at etcd revision {}: fencing tokens "
+                              "embed the revision in 40 bits, so it must be in [1, {}]; the "
+                              "map in force stays",
+                              map->fabric, map->revision, kMaxTokenRevision));
+    }
     SlotPlan plan = plan_slots(map, takeover_grace, LockClock::now());
     if (map) {
       spdlog::info("locks: fabric '{}' lock map at etcd revision {}: switch {} owns {} slots",
@@ -169,13 +204,10 @@ void LockManager::set_lock_map(std::optional<LockOwnership> map,
     slots_ = std::move(plan.slots);
     served_before_.reset();  // the first map after the start has judged the table
     save_served_epochs(plan.lost);
-    if (plan.gained) {
-      // A successor's tokens above its predecessor's: the floor is the wall clock at the end
-      // of the grace, which every earlier owner's token is below.
-      align_token_floors(wall_clock_ns() + static_cast<locks::Token>(
-                                               std::chrono::nanoseconds(takeover_grace).count()));
-    }
     dropped = drop_slots(plan.lost, finished);
+    // Only now, the lost slots' waits withdrawn and no request on them accepted: no grant on
+    // a slot this map took away carries its revision.
+    if (lock_map_) raise_token_revision(lock_map_->revision);
   }
   run(finished);
   const std::vector<locks::ByteRange> whole = {{0, std::numeric_limits<uint64_t>::max()},
@@ -250,10 +282,67 @@ void LockManager::await_lock_map(const std::string& fabric, const std::string& s
   slots_.assign(fabric::kLockSlots, SlotState{});
 }
 
-void LockManager::confirm_lock_map(int64_t revision, LockClock::time_point until) {
+void LockManager::confirm_lock_map(int64_t revision, int64_t read_revision,
+                                   LockClock::time_point until) {
   std::lock_guard lock(mu_);
-  if (!lock_map_ || lock_map_->revision != revision) return;
+  if (!lock_map_ || !lock_map_->known || lock_map_->revision != revision) return;
+  if (read_revision < revision || read_revision > kMaxTokenRevision) {
+    spdlog::error(
+        "locks: etcd read fabric '{}''s lock map (revision {}) at store revision {}: fencing "
+        "tokens embed it in 40 bits, so it must be in [{}, {}]; the map is not confirmed",
+        lock_map_->fabric, revision, read_revision, revision, kMaxTokenRevision);
+    return;
+  }
   map_valid_until_ = std::max(map_valid_until_, until);
+  raise_token_revision(read_revision);
+}
+
+void LockManager::raise_token_revision(int64_t revision) {
+  if (revision <= token_revision_) return;
+  token_revision_ = revision;
+  align_token_floors(fabric_token_floor(revision));
+}
+
+bool LockManager::tokens_need_revision() const {
+  std::lock_guard lock(mu_);
+  if (!lock_map_ || !lock_map_->known || token_revision_ <= 0) return false;
+  // Half of what may be granted at this revision (check_token_budget: the window less the
+  // margin) is used.
+  const locks::Token floor = fabric_token_floor(token_revision_);
+  const locks::Token window = locks::Token{1} << kTokenCounterBits;
+  const locks::Token margin = locks::Token{config_.max_waiting} + 1;
+  const locks::Token usable = margin < window ? window - margin : 0;
+  return std::any_of(next_token_.begin(), next_token_.end(), [&](locks::Token next) {
+    return next >= floor && (next - floor) * 2 >= usable;
+  });
+}
+
+void LockManager::check_token_budget(int domain) const {
+  if (!lock_map_ || !lock_map_->known || token_revision_ <= 0) return;
+  // Counted from this revision's floor: the next revision's may be 2^64 (no overflow).
+  const locks::Token floor = fabric_token_floor(token_revision_);
+  const locks::Token next = next_token_[domain];
+  const locks::Token window = locks::Token{1} << kTokenCounterBits;
+  // Every waiting request may be granted later, each with a token of its own.
+  const locks::Token margin = locks::Token{config_.max_waiting} + 1;
+  if (next < floor || next - floor + margin < window) return;
+  if (next - floor >= window) {
+    throw Error(ErrorCode::kUnavailable,
+                fmt::format("switch {}'s next fencing token ({}) embeds etcd revision {}, above "
+                            "revision {}, the newest at which it read fabric '{}''s lock map: "
+                            "etcd's revision went back (restored from a snapshot, or a new "
+                            "cluster?); it grants nothing until etcd's revision passes {}",
+                            lock_map_->self, next, token_revision(next), token_revision_,
+                            lock_map_->fabric, token_revision(next)))
+        .with_reason(kReasonFenced);
+  }
+  throw Error(ErrorCode::kUnavailable,
+              fmt::format("switch {} granted nearly 2^{} fencing tokens since etcd revision {}, "
+                          "the newest at which it read fabric '{}''s lock map: it grants nothing "
+                          "more until it reads the map at a newer revision (within a third of "
+                          "the status lease); retry",
+                          lock_map_->self, kTokenCounterBits, token_revision_, lock_map_->fabric))
+      .with_reason(kReasonFenced);
 }
 
 void LockManager::check_fence(LockClock::time_point now) const {

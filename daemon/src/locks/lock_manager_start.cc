@@ -84,7 +84,9 @@ LockManager::LockManager(std::unique_ptr<LockDomain> switch_domain, const std::s
   // A table may be new, or have lost its tokens (the board was reset while asnd was down):
   // no grant from now on may get a token at or below one granted before. Wall-clock
   // nanoseconds are above every token granted before this start, as no table grants more
-  // than one token per nanosecond; the tables' own next tokens cover a clock set back.
+  // than one token per nanosecond; the tables' own next tokens cover a clock set back. In a
+  // fabric the clock plays no part: the first confirmed map raises them above every token
+  // embedding an earlier etcd revision (lock_manager_fabric.cc).
   align_token_floors(wall_clock_ns());
   timer_ = std::thread([this] { timer_loop(); });
 }
