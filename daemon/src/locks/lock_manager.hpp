@@ -545,6 +545,8 @@ class LockManager final : public Reconcilable {
   // Throws kReasonFenced when a grant in `domain` now could, with the grants its waiting
   // requests may get later, reach the next revision's tokens.
   void check_token_budget(int domain) const;
+  // The tokens that may be granted later without passing check_token_budget() again.
+  locks::Token token_margin() const;
   // The loss grace (class comment): the sessions that may still hold lost switch locks and
   // have not reclaimed, the files withheld from others, and when every lease alive at the
   // loss has run out.

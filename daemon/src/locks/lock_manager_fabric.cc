@@ -303,6 +303,13 @@ void LockManager::raise_token_revision(int64_t revision) {
   align_token_floors(fabric_token_floor(revision));
 }
 
+locks::Token LockManager::token_margin() const {
+  // Every waiting request may be granted later, each with a token of its own, and this call
+  // one more. Waiting calls are at most locks.max_waiting, but a SIGHUP may have lowered it
+  // below the number already waiting (set_limits): the larger of the two.
+  return locks::Token{std::max<size_t>(config_.max_waiting, waiters_.size())} + 1;
+}
+
 bool LockManager::tokens_need_revision() const {
   std::lock_guard lock(mu_);
   if (!lock_map_ || !lock_map_->known || token_revision_ <= 0) return false;
@@ -310,7 +317,7 @@ bool LockManager::tokens_need_revision() const {
   // margin) is used.
   const locks::Token floor = fabric_token_floor(token_revision_);
   const locks::Token window = locks::Token{1} << kTokenCounterBits;
-  const locks::Token margin = locks::Token{config_.max_waiting} + 1;
+  const locks::Token margin = token_margin();
   const locks::Token usable = margin < window ? window - margin : 0;
   return std::any_of(next_token_.begin(), next_token_.end(), [&](locks::Token next) {
     return next >= floor && (next - floor) * 2 >= usable;
@@ -323,8 +330,7 @@ void LockManager::check_token_budget(int domain) const {
   const locks::Token floor = fabric_token_floor(token_revision_);
   const locks::Token next = next_token_[domain];
   const locks::Token window = locks::Token{1} << kTokenCounterBits;
-  // Every waiting request may be granted later, each with a token of its own.
-  const locks::Token margin = locks::Token{config_.max_waiting} + 1;
+  const locks::Token margin = token_margin();
   if (next < floor || next - floor + margin < window) return;
   if (next - floor >= window) {
     throw Error(ErrorCode::kUnavailable,
