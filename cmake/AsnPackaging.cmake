@@ -167,8 +167,10 @@ parallel file system clients (C++ and C APIs).")
 
 set(CPACK_DEBIAN_LIBASNCLIENT-DEV_PACKAGE_NAME libasnclient-dev)
 set(CPACK_DEBIAN_LIBASNCLIENT-DEV_PACKAGE_SECTION libdevel)
+# Not libgrpc++-dev nor libprotobuf-dev: the headers include neither, and asnclient.pc no
+# longer names them (client/CMakeLists.txt).
 set(CPACK_DEBIAN_LIBASNCLIENT-DEV_PACKAGE_DEPENDS
-    "${ASN_CLIENT_PACKAGE} (= ${PROJECT_VERSION}-${ASN_DEB_REVISION}), libgrpc++-dev, libprotobuf-dev")
+    "${ASN_CLIENT_PACKAGE} (= ${PROJECT_VERSION}-${ASN_DEB_REVISION})")
 set(CPACK_DEBIAN_LIBASNCLIENT-DEV_DESCRIPTION "active storage network switch: lock client library (development)
 Headers (asn/client/locks.hpp, asn/client/asnclient.h), the shared library
 link and the pkg-config file asnclient.pc of libasnclient.")

@@ -2,7 +2,10 @@
 #include "asn/client/asnclient.h"
 
 #include <exception>
+#include <limits>
+#include <mutex>
 #include <new>
+#include <stop_token>
 #include <string>
 #include <utility>
 
@@ -15,21 +18,30 @@ struct asn_client {
 };
 
 struct asn_session {
+  explicit asn_session(Session opened) : session(std::move(opened)) {}
   Session session;
+  // The stop_source of the locks waiting now: asn_lock_cancel stops it and puts a fresh one
+  // in its place, so that it cancels only the calls that were waiting when it was called.
+  std::mutex cancel_mutex;
+  std::stop_source cancel;
+};
+
+struct asn_lock_handle {
+  LockGuard guard;
 };
 
 namespace {
 
 thread_local std::string last_error;
 
-int fail(int status, std::string message) {
+asn_status fail(int status, std::string message) {
   last_error = std::move(message);
-  return status;
+  return static_cast<asn_status>(status);
 }
 
 // Runs `body` (which returns nothing) and turns its exceptions into a status.
 template <class Body>
-int guarded(Body&& body) {
+asn_status guarded(Body&& body) {
   last_error.clear();
   try {
     body();
@@ -53,10 +65,26 @@ bool valid_ranges(const void* file, size_t file_len, const asn_range* ranges, si
   return file != nullptr && file_len > 0 && (ranges != nullptr || n == 0);
 }
 
+// ASN_TO_EOF (length 0) becomes what asnd's ranges say for "to the end of the file": up to
+// 2^64 (lib/locks range.hpp: a length of 0 is refused there, the end of the space is offset +
+// length = 2^64). From offset 0 that is 2^64 bytes, one more than a length holds, so the whole
+// file goes as two touching ranges, [0, 2^64 - 1) and the last byte; unlock and downgrade
+// map it the same way, so they name the same bytes.
 Ranges to_ranges(const asn_range* ranges, size_t n) {
+  constexpr uint64_t kLast = std::numeric_limits<uint64_t>::max();
   std::vector<ByteRange> list;
-  list.reserve(n);
-  for (size_t i = 0; i < n; ++i) list.push_back({ranges[i].offset, ranges[i].length});
+  list.reserve(n + 1);
+  for (size_t i = 0; i < n; ++i) {
+    const asn_range& r = ranges[i];
+    if (r.length != ASN_TO_EOF) {
+      list.push_back({r.offset, r.length});
+    } else if (r.offset != 0) {
+      list.push_back({r.offset, 0 - r.offset});  // 2^64 - offset
+    } else {
+      list.push_back({0, kLast});
+      list.push_back({kLast, 1});
+    }
+  }
   return Ranges(list);
 }
 
@@ -73,14 +101,45 @@ Deadline to_deadline(int64_t timeout_ms) {
   return Deadline(std::chrono::milliseconds(timeout_ms));
 }
 
-int lock_common(asn_session* session, const void* file, size_t file_len, const Ranges& ranges,
-                asn_lock_mode mode, int64_t timeout_ms, bool try_lock, uint64_t* token) {
+std::stop_token cancel_token(asn_session* session) {
+  std::lock_guard lock(session->cancel_mutex);
+  return session->cancel.get_token();
+}
+
+// The grant of a lock or try_lock; throws as the C++ API does.
+Grant grant_of(asn_session* session, std::string_view file, const Ranges& ranges,
+               asn_lock_mode mode, int64_t timeout_ms, bool try_lock) {
+  if (try_lock) return session->session.try_lock(file, ranges, to_mode(mode));
+  return session->session.lock(file, ranges, to_mode(mode), to_deadline(timeout_ms),
+                               cancel_token(session));
+}
+
+asn_status lock_common(asn_session* session, const void* file, size_t file_len,
+                       const Ranges& ranges, asn_lock_mode mode, int64_t timeout_ms, bool try_lock,
+                       uint64_t* token) {
   return guarded([&] {
     std::string_view id(static_cast<const char*>(file), file_len);
-    Grant grant = try_lock
-                      ? session->session.try_lock(id, ranges, to_mode(mode))
-                      : session->session.lock(id, ranges, to_mode(mode), to_deadline(timeout_ms));
+    Grant grant = grant_of(session, id, ranges, mode, timeout_ms, try_lock);
     if (token != nullptr) *token = grant.token;
+  });
+}
+
+asn_status acquire(const char* call, asn_session* session, const void* file, size_t file_len,
+                   const asn_range* ranges, size_t n_ranges, asn_lock_mode mode, int64_t timeout_ms,
+                   bool try_lock, asn_lock_handle** handle) {
+  if (handle == nullptr) return fail(ASN_INVALID_ARGUMENT, std::string(call) + ": handle is NULL");
+  *handle = nullptr;
+  if (session == nullptr || !valid_ranges(file, file_len, ranges, n_ranges) || !valid_mode(mode)) {
+    return fail(ASN_INVALID_ARGUMENT,
+                std::string(call) + ": NULL session, empty file id or bad mode");
+  }
+  return guarded([&] {
+    std::string id(static_cast<const char*>(file), file_len);
+    Ranges list = to_ranges(ranges, n_ranges);
+    Grant grant = grant_of(session, id, list, mode, timeout_ms, try_lock);
+    // The guard first: if `new` fails, its destructor gives the granted lock back.
+    LockGuard guard(session->session, std::move(id), std::move(list), std::move(grant));
+    *handle = new asn_lock_handle{std::move(guard)};
   });
 }
 
@@ -102,8 +161,8 @@ const char* asn_strerror(int status) {
 
 const char* asn_last_error(void) { return last_error.c_str(); }
 
-int asn_client_open(const char* endpoint, const char* tls_ca, const char* tls_cert,
-                    const char* tls_key, asn_client** client) {
+asn_status asn_client_open(const char* endpoint, const char* tls_ca, const char* tls_cert,
+                           const char* tls_key, asn_client** client) {
   if (client == nullptr) return fail(ASN_INVALID_ARGUMENT, "asn_client_open: client is NULL");
   *client = nullptr;
   return guarded([&] {
@@ -118,8 +177,8 @@ int asn_client_open(const char* endpoint, const char* tls_ca, const char* tls_ce
 
 void asn_client_close(asn_client* client) { delete client; }
 
-int asn_session_open(asn_client* client, unsigned ttl_seconds, const char* name,
-                     asn_session** session) {
+asn_status asn_session_open(asn_client* client, unsigned ttl_seconds, const char* name,
+                            asn_session** session) {
   if (client == nullptr || session == nullptr) {
     return fail(ASN_INVALID_ARGUMENT, "asn_session_open: client or session is NULL");
   }
@@ -127,13 +186,13 @@ int asn_session_open(asn_client* client, unsigned ttl_seconds, const char* name,
   return guarded([&] {
     Session opened =
         client->client.open_session(std::chrono::seconds(ttl_seconds), name != nullptr ? name : "");
-    *session = new asn_session{std::move(opened)};
+    *session = new asn_session(std::move(opened));
   });
 }
 
-int asn_session_close(asn_session* session) {
+asn_status asn_session_close(asn_session* session) {
   if (session == nullptr) return ASN_OK;
-  int status = guarded([&] { session->session.close(); });
+  asn_status status = guarded([&] { session->session.close(); });
   delete session;
   return status;
 }
@@ -168,8 +227,9 @@ void asn_session_on_lost(asn_session* session, void (*callback)(void* arg), void
   session->session.on_lost([callback, arg](const Error&) { callback(arg); });
 }
 
-int asn_lock(asn_session* session, const void* file, size_t file_len, const asn_range* ranges,
-             size_t n_ranges, asn_lock_mode mode, int64_t timeout_ms, uint64_t* token) {
+asn_status asn_lock(asn_session* session, const void* file, size_t file_len,
+                    const asn_range* ranges, size_t n_ranges, asn_lock_mode mode,
+                    int64_t timeout_ms, uint64_t* token) {
   if (session == nullptr || !valid_ranges(file, file_len, ranges, n_ranges) || !valid_mode(mode)) {
     return fail(ASN_INVALID_ARGUMENT, "asn_lock: NULL session, empty file id or bad mode");
   }
@@ -177,9 +237,9 @@ int asn_lock(asn_session* session, const void* file, size_t file_len, const asn_
                      token);
 }
 
-int asn_lock_strided(asn_session* session, const void* file, size_t file_len,
-                     const asn_strided* strided, asn_lock_mode mode, int64_t timeout_ms,
-                     uint64_t* token) {
+asn_status asn_lock_strided(asn_session* session, const void* file, size_t file_len,
+                            const asn_strided* strided, asn_lock_mode mode, int64_t timeout_ms,
+                            uint64_t* token) {
   if (session == nullptr || strided == nullptr || !valid_ranges(file, file_len, nullptr, 0) ||
       !valid_mode(mode)) {
     return fail(ASN_INVALID_ARGUMENT, "asn_lock_strided: NULL argument or bad mode");
@@ -188,16 +248,17 @@ int asn_lock_strided(asn_session* session, const void* file, size_t file_len,
   return lock_common(session, file, file_len, Ranges(pattern), mode, timeout_ms, false, token);
 }
 
-int asn_try_lock(asn_session* session, const void* file, size_t file_len, const asn_range* ranges,
-                 size_t n_ranges, asn_lock_mode mode, uint64_t* token) {
+asn_status asn_try_lock(asn_session* session, const void* file, size_t file_len,
+                        const asn_range* ranges, size_t n_ranges, asn_lock_mode mode,
+                        uint64_t* token) {
   if (session == nullptr || !valid_ranges(file, file_len, ranges, n_ranges) || !valid_mode(mode)) {
     return fail(ASN_INVALID_ARGUMENT, "asn_try_lock: NULL session, empty file id or bad mode");
   }
   return lock_common(session, file, file_len, to_ranges(ranges, n_ranges), mode, 0, true, token);
 }
 
-int asn_unlock(asn_session* session, const void* file, size_t file_len, const asn_range* ranges,
-               size_t n_ranges) {
+asn_status asn_unlock(asn_session* session, const void* file, size_t file_len,
+                      const asn_range* ranges, size_t n_ranges) {
   if (session == nullptr || !valid_ranges(file, file_len, ranges, n_ranges)) {
     return fail(ASN_INVALID_ARGUMENT, "asn_unlock: NULL session or empty file id");
   }
@@ -207,8 +268,8 @@ int asn_unlock(asn_session* session, const void* file, size_t file_len, const as
   });
 }
 
-int asn_downgrade(asn_session* session, const void* file, size_t file_len, const asn_range* ranges,
-                  size_t n_ranges) {
+asn_status asn_downgrade(asn_session* session, const void* file, size_t file_len,
+                         const asn_range* ranges, size_t n_ranges) {
   if (session == nullptr || !valid_ranges(file, file_len, ranges, n_ranges)) {
     return fail(ASN_INVALID_ARGUMENT, "asn_downgrade: NULL session or empty file id");
   }
@@ -216,6 +277,48 @@ int asn_downgrade(asn_session* session, const void* file, size_t file_len, const
     session->session.downgrade(std::string_view(static_cast<const char*>(file), file_len),
                                to_ranges(ranges, n_ranges));
   });
+}
+
+asn_status asn_lock_cancel(asn_session* session) {
+  if (session == nullptr) return fail(ASN_INVALID_ARGUMENT, "asn_lock_cancel: session is NULL");
+  std::lock_guard lock(session->cancel_mutex);
+  session->cancel.request_stop();
+  session->cancel = std::stop_source();
+  return ASN_OK;
+}
+
+asn_status asn_lock_acquire(asn_session* session, const void* file, size_t file_len,
+                            const asn_range* ranges, size_t n_ranges, asn_lock_mode mode,
+                            int64_t timeout_ms, asn_lock_handle** handle) {
+  return acquire("asn_lock_acquire", session, file, file_len, ranges, n_ranges, mode, timeout_ms,
+                 false, handle);
+}
+
+asn_status asn_try_lock_acquire(asn_session* session, const void* file, size_t file_len,
+                                const asn_range* ranges, size_t n_ranges, asn_lock_mode mode,
+                                asn_lock_handle** handle) {
+  return acquire("asn_try_lock_acquire", session, file, file_len, ranges, n_ranges, mode, 0, true,
+                 handle);
+}
+
+asn_status asn_unlock_handle(asn_lock_handle* handle) {
+  if (handle == nullptr) return fail(ASN_INVALID_ARGUMENT, "asn_unlock_handle: handle is NULL");
+  return guarded([&] { handle->guard.unlock(); });
+}
+
+asn_status asn_downgrade_handle(asn_lock_handle* handle) {
+  if (handle == nullptr) return fail(ASN_INVALID_ARGUMENT, "asn_downgrade_handle: handle is NULL");
+  return guarded([&] { handle->guard.downgrade(); });
+}
+
+uint64_t asn_lock_handle_token(const asn_lock_handle* handle) {
+  return handle != nullptr ? handle->guard.token() : 0;
+}
+
+void asn_lock_handle_free(asn_lock_handle* handle) {
+  if (handle == nullptr) return;
+  handle->guard.release();  // the lock lives on until unlocked or the session ends
+  delete handle;
 }
 
 }  // extern "C"

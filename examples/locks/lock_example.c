@@ -11,8 +11,8 @@ int main(int argc, char** argv) {
   asn_range stripe = {0, 1 << 20};
   asn_client* client = NULL;
   asn_session* session = NULL;
-  uint64_t token = 0;
-  int status;
+  asn_lock_handle* lock = NULL;
+  asn_status status;
 
   if ((status = asn_client_open(endpoint, NULL, NULL, NULL, &client)) != ASN_OK ||
       (status = asn_session_open(client, 15, "asn_lock_example_c", &session)) != ASN_OK) {
@@ -20,10 +20,14 @@ int main(int argc, char** argv) {
     asn_client_close(client);
     return 1;
   }
-  status = asn_lock(session, file, strlen(file), &stripe, 1, ASN_LOCK_EXCLUSIVE, 5000, &token);
+  /* The handle remembers file and ranges; {0, ASN_TO_EOF} would be the whole file. */
+  status =
+      asn_lock_acquire(session, file, strlen(file), &stripe, 1, ASN_LOCK_EXCLUSIVE, 5000, &lock);
   if (status == ASN_OK) {
-    printf("locked, token %llu: write tagged with it\n", (unsigned long long)token);
-    status = asn_unlock(session, file, strlen(file), &stripe, 1);
+    printf("locked, token %llu: write tagged with it\n",
+           (unsigned long long)asn_lock_handle_token(lock));
+    status = asn_unlock_handle(lock);
+    asn_lock_handle_free(lock);
   }
   if (status != ASN_OK) fprintf(stderr, "%s: %s\n", asn_strerror(status), asn_last_error());
   asn_session_close(session);

@@ -34,7 +34,12 @@ echo "pkg-config: $cflags $libs"
 includedir=$(pkg-config --variable=includedir asnclient)
 [[ $(realpath "$includedir") == $(realpath "$tmp/prefix")/* ]] || { echo "includedir outside the prefix"; exit 1; }
 [[ -f $includedir/asn/client/locks.hpp && -f $includedir/asn/client/asnclient.h ]]
-pkg-config --print-requires-private asnclient | grep -q grpc++
+# Only the include directory: nothing of gRPC's or abseil's (their -DNOMINMAX) leaks into a
+# user's build through Requires.private (issue 28, finding 14).
+[[ $cflags == "-I$includedir" || $cflags == "-I$includedir " ]] ||
+  { echo "pkg-config --cflags asnclient is '$cflags', not just -I$includedir"; exit 1; }
+[[ -z $(pkg-config --print-requires-private asnclient) ]] ||
+  { echo "asnclient.pc has Requires.private: only the shared library is installed"; exit 1; }
 libdir=$(pkg-config --variable=libdir asnclient)
 ls "$libdir"/libasnclient.so.1 >/dev/null
 
