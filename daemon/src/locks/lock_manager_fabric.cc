@@ -28,10 +28,10 @@
 //   revision r is applied: the lost slots' waits are withdrawn and nothing is accepted on
 //   them, so no grant on a slot that map took away carries r.
 // - The counter never reaches the next revision: a request is refused (fenced) unless
-//   next_token + locks.max_waiting + 1 < fabric_token_floor(r + 1), the margin covering the
-//   grants the domain makes later to requests already waiting (at most max_waiting; no new
-//   one is accepted). So every token this switch grants on s embeds an r at which the map in
-//   etcd gave it s.
+//   next_token + margin < fabric_token_floor(r + 1), the margin (token_margin) covering the
+//   grants the domain makes later to requests already waiting: locks.max_waiting, or the
+//   number waiting if a SIGHUP lowered that below it, plus one. So every token this switch
+//   grants on s embeds an r at which the map in etcd gave it s.
 // - A moves s to B at revision R_move: A's map was current at each r it used, so r < R_move.
 //   B grants on s only after applying a map of revision >= R_move, so its tokens on s embed
 //   r' >= R_move > r: every token of B on s is above every token of A, whatever the clocks.
