@@ -22,8 +22,7 @@ LockMapAgent::LockMapAgent(const FabricConfig& config, etcd::Client& client, Loc
       takeover_grace_(takeover_grace),
       on_status_(std::move(on_status)),
       key_(fabric::lock_map_key(config.etcd.prefix, config.name)),
-      token_key_(fmt::format("{}/fabrics/{}/lock-tokens/{}", config.etcd.prefix, config.name,
-                             config.switch_name)) {}
+      token_key_(fabric::lock_tokens_key(config.etcd.prefix, config.name, config.switch_name)) {}
 
 void LockMapAgent::on_value(const std::string& value, int64_t revision) {
   std::lock_guard lock(mutex_);

@@ -15,6 +15,11 @@ std::string lock_map_key(std::string_view prefix, std::string_view fabric) {
   return cat(prefix, "/fabrics/", fabric, "/locks");
 }
 
+std::string lock_tokens_key(std::string_view prefix, std::string_view fabric,
+                            std::string_view name) {
+  return cat(prefix, "/fabrics/", fabric, "/lock-tokens/", name);
+}
+
 const LockAssignment* lock_owner(const LockMap& map, uint32_t slot) {
   for (const LockAssignment& a : map.assignments()) {
     if (a.first_slot() <= slot && slot <= a.last_slot()) return &a;

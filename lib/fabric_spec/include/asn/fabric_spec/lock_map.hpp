@@ -26,6 +26,11 @@ using LockAssignment = v1::LockAssignment;
 
 // <prefix>/fabrics/<name>/locks
 std::string lock_map_key(std::string_view prefix, std::string_view fabric);
+// <prefix>/fabrics/<name>/lock-tokens/<switch>: written by the switch's asnd only to move
+// etcd's revision on, which its fencing tokens embed (daemon/src/locks/lock_manager_fabric.cc);
+// its value is the switch's name and nothing reads it.
+std::string lock_tokens_key(std::string_view prefix, std::string_view fabric,
+                            std::string_view name);
 
 // The assignment holding `slot`, or nullptr (no switch owns it).
 const LockAssignment* lock_owner(const LockMap& map, uint32_t slot);
