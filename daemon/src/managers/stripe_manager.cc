@@ -138,7 +138,7 @@ state::v1::StripeGroupState StripeManager::checked(const StripeGroupSpec& spec) 
   state::v1::StripeGroupState out;
   out.set_raid(spec.raid);
   out.set_unit_bytes(spec.unit_bytes);
-  out.set_durability(static_cast<uint32_t>(spec.durability));
+  out.set_durability(static_cast<uint32_t>(spec.durability.value_or(StripeDurability::kNone)));
   std::vector<uint32_t> data = spec.data_ports, parity = spec.parity_ports;
   std::sort(data.begin(), data.end());
   std::sort(parity.begin(), parity.end());
@@ -340,7 +340,10 @@ StripeChange StripeManager::update(const StripeGroupSpec& spec, bool validate_on
   state_.require_usable();
   // A group that does not exist is that, whatever else the request says.
   const state::v1::StripeGroupState current = existing(spec.group);
-  const state::v1::StripeGroupState next = checked(spec);
+  state::v1::StripeGroupState next = checked(spec);
+  // What the caller did not name is kept, as a layout change keeps nothing else it did not
+  // ask for.
+  if (!spec.durability) next.set_durability(current.durability());
   StripeChange out;
   out.revision = state_.revision();
   if (same_layout(current, next)) {

@@ -42,7 +42,8 @@ struct StripeGroupSpec {
   std::vector<uint32_t> data_ports;
   std::vector<uint32_t> parity_ports;
   uint32_t unit_bytes = 0;
-  StripeDurability durability = StripeDurability::kNone;
+  // Not given: none for a new group; an update keeps the group's.
+  std::optional<StripeDurability> durability;
 };
 
 // A group as asnd keeps it, with what the board and the storage servers say.

@@ -26,7 +26,8 @@ StripeGroupSpec spec_of(const v1::GroupSpec& in) {
   out.parity_ports.assign(in.parity_ports().begin(), in.parity_ports().end());
   out.unit_bytes = in.unit_bytes();
   switch (in.durability()) {
-    case v1::DURABILITY_UNSPECIFIED:
+    case v1::DURABILITY_UNSPECIFIED:  // not named: none for a new group, kept by an update
+      break;
     case v1::DURABILITY_NONE:
       out.durability = StripeDurability::kNone;
       break;
