@@ -65,9 +65,11 @@ StorageServers::StorageServers(std::string dir) : dir_(std::move(dir)) {
 }
 
 StorageServers::~StorageServers() {
-  for (const auto& [key, fd] : fds_) ::close(fd);
+  fds_.clear();
   ::close(lock_fd_);  // releases the lock
 }
+
+StorageServers::Fd::~Fd() { ::close(fd); }
 
 std::string StorageServers::store_path(unsigned port, uint16_t group) const {
   return dir_ + "/port-" + std::to_string(port) + "/group-" + std::to_string(group) + ".data";
@@ -81,13 +83,13 @@ std::string StorageServers::bitmap_path(unsigned port, uint16_t group) const {
   return dir_ + "/port-" + std::to_string(port) + "/group-" + std::to_string(group) + ".bitmap";
 }
 
-int StorageServers::store(unsigned port, uint16_t group, bool create) {
+std::shared_ptr<StorageServers::Fd> StorageServers::store(unsigned port, uint16_t group,
+                                                          bool create) {
   const auto key = std::make_pair(port, group);
+  // Held across the open too: two groups' first requests may create the same port-<P>.
+  std::lock_guard lock(fds_mu_);
   if (auto it = fds_.find(key); it != fds_.end()) return it->second;
-  if (fds_.size() >= kMaxOpenStores) {
-    for (const auto& [open_key, open_fd] : fds_) ::close(open_fd);
-    fds_.clear();
-  }
+  if (fds_.size() >= kMaxOpenStores) fds_.clear();  // closed as their holders finish
   const std::string path = store_path(port, group);
   int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
   if (fd < 0 && errno == ENOENT && create) {
@@ -99,22 +101,22 @@ int StorageServers::store(unsigned port, uint16_t group, bool create) {
     if (fd >= 0) sync_dir(port_dir);
   }
   if (fd < 0) {
-    if (errno == ENOENT && !create) return -1;
+    if (errno == ENOENT && !create) return nullptr;
     io_error("cannot open", path, errno);
   }
-  fds_.emplace(key, fd);
-  return fd;
+  auto out = std::make_shared<Fd>(fd);
+  fds_.emplace(key, out);
+  return out;
 }
 
 void StorageServers::close_store(unsigned port, uint16_t group) {
-  const auto it = fds_.find(std::make_pair(port, group));
-  if (it == fds_.end()) return;
-  ::close(it->second);
-  fds_.erase(it);
+  std::lock_guard lock(fds_mu_);
+  fds_.erase(std::make_pair(port, group));
 }
 
 void StorageServers::read(unsigned port, uint16_t group, uint64_t offset, std::span<uint8_t> out) {
-  const int fd = store(port, group, /*create=*/false);
+  const auto store_fd = store(port, group, /*create=*/false);
+  const int fd = store_fd ? store_fd->fd : -1;
   size_t done = 0;
   while (fd >= 0 && done < out.size()) {
     const ssize_t n =
@@ -129,7 +131,8 @@ void StorageServers::read(unsigned port, uint16_t group, uint64_t offset, std::s
 
 void StorageServers::write(unsigned port, uint16_t group, uint64_t offset,
                            std::span<const uint8_t> bytes) {
-  const int fd = store(port, group, /*create=*/true);
+  const auto store_fd = store(port, group, /*create=*/true);
+  const int fd = store_fd->fd;
   size_t done = 0;
   while (done < bytes.size()) {
     const ssize_t n =
@@ -143,8 +146,9 @@ void StorageServers::write(unsigned port, uint16_t group, uint64_t offset,
 void StorageServers::open(unsigned port, uint16_t group) { store(port, group, /*create=*/true); }
 
 void StorageServers::truncate(unsigned port, uint16_t group, uint64_t bytes) {
-  const int fd = store(port, group, /*create=*/false);
-  if (fd < 0) return;
+  const auto store_fd = store(port, group, /*create=*/false);
+  if (!store_fd) return;
+  const int fd = store_fd->fd;
   struct stat st {};
   if (::fstat(fd, &st) != 0) io_error("cannot stat", store_path(port, group), errno);
   if (static_cast<uint64_t>(st.st_size) <= bytes) return;
@@ -154,8 +158,10 @@ void StorageServers::truncate(unsigned port, uint16_t group, uint64_t bytes) {
 }
 
 void StorageServers::sync(unsigned port, uint16_t group) {
-  const int fd = store(port, group, /*create=*/false);
-  if (fd >= 0 && ::fdatasync(fd) != 0) io_error("cannot sync", store_path(port, group), errno);
+  const auto store_fd = store(port, group, /*create=*/false);
+  if (store_fd && ::fdatasync(store_fd->fd) != 0) {
+    io_error("cannot sync", store_path(port, group), errno);
+  }
 }
 
 std::string StorageServers::read_bitmap(unsigned port, uint16_t group) {

@@ -20,11 +20,14 @@
 //                            replaced atomically (write, then rename) after stripes are
 //                            acknowledged, so it never names bytes no stripe holds.
 //
-// Not thread-safe: the parity path serializes its callers.
+// Thread-safe for calls on different groups (the parity path serves groups in parallel,
+// issue 27 item 7); calls on one group are serialized by the parity path.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -81,13 +84,23 @@ class StorageServers {
   void discard(uint16_t group);
 
  private:
-  // The open store of (port, group); -1 when it does not exist and !create.
-  int store(unsigned port, uint16_t group, bool create);
+  // An open store; closed when the last holder lets it go, so a store dropped from the
+  // cache (its bound reached, or failed) stays open for a call of another group using it.
+  struct Fd {
+    int fd;
+    explicit Fd(int f) : fd(f) {}
+    ~Fd();
+    Fd(const Fd&) = delete;
+    Fd& operator=(const Fd&) = delete;
+  };
+  // The open store of (port, group); null when it does not exist and !create.
+  std::shared_ptr<Fd> store(unsigned port, uint16_t group, bool create);
   void close_store(unsigned port, uint16_t group);
 
   std::string dir_;
-  int lock_fd_ = -1;  // an exclusive flock on <dir>/lock while the servers are attached
-  std::map<std::pair<unsigned, uint16_t>, int> fds_;
+  int lock_fd_ = -1;   // an exclusive flock on <dir>/lock while the servers are attached
+  std::mutex fds_mu_;  // guards fds_ (the map; not the I/O on its stores)
+  std::map<std::pair<unsigned, uint16_t>, std::shared_ptr<Fd>> fds_;
 };
 
 }  // namespace asn::model
