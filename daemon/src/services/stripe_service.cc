@@ -58,6 +58,7 @@ void fill(const StripeGroupView& view, v1::StripeGroup* out) {
                            : v1::DURABILITY_NONE);
   for (uint32_t m : view.members()) out->add_members(m);
   *out->mutable_failed_ports() = view.state.failed_ports();
+  *out->mutable_failed_why() = view.state.failed_why();
   out->set_stripe_bytes(view.stripe_bytes());
   out->set_file_size(view.file_size);
   out->set_board(view.board);

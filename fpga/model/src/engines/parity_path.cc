@@ -337,8 +337,10 @@ void ParityPath::clear_past_end(const Group& group, uint64_t size, uint64_t firs
   const uint64_t S = group.geometry.stripe_bytes();
   const uint64_t kept = (size + S - 1) / S;  // stripes holding bytes of the file
   if (size % S != 0 && size / S < first) merge_stripe(group, size / S, size, size, size, nullptr);
-  for (unsigned port : group.ports) {
-    storage_->truncate(port, group.index, kept * group.geometry.unit_bytes);
+  // A failed member's store was dropped (and a rebuild drops it again before writing).
+  for (unsigned m = 0; m < group.ports.size(); ++m) {
+    if (group.lost(m)) continue;
+    storage_->truncate(group.ports[m], group.index, kept * group.geometry.unit_bytes);
   }
 }
 
@@ -501,7 +503,13 @@ void ParityPath::fail_member(uint16_t index, unsigned port) {
         resync(group);
       }
     }
-    storage_->fail(port, index);
+    try {
+      storage_->fail(port, index);
+    } catch (const StripeError& e) {
+      // A dying disk may refuse even that: the member is failed all the same (the entry's
+      // mark says so), and a rebuild drops its store on the replacement before it writes.
+      if (e.kind() != Kind::kStorageIo) throw;
+    }
     return 0;
   });
 }
@@ -549,6 +557,10 @@ stripe::ScrubReport ParityPath::scrub(uint16_t index, bool repair, bool dry_run,
     require_redundancy(group, repair);
     return scrub_stripes(group, repair && !dry_run, progress);
   });
+}
+
+void ParityPath::inject_fault(uint16_t group, unsigned port, int err, uint64_t after) {
+  storage().inject_fault(port, group, err, after);
 }
 
 void ParityPath::discard(uint16_t index) {

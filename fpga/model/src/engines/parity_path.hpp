@@ -78,6 +78,8 @@ class ParityPath {
   // told stripes done of all.
   stripe::ScrubReport scrub(uint16_t group, bool repair, bool dry_run, const Progress& progress);
   void discard(uint16_t group);
+  // Test hook: StorageServers::inject_fault (EmulatedBoard::stripe_inject_member_fault).
+  void inject_fault(uint16_t group, unsigned port, int err, uint64_t after);
 
  private:
   struct Lane;
