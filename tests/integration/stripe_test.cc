@@ -215,8 +215,16 @@ TEST_F(StripeTest, AFailedMemberIsReadAroundAndRebuilt) {
   EXPECT_THAT(second.err, HasSubstr("tolerates 1"));
   const CommandResult stats = ok({"stripe", "stats", "2"});
   EXPECT_THAT(squeezed(stats.out), HasSubstr("1 data failed"));
+  // Degraded: status and show warn, with why and what to run (issue 27 item 5).
+  const CommandResult status = ok({"status"});
+  EXPECT_THAT(status.out, HasSubstr("running, 1 warning"));
+  EXPECT_THAT(status.out, HasSubstr("group 2 degraded: port 1 (fail-member) failed"));
+  EXPECT_THAT(ok({"stripe", "show", "2"}).out,
+              HasSubstr("port 1 failed (fail-member): replace its storage, then asnctl stripe "
+                        "rebuild-member 2 1"));
   ok({"stripe", "rebuild-member", "2", "1"});
   EXPECT_TRUE(read("2") == data) << "after the rebuild";
+  EXPECT_THAT(ok({"status"}).out, HasSubstr("running, all well"));
   const CommandResult after = ok({"-o", "json", "stripe", "stats", "2"});
   EXPECT_THAT(after.out, Not(HasSubstr("\"failed\": true")));
   EXPECT_GT(json_number(after.out, "units_rebuilt").value_or(0), 0u);

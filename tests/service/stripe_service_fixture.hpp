@@ -67,14 +67,15 @@ class StripeServiceTest : public ::testing::Test {
     return admin_->CreateGroup(&context, request, response ? response : &ignored);
   }
 
-  grpc::Status update(const v1::GroupSpec& spec, bool discard = false, bool validate_only = false) {
+  grpc::Status update(const v1::GroupSpec& spec, bool discard = false, bool validate_only = false,
+                      v1::GroupResponse* response = nullptr) {
     v1::UpdateGroupRequest request;
     *request.mutable_spec() = spec;
     request.set_discard_file(discard);
     request.set_validate_only(validate_only);
-    v1::GroupResponse response;
+    v1::GroupResponse ignored;
     grpc::ClientContext context;
-    return admin_->UpdateGroup(&context, request, &response);
+    return admin_->UpdateGroup(&context, request, response ? response : &ignored);
   }
 
   grpc::Status remove(uint32_t group) {

@@ -184,6 +184,35 @@ TEST_F(StripeServiceTest, DurabilityRoundTripsAndAnUnknownValueIsRefused) {
   EXPECT_EQ(stack_->bus().writes.load(), writes);
 }
 
+// An UpdateGroup that names no durability (DURABILITY_UNSPECIFIED: asnctl stripe update
+// without --durability, or a client that fills only the layout) keeps the group's, as a
+// layout change keeps nothing else the caller did not ask for; it used to reset it to none.
+TEST_F(StripeServiceTest, UpdateWithoutDurabilityKeepsTheGroups) {
+  auto fsync = spec(2, v1::RAID_5, {0, 1, 2}, {3});
+  fsync.set_durability(v1::DURABILITY_FSYNC);
+  ASSERT_OK(create(fsync));
+  auto same = fsync;
+  same.clear_durability();  // the same layout, durability not named: nothing to change
+  v1::GroupResponse unchanged;
+  ASSERT_OK(update(same, false, false, &unchanged));
+  EXPECT_FALSE(unchanged.changed());
+  EXPECT_EQ(unchanged.group().spec().durability(), v1::DURABILITY_FSYNC);
+  EXPECT_EQ(s::kGroupTableDurability.get(entry(2)), 1u);
+
+  auto wider = spec(2, v1::RAID_5, {0, 1, 2, 4}, {3});  // a new layout, durability not named
+  v1::GroupResponse changed;
+  ASSERT_OK(update(wider, false, false, &changed));
+  EXPECT_TRUE(changed.changed());
+  EXPECT_EQ(changed.group().spec().durability(), v1::DURABILITY_FSYNC);
+  EXPECT_EQ(list().groups(0).spec().durability(), v1::DURABILITY_FSYNC);
+  EXPECT_EQ(s::kGroupTableDurability.get(entry(2)), 1u);
+
+  auto none = wider;
+  none.set_durability(v1::DURABILITY_NONE);  // named: taken
+  ASSERT_OK(update(none));
+  EXPECT_EQ(s::kGroupTableDurability.get(entry(2)), 0u);
+}
+
 TEST_F(StripeServiceTest, AReaderMayNotChangeGroups) {
   v1::CreateGroupRequest request;
   *request.mutable_spec() = spec(0, v1::RAID_5, {0, 1, 2}, {3});

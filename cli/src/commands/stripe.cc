@@ -268,6 +268,18 @@ void print_group_stats(const asn::v1::GetGroupStatsResponse& r, bool counters) {
     members.add_row(std::move(row));
   }
   members.print(stdout);
+  // A degraded group says why each member failed and what to do (issue 27 item 5).
+  if (g.failed_ports_size() > 0) {
+    std::printf("\nwarnings:\n");
+    for (uint32_t port : g.failed_ports()) {
+      const auto why = g.failed_why().find(port);
+      std::printf(
+          "  - port %u failed (%s): replace its storage, then asnctl stripe "
+          "rebuild-member %u %u\n",
+          port, why == g.failed_why().end() ? "fail-member" : why->second.c_str(), g.spec().group(),
+          port);
+    }
+  }
   if (!counters) return;
   std::printf("\nswitch-wide (every group; member ports shared by groups count for each):\n");
   KeyValues switch_wide;

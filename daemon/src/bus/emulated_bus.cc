@@ -283,7 +283,11 @@ auto EmulatedBus::StripePort::call(F&& request) {
   try {
     return request(*bus_.board_);
   } catch (const model::StripeError& e) {
-    throw Error(error_code(e.kind()), fmt::format("{}: {}", bus_.describe(), e.what()));
+    const std::string what = fmt::format("{}: {}", bus_.describe(), e.what());
+    if (e.kind() == model::StripeError::Kind::kStorageIo && e.port()) {
+      throw StripeMemberError(*e.port(), what);
+    }
+    throw Error(error_code(e.kind()), what);
   }
 }
 

@@ -10,7 +10,8 @@
 // Every call throws asn::Error: kNotFound for a group the STRIPE table does not hold (not
 // valid), kFailedPrecondition when more members have failed than the layout tolerates or a
 // member's storage server is unreachable, kInvalidArgument for a bad offset or port,
-// kInternal for a storage I/O error (naming the file).
+// StripeMemberError for an I/O error of a member's storage server, kInternal for another
+// storage I/O error (the group's length; naming the file).
 #pragma once
 
 #include <cstddef>
@@ -19,8 +20,23 @@
 #include <span>
 
 #include "asn/stripe/parity.hpp"
+#include "error.hpp"
 
 namespace asn {
+
+// A member's storage server failed an I/O of the call (issue 27 item 5): its port, and in the
+// message the operation, the file and the errno text. StripeManager marks that member failed
+// (as fail-member does) and runs the call again degraded where the level tolerates it; what
+// escapes it is UNAVAILABLE.
+class StripeMemberError : public Error {
+ public:
+  StripeMemberError(unsigned port, std::string_view message)
+      : Error(ErrorCode::kUnavailable, message), port_(port) {}
+  unsigned port() const { return port_; }
+
+ private:
+  unsigned port_;
+};
 
 class StripeDataPort {
  public:

@@ -2,6 +2,8 @@
 // Each holds the group's lock for its whole call (a rebuild for all of it: a write in the
 // middle would skip the member being rebuilt and leave it stale).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <set>
@@ -65,6 +67,30 @@ void check_extent(uint32_t group, uint64_t offset, uint64_t length) {
 
 StripeChange StripeManager::fail_member(uint32_t group, uint32_t port) {
   std::lock_guard group_guard(group_lock(group));
+  return mark_failed(group, port, "fail-member", nullptr);
+}
+
+namespace {
+
+// A member's I/O error the level does not tolerate leaves the member unmarked: the error may
+// pass (a cable, a full filesystem), while a mark would make the file unreadable until a
+// rebuild that cannot run. The call fails UNAVAILABLE, retryable; what was acknowledged
+// before stays on the members (issue 27 item 5).
+[[noreturn]] void refuse_member_io(uint32_t group, const state::v1::StripeGroupState& st,
+                                   const StripeMemberError& io) {
+  throw Error(ErrorCode::kUnavailable,
+              fmt::format("stripe group {}: the storage server of member port {} failed ({}); "
+                          "RAID {} tolerates {} failed member(s) and port(s) {} failed already, "
+                          "so it was not marked failed and the call was not acknowledged: "
+                          "retry once its storage is back, or rebuild a failed member first",
+                          group, io.port(), io.what(), st.raid(), st.parity_ports_size(),
+                          fmt::join(st.failed_ports(), ",")));
+}
+
+}  // namespace
+
+StripeChange StripeManager::mark_failed(uint32_t group, uint32_t port, const std::string& why,
+                                        const StripeMemberError* io) {
   std::lock_guard lock(mutex_);
   state_.require_usable();
   state::v1::StripeGroupState next = existing(group);
@@ -73,6 +99,7 @@ StripeChange StripeManager::fail_member(uint32_t group, uint32_t port) {
   out.revision = state_.revision();
   if (!has(next.failed_ports(), port)) {
     if (next.failed_ports_size() >= next.parity_ports_size()) {
+      if (io != nullptr) refuse_member_io(group, next, *io);
       throw Error(
           ErrorCode::kFailedPrecondition,
           fmt::format("stripe group {} has failed members already (ports {}) and RAID {} "
@@ -85,6 +112,7 @@ StripeChange StripeManager::fail_member(uint32_t group, uint32_t port) {
     failed.insert(port);
     next.clear_failed_ports();
     next.mutable_failed_ports()->Add(failed.begin(), failed.end());
+    (*next.mutable_failed_why())[port] = why;
     // The mark first: from then on reads rebuild the member's units and writes skip it, so
     // losing its data below (or a crash before) never serves a unit it no longer holds.
     out = commit_group(group, &next);
@@ -94,6 +122,34 @@ StripeChange StripeManager::fail_member(uint32_t group, uint32_t port) {
   }
   out.group = view(group, next, entry_words(&next));
   return out;
+}
+
+// md marks a member faulty on an I/O error and goes on degraded; so does this, through the
+// operator's own path (mark_failed). The call runs again whole: a write is idempotent, and
+// the parity path resyncs the stripes the refused attempt may have torn (its write-intent
+// bitmap) before it serves them. Each round marks one more member, so it ends.
+template <typename F>
+auto StripeManager::tolerating_member_errors(uint32_t group, const char* operation, F&& call) {
+  for (;;) {
+    try {
+      return on_board(group, call);
+    } catch (const StripeMemberError& e) {
+      {
+        std::lock_guard lock(mutex_);
+        if (has(existing(group).failed_ports(), e.port())) throw;  // marked: no new round
+      }
+      const std::string why = fmt::format("{}: {}", operation, e.what());
+      spdlog::warn(
+          "stripe group {}: member port {} failed by itself during a {}: {}; marking "
+          "it failed and going on degraded",
+          group, e.port(), operation, e.what());
+      mark_failed(group, e.port(), why, &e);
+      spdlog::warn(
+          "stripe group {}: member port {} marked failed; replace its storage and run "
+          "asnctl stripe rebuild-member {} {}",
+          group, e.port(), group, e.port());
+    }
+  }
 }
 
 StripeChange StripeManager::rebuild_member(uint32_t group, uint32_t port,
@@ -123,6 +179,7 @@ StripeChange StripeManager::rebuild_member(uint32_t group, uint32_t port,
   }
   next.clear_failed_ports();
   next.mutable_failed_ports()->Add(failed.begin(), failed.end());
+  next.mutable_failed_why()->erase(port);
   StripeChange out = commit_group(group, &next);
   out.group = view(group, next, entry_words(&next));
   return out;
@@ -161,9 +218,13 @@ StripeScrub StripeManager::scrub(uint32_t group, bool repair, bool dry_run,
   }
   StripeScrub out;
   // Without the document's lock, as a rebuild: other groups go on.
-  out.report = on_board(group, [&] {
+  out.report = tolerating_member_errors(group, repair ? "repair" : "check", [&] {
     return data.scrub(static_cast<uint16_t>(group), repair, dry_run, progress);
   });
+  {
+    std::lock_guard lock(mutex_);
+    st = existing(group);  // a member may have failed meanwhile
+  }
   out.group = view(group, st, entry_words(&st));
   return out;
 }
@@ -176,7 +237,7 @@ uint64_t StripeManager::write(uint32_t group, uint64_t offset, std::span<const u
     existing(group);
   }
   check_extent(group, offset, bytes.size());
-  return on_board(group, [&] {
+  return tolerating_member_errors(group, "write", [&] {
     data.write(static_cast<uint16_t>(group), offset, bytes);
     return data.file_size(static_cast<uint16_t>(group));
   });
@@ -195,7 +256,8 @@ size_t StripeManager::read(uint32_t group, uint64_t offset, std::span<uint8_t> o
                             "give a length of at most 2^64 - 1 - offset",
                             offset, out.size()));
   }
-  return on_board(group, [&] { return data.read(static_cast<uint16_t>(group), offset, out); });
+  return tolerating_member_errors(
+      group, "read", [&] { return data.read(static_cast<uint16_t>(group), offset, out); });
 }
 
 uint64_t StripeManager::file_size(uint32_t group) {

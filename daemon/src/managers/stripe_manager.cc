@@ -138,7 +138,7 @@ state::v1::StripeGroupState StripeManager::checked(const StripeGroupSpec& spec) 
   state::v1::StripeGroupState out;
   out.set_raid(spec.raid);
   out.set_unit_bytes(spec.unit_bytes);
-  out.set_durability(static_cast<uint32_t>(spec.durability));
+  out.set_durability(static_cast<uint32_t>(spec.durability.value_or(StripeDurability::kNone)));
   std::vector<uint32_t> data = spec.data_ports, parity = spec.parity_ports;
   std::sort(data.begin(), data.end());
   std::sort(parity.begin(), parity.end());
@@ -237,9 +237,31 @@ std::string StripeManager::reconcile(ReconcileCause cause) {
   return state_.reconcile(cause, [this](const state::v1::StripeState& doc) { return apply(doc); });
 }
 
+// A group with failed members is a problem an operator should act on (`asnctl status`
+// warns): it has less redundancy than asked for, or none (issue 27 item 5).
 ManagerSummary StripeManager::summary() const {
   std::lock_guard lock(mutex_);
-  return state_.summary("stripe");
+  ManagerSummary out = state_.summary("stripe");
+  if (!state_.doc()) return out;
+  std::vector<std::string> degraded;
+  for (const auto& [group, st] : state_.doc()->groups()) {
+    std::vector<std::string> ports;
+    for (uint32_t port : st.failed_ports()) {
+      const auto why = st.failed_why().find(port);
+      ports.push_back(fmt::format("port {} ({})", port,
+                                  why == st.failed_why().end() ? "fail-member" : why->second));
+    }
+    if (ports.empty()) continue;
+    degraded.push_back(
+        fmt::format("group {} degraded: {} failed; asnctl stripe rebuild-member "
+                    "{} PORT once replaced",
+                    group, fmt::join(ports, ", "), group));
+  }
+  if (degraded.empty()) return out;
+  std::sort(degraded.begin(), degraded.end());
+  out.status += "; " + fmt::format("{}", fmt::join(degraded, "; "));
+  out.problem = true;
+  return out;
 }
 
 // Stores the document with `group` set to `next` (or removed, for nullptr), programs the
@@ -340,7 +362,10 @@ StripeChange StripeManager::update(const StripeGroupSpec& spec, bool validate_on
   state_.require_usable();
   // A group that does not exist is that, whatever else the request says.
   const state::v1::StripeGroupState current = existing(spec.group);
-  const state::v1::StripeGroupState next = checked(spec);
+  state::v1::StripeGroupState next = checked(spec);
+  // What the caller did not name is kept, as a layout change keeps nothing else it did not
+  // ask for.
+  if (!spec.durability) next.set_durability(current.durability());
   StripeChange out;
   out.revision = state_.revision();
   if (same_layout(current, next)) {

@@ -42,7 +42,8 @@ struct StripeGroupSpec {
   std::vector<uint32_t> data_ports;
   std::vector<uint32_t> parity_ports;
   uint32_t unit_bytes = 0;
-  StripeDurability durability = StripeDurability::kNone;
+  // Not given: none for a new group; an update keeps the group's.
+  std::optional<StripeDurability> durability;
 };
 
 // A group as asnd keeps it, with what the board and the storage servers say.
@@ -154,6 +155,18 @@ class StripeManager final : public Reconcilable {
   void program(uint32_t group, const std::vector<uint32_t>& words);
   StripeDataPort& data_port();
   std::mutex& group_lock(uint32_t group);
+  // Marks `port` failed, the one mechanism of fail-member and of a member's I/O error (issue
+  // 27 item 5): the desired state and the board's entry first (with `why`), then the data
+  // path drops the member's store. Called with the group's lock held. `io`: the member's
+  // I/O error that asks for it; a failure the level does not tolerate is then UNAVAILABLE
+  // and leaves the member as it is, instead of FAILED_PRECONDITION.
+  StripeChange mark_failed(uint32_t group, uint32_t port, const std::string& why,
+                           const StripeMemberError* io);
+  // Runs a data call of the group (its lock held); while a member's I/O error leaves the
+  // group within what its level tolerates, marks that member failed and runs it again,
+  // degraded: the call is acknowledged only once it completed.
+  template <typename F>
+  auto tolerating_member_errors(uint32_t group, const char* operation, F&& call);
 
   Device& device_;
   mutable std::mutex mutex_;  // the document; taken after a group lock, never before

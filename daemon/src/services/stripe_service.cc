@@ -26,7 +26,8 @@ StripeGroupSpec spec_of(const v1::GroupSpec& in) {
   out.parity_ports.assign(in.parity_ports().begin(), in.parity_ports().end());
   out.unit_bytes = in.unit_bytes();
   switch (in.durability()) {
-    case v1::DURABILITY_UNSPECIFIED:
+    case v1::DURABILITY_UNSPECIFIED:  // not named: none for a new group, kept by an update
+      break;
     case v1::DURABILITY_NONE:
       out.durability = StripeDurability::kNone;
       break;
@@ -57,6 +58,7 @@ void fill(const StripeGroupView& view, v1::StripeGroup* out) {
                            : v1::DURABILITY_NONE);
   for (uint32_t m : view.members()) out->add_members(m);
   *out->mutable_failed_ports() = view.state.failed_ports();
+  *out->mutable_failed_why() = view.state.failed_why();
   out->set_stripe_bytes(view.stripe_bytes());
   out->set_file_size(view.file_size);
   out->set_board(view.board);

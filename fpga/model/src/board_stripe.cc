@@ -57,4 +57,9 @@ stripe::ScrubReport EmulatedBoard::stripe_scrub(uint16_t group, bool repair, boo
 
 void EmulatedBoard::stripe_discard(uint16_t group) { parity_path().discard(group); }
 
+void EmulatedBoard::stripe_inject_member_fault(uint16_t group, unsigned port, int err,
+                                               uint64_t after) {
+  parity_path().inject_fault(group, port, err, after);
+}
+
 }  // namespace asn::model

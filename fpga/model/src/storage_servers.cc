@@ -65,8 +65,32 @@ StorageServers::StorageServers(std::string dir) : dir_(std::move(dir)) {
 }
 
 StorageServers::~StorageServers() {
-  for (const auto& [key, fd] : fds_) ::close(fd);
+  fds_.clear();
   ::close(lock_fd_);  // releases the lock
+}
+
+StorageServers::Fd::~Fd() { ::close(fd); }
+
+template <typename F>
+auto StorageServers::on_member(unsigned port, uint16_t group, const char* what, F&& io) {
+  int injected = 0;
+  {
+    std::lock_guard lock(faults_mu_);
+    if (auto it = faults_.find(std::make_pair(port, group)); it != faults_.end()) {
+      if (it->second.after == 0) {
+        injected = it->second.err;
+      } else {
+        --it->second.after;
+      }
+    }
+  }
+  try {
+    if (injected != 0) io_error(what, store_path(port, group), injected);
+    return io();
+  } catch (const StripeError& e) {
+    if (e.kind() != StripeError::Kind::kStorageIo || e.port()) throw;
+    throw StripeError(e.kind(), e.what(), port);
+  }
 }
 
 std::string StorageServers::store_path(unsigned port, uint16_t group) const {
@@ -81,13 +105,13 @@ std::string StorageServers::bitmap_path(unsigned port, uint16_t group) const {
   return dir_ + "/port-" + std::to_string(port) + "/group-" + std::to_string(group) + ".bitmap";
 }
 
-int StorageServers::store(unsigned port, uint16_t group, bool create) {
+std::shared_ptr<StorageServers::Fd> StorageServers::store(unsigned port, uint16_t group,
+                                                          bool create) {
   const auto key = std::make_pair(port, group);
+  // Held across the open too: two groups' first requests may create the same port-<P>.
+  std::lock_guard lock(fds_mu_);
   if (auto it = fds_.find(key); it != fds_.end()) return it->second;
-  if (fds_.size() >= kMaxOpenStores) {
-    for (const auto& [open_key, open_fd] : fds_) ::close(open_fd);
-    fds_.clear();
-  }
+  if (fds_.size() >= kMaxOpenStores) fds_.clear();  // closed as their holders finish
   const std::string path = store_path(port, group);
   int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
   if (fd < 0 && errno == ENOENT && create) {
@@ -99,85 +123,110 @@ int StorageServers::store(unsigned port, uint16_t group, bool create) {
     if (fd >= 0) sync_dir(port_dir);
   }
   if (fd < 0) {
-    if (errno == ENOENT && !create) return -1;
+    if (errno == ENOENT && !create) return nullptr;
     io_error("cannot open", path, errno);
   }
-  fds_.emplace(key, fd);
-  return fd;
+  auto out = std::make_shared<Fd>(fd);
+  fds_.emplace(key, out);
+  return out;
 }
 
 void StorageServers::close_store(unsigned port, uint16_t group) {
-  const auto it = fds_.find(std::make_pair(port, group));
-  if (it == fds_.end()) return;
-  ::close(it->second);
-  fds_.erase(it);
+  std::lock_guard lock(fds_mu_);
+  fds_.erase(std::make_pair(port, group));
 }
 
 void StorageServers::read(unsigned port, uint16_t group, uint64_t offset, std::span<uint8_t> out) {
-  const int fd = store(port, group, /*create=*/false);
-  size_t done = 0;
-  while (fd >= 0 && done < out.size()) {
-    const ssize_t n =
-        ::pread(fd, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) io_error("cannot read", store_path(port, group), errno);
-    if (n == 0) break;  // past the end: never received
-    done += static_cast<size_t>(n);
-  }
-  std::memset(out.data() + done, 0, out.size() - done);
+  on_member(port, group, "cannot read", [&] {
+    const auto store_fd = store(port, group, /*create=*/false);
+    const int fd = store_fd ? store_fd->fd : -1;
+    size_t done = 0;
+    while (fd >= 0 && done < out.size()) {
+      const ssize_t n =
+          ::pread(fd, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) io_error("cannot read", store_path(port, group), errno);
+      if (n == 0) break;  // past the end: never received
+      done += static_cast<size_t>(n);
+    }
+    std::memset(out.data() + done, 0, out.size() - done);
+  });
 }
 
 void StorageServers::write(unsigned port, uint16_t group, uint64_t offset,
                            std::span<const uint8_t> bytes) {
-  const int fd = store(port, group, /*create=*/true);
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n =
-        ::pwrite(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(offset + done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) io_error("cannot write", store_path(port, group), n < 0 ? errno : EIO);
-    done += static_cast<size_t>(n);
+  on_member(port, group, "cannot write", [&] {
+    const auto store_fd = store(port, group, /*create=*/true);
+    const int fd = store_fd->fd;
+    size_t done = 0;
+    while (done < bytes.size()) {
+      const ssize_t n =
+          ::pwrite(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(offset + done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) io_error("cannot write", store_path(port, group), n < 0 ? errno : EIO);
+      done += static_cast<size_t>(n);
+    }
+  });
+}
+
+void StorageServers::open(unsigned port, uint16_t group) {
+  on_member(port, group, "cannot open", [&] { store(port, group, /*create=*/true); });
+}
+
+void StorageServers::inject_fault(unsigned port, uint16_t group, int err, uint64_t after) {
+  std::lock_guard lock(faults_mu_);
+  if (err == 0) {
+    faults_.erase(std::make_pair(port, group));
+  } else {
+    faults_[std::make_pair(port, group)] = Fault{err, after};
   }
 }
 
-void StorageServers::open(unsigned port, uint16_t group) { store(port, group, /*create=*/true); }
-
 void StorageServers::truncate(unsigned port, uint16_t group, uint64_t bytes) {
-  const int fd = store(port, group, /*create=*/false);
-  if (fd < 0) return;
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) io_error("cannot stat", store_path(port, group), errno);
-  if (static_cast<uint64_t>(st.st_size) <= bytes) return;
-  if (::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
-    io_error("cannot truncate", store_path(port, group), errno);
-  }
+  on_member(port, group, "cannot truncate", [&] {
+    const auto store_fd = store(port, group, /*create=*/false);
+    if (!store_fd) return;
+    const int fd = store_fd->fd;
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) io_error("cannot stat", store_path(port, group), errno);
+    if (static_cast<uint64_t>(st.st_size) <= bytes) return;
+    if (::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
+      io_error("cannot truncate", store_path(port, group), errno);
+    }
+  });
 }
 
 void StorageServers::sync(unsigned port, uint16_t group) {
-  const int fd = store(port, group, /*create=*/false);
-  if (fd >= 0 && ::fdatasync(fd) != 0) io_error("cannot sync", store_path(port, group), errno);
+  on_member(port, group, "cannot sync", [&] {
+    const auto store_fd = store(port, group, /*create=*/false);
+    if (store_fd && ::fdatasync(store_fd->fd) != 0) {
+      io_error("cannot sync", store_path(port, group), errno);
+    }
+  });
 }
 
 std::string StorageServers::read_bitmap(unsigned port, uint16_t group) {
-  const std::string path = bitmap_path(port, group);
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return {};
-    io_error("cannot open", path, errno);
-  }
-  std::string out;
-  char buffer[4096];
-  for (;;) {
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int err = errno;
-      ::close(fd);
-      if (n < 0) io_error("cannot read", path, err);
-      return out;
+  return on_member(port, group, "cannot read", [&]() -> std::string {
+    const std::string path = bitmap_path(port, group);
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      if (errno == ENOENT) return {};
+      io_error("cannot open", path, errno);
     }
-    out.append(buffer, static_cast<size_t>(n));
-  }
+    std::string out;
+    char buffer[4096];
+    for (;;) {
+      const ssize_t n = ::read(fd, buffer, sizeof buffer);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        const int err = errno;
+        ::close(fd);
+        if (n < 0) io_error("cannot read", path, err);
+        return out;
+      }
+      out.append(buffer, static_cast<size_t>(n));
+    }
+  });
 }
 
 // In place, as md rewrites its bitmap's sectors: a rename would cost a directory sync on
@@ -185,27 +234,29 @@ std::string StorageServers::read_bitmap(unsigned port, uint16_t group) {
 // which it takes as every region dirty.
 void StorageServers::write_bitmap(unsigned port, uint16_t group, std::string_view bytes,
                                   bool sync) {
-  const std::string port_dir = dir_ + "/port-" + std::to_string(port);
-  if (!make_dir(port_dir)) io_error("cannot create", port_dir, errno);
-  const std::string path = bitmap_path(port, group);
-  bool created = false;
-  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0 && errno == ENOENT) {
-    fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-    created = true;
-  }
-  if (fd < 0) io_error("cannot open", path, errno);
-  int err = 0;
-  const ssize_t n = ::pwrite(fd, bytes.data(), bytes.size(), 0);
-  if (n != static_cast<ssize_t>(bytes.size())) {
-    err = n < 0 ? errno : EIO;
-  } else if (::ftruncate(fd, static_cast<off_t>(bytes.size())) != 0 ||
-             (sync && ::fdatasync(fd) != 0)) {
-    err = errno;
-  }
-  ::close(fd);
-  if (err != 0) io_error("cannot write", path, err);
-  if (created && sync) sync_dir(port_dir);
+  on_member(port, group, "cannot write", [&] {
+    const std::string port_dir = dir_ + "/port-" + std::to_string(port);
+    if (!make_dir(port_dir)) io_error("cannot create", port_dir, errno);
+    const std::string path = bitmap_path(port, group);
+    bool created = false;
+    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) {
+      fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+      created = true;
+    }
+    if (fd < 0) io_error("cannot open", path, errno);
+    int err = 0;
+    const ssize_t n = ::pwrite(fd, bytes.data(), bytes.size(), 0);
+    if (n != static_cast<ssize_t>(bytes.size())) {
+      err = n < 0 ? errno : EIO;
+    } else if (::ftruncate(fd, static_cast<off_t>(bytes.size())) != 0 ||
+               (sync && ::fdatasync(fd) != 0)) {
+      err = errno;
+    }
+    ::close(fd);
+    if (err != 0) io_error("cannot write", path, err);
+    if (created && sync) sync_dir(port_dir);
+  });
 }
 
 uint64_t StorageServers::file_size(uint16_t group) const {

@@ -72,7 +72,7 @@ uint64_t ParityPath::region_stripes(const stripe::Geometry& g) {
 
 ParityPath::Group ParityPath::open(uint16_t index) {
   Group group = load(index);
-  if (!intents_[index].resynced) resync(group);
+  if (!lane(index).intent.resynced) resync(group);
   return group;
 }
 
@@ -97,7 +97,7 @@ void ParityPath::mark(const Group& group, std::span<const std::pair<uint64_t, ui
   }
   std::sort(want.begin(), want.end());
   want.erase(std::unique(want.begin(), want.end()), want.end());
-  Intent& intent = intents_[group.index];
+  Intent& intent = group.lane->intent;
   if (std::includes(intent.marked.begin(), intent.marked.end(), want.begin(), want.end())) return;
   // Set before any unit of the regions is sent, on stable storage first with durability
   // fsync (md's rule); without it the page cache orders it, which a crash of asnd or the
@@ -139,7 +139,7 @@ void ParityPath::resync(Group& group) {
   // fsync); cleared without a sync, as md clears bits: a mark that survives costs a resync.
   if (count != 0 && group.sync) sync_members(group);
   if (any) write_bitmaps(group, {}, /*sync=*/false);
-  Intent& intent = intents_[group.index];
+  Intent& intent = group.lane->intent;
   intent.marked.clear();
   intent.resynced = true;
 }
@@ -156,7 +156,8 @@ void ParityPath::resync_stripe(const Group& group, uint64_t s) {
   }
   if (!parity_live) return;
   load_stripe(group, s, (uint64_t{1} << d) - 1, /*all=*/false);
-  const std::vector<const uint8_t*> data(buffers_->units.begin(), buffers_->units.begin() + d);
+  const std::vector<const uint8_t*> data(group.lane->buffers->units.begin(),
+                                         group.lane->buffers->units.begin() + d);
   send_stripe(group, s, data, /*dirty=*/0);
 }
 

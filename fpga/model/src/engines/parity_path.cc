@@ -80,17 +80,25 @@ ParityPath::ParityPath(Registers registers, std::unique_ptr<StorageServers> stor
 
 ParityPath::~ParityPath() = default;
 
-// Runs a client request; a refused one is counted in stripe.errors (with what it did
-// before it was refused).
+ParityPath::Lane& ParityPath::lane(uint16_t group) {
+  std::lock_guard lock(lanes_mu_);
+  std::unique_ptr<Lane>& lane = lanes_[group];
+  if (!lane) lane = std::make_unique<Lane>();
+  return *lane;
+}
+
+// Runs a client request in its group's lane; a refused one is counted in stripe.errors
+// (with what it did before it was refused).
 template <typename F>
-auto ParityPath::counted(F&& request) {
-  std::lock_guard lock(mu_);
+auto ParityPath::counted(uint16_t group, F&& request) {
+  Lane& in = lane(group);
+  std::lock_guard lock(in.mu);
   try {
     auto result = request();
-    flush();
+    flush(in);
     return result;
   } catch (const StripeError&) {
-    flush();
+    flush(in);
     registers_([](RegisterView& v) { add64(v, st::kErrors, 1); });
     throw;
   }
@@ -150,16 +158,18 @@ ParityPath::Group ParityPath::load(uint16_t index) {
   if (*std::max_element(g.ports.begin(), g.ports.end()) >= ports) {
     bad("a member port is past the board's " + std::to_string(ports) + " ports");
   }
-  if (!buffers_ || !same_geometry(buffers_->geometry, g.geometry)) {
-    buffers_.reset();
-    buffers_ = std::make_unique<Buffers>(g.geometry);
+  g.lane = &lane(index);
+  std::unique_ptr<Buffers>& buffers = g.lane->buffers;
+  if (!buffers || !same_geometry(buffers->geometry, g.geometry)) {
+    buffers.reset();
+    buffers = std::make_unique<Buffers>(g.geometry);
   }
   return g;
 }
 
-void ParityPath::flush() {
+void ParityPath::flush(Lane& lane) {
   Counts c;
-  std::swap(c, pending_);
+  std::swap(c, lane.pending);
   if (c.data_units + c.parity_units + c.bytes_striped + c.bytes_read + c.units_rebuilt == 0) return;
   registers_([&](RegisterView& v) {
     add64(v, st::kDataUnits, c.data_units);
@@ -196,7 +206,7 @@ unsigned ParityPath::member(const Group& group, unsigned port) {
 }
 
 void ParityPath::checkpoint(Group& group, uint64_t also_failed) {
-  flush();
+  flush(*group.lane);
   Group now = load(group.index);
   if (!now.same_shape(group)) {
     throw StripeError(Kind::kNoGroup, name(group.index) + " was changed during the request");
@@ -214,7 +224,7 @@ uint64_t ParityPath::stripes_per_batch(const Group& group) const {
 
 unsigned ParityPath::load_stripe(const Group& group, uint64_t s, uint64_t needed, bool all) {
   const stripe::Geometry& g = group.geometry;
-  Buffers& b = *buffers_;
+  Buffers& b = *group.lane->buffers;
   const stripe::StripeMap map = stripe::map_stripe(g, s);
   const unsigned d = g.data_members;
   std::array<unsigned, 2> lost{};
@@ -245,14 +255,14 @@ void ParityPath::send_unit(const Group& group, unsigned member, uint64_t s, cons
   const unsigned port = group.ports[member];
   const uint32_t u = group.geometry.unit_bytes;
   storage_->write(port, group.index, s * u, {unit, u});
-  ++pending_.port_units[port];
-  pending_.port_bytes[port] += u;
+  ++group.lane->pending.port_units[port];
+  group.lane->pending.port_bytes[port] += u;
 }
 
 void ParityPath::send_stripe(const Group& group, uint64_t s, std::span<const uint8_t* const> data,
                              uint64_t dirty) {
   const stripe::Geometry& g = group.geometry;
-  Buffers& b = *buffers_;
+  Buffers& b = *group.lane->buffers;
   const unsigned d = g.data_members;
   uint8_t* q = g.parity_members == 2 ? b.unit(d + 1) : nullptr;
   stripe::compute_parity(g, data, b.unit(d), q, g.unit_bytes);
@@ -263,10 +273,10 @@ void ParityPath::send_stripe(const Group& group, uint64_t s, std::span<const uin
     if (r < d) {
       if (((dirty >> r) & 1) == 0) continue;
       send_unit(group, m, s, data[r]);
-      ++pending_.data_units;
+      ++group.lane->pending.data_units;
     } else {
       send_unit(group, m, s, b.unit(r));
-      ++pending_.parity_units;
+      ++group.lane->pending.parity_units;
     }
   }
 }
@@ -294,7 +304,7 @@ void ParityPath::merge_stripe(const Group& group, uint64_t s, uint64_t size, uin
   const uint64_t S = g.stripe_bytes();
   const uint32_t u = g.unit_bytes;
   const uint64_t start = s * S;
-  Buffers& b = *buffers_;
+  Buffers& b = *group.lane->buffers;
   uint64_t dirty = 0;
   uint64_t needed = 0;
   for (unsigned i = 0; i < g.data_members; ++i) {
@@ -303,7 +313,7 @@ void ParityPath::merge_stripe(const Group& group, uint64_t s, uint64_t size, uin
     if (!(lo <= ustart && hi >= uend) && ustart < size) needed |= uint64_t{1} << i;
     if ((lo < uend && hi > ustart) || uend > size) dirty |= uint64_t{1} << i;
   }
-  if (needed != 0) pending_.units_rebuilt += load_stripe(group, s, needed, false);
+  if (needed != 0) group.lane->pending.units_rebuilt += load_stripe(group, s, needed, false);
   if (size < start + S) {
     const uint64_t zero_from = std::max(size, start) - start;
     std::memset(b.data() + zero_from, 0, S - zero_from);
@@ -327,8 +337,10 @@ void ParityPath::clear_past_end(const Group& group, uint64_t size, uint64_t firs
   const uint64_t S = group.geometry.stripe_bytes();
   const uint64_t kept = (size + S - 1) / S;  // stripes holding bytes of the file
   if (size % S != 0 && size / S < first) merge_stripe(group, size / S, size, size, size, nullptr);
-  for (unsigned port : group.ports) {
-    storage_->truncate(port, group.index, kept * group.geometry.unit_bytes);
+  // A failed member's store was dropped (and a rebuild drops it again before writing).
+  for (unsigned m = 0; m < group.ports.size(); ++m) {
+    if (group.lost(m)) continue;
+    storage_->truncate(group.ports[m], group.index, kept * group.geometry.unit_bytes);
   }
 }
 
@@ -360,14 +372,14 @@ void ParityPath::write_stripes(Group& group, uint64_t offset, std::span<const ui
       // the parity code, else from a copy.
       const bool aligned = reinterpret_cast<uintptr_t>(src) % 64 == 0;
       for (unsigned i = 0; i < g.data_members; ++i) {
-        if (!aligned) std::memcpy(buffers_->unit(i), src + size_t{i} * u, u);
-        data[i] = aligned ? src + size_t{i} * u : buffers_->unit(i);
+        if (!aligned) std::memcpy(group.lane->buffers->unit(i), src + size_t{i} * u, u);
+        data[i] = aligned ? src + size_t{i} * u : group.lane->buffers->unit(i);
       }
       send_stripe(group, s, data, ~uint64_t{0});
     } else {
       merge_stripe(group, s, old_size, lo, hi, src);
     }
-    pending_.bytes_striped += hi - lo;
+    group.lane->pending.bytes_striped += hi - lo;
   }
   // Durability fsync: the units (and the cut of clear_past_end) on stable storage first,
   // then the length that names them; the caller acknowledges after both.
@@ -399,8 +411,8 @@ void ParityPath::read_stripes(Group& group, uint64_t offset, std::span<uint8_t> 
       degraded |= group.lost(map.data_member[i]);
     }
     if (degraded) {
-      pending_.units_rebuilt += load_stripe(group, s, needed, false);
-      std::memcpy(out.data() + (lo - offset), buffers_->data() + (lo - start), hi - lo);
+      group.lane->pending.units_rebuilt += load_stripe(group, s, needed, false);
+      std::memcpy(out.data() + (lo - offset), group.lane->buffers->data() + (lo - start), hi - lo);
     } else {
       for (unsigned i = 0; i < g.data_members; ++i) {
         if (((needed >> i) & 1) == 0) continue;
@@ -411,14 +423,14 @@ void ParityPath::read_stripes(Group& group, uint64_t offset, std::span<uint8_t> 
                        out.subspan(a - offset, z - a));
       }
     }
-    pending_.bytes_read += hi - lo;
+    group.lane->pending.bytes_read += hi - lo;
   }
 }
 
 // ---- requests ---------------------------------------------------------------------------
 
 void ParityPath::write(uint16_t index, uint64_t offset, std::span<const uint8_t> bytes) {
-  counted([&] {
+  counted(index, [&] {
     storage();
     if (offset > kMaxFileBytes || bytes.size() > kMaxFileBytes - offset) {
       throw StripeError(Kind::kBadRequest,
@@ -445,7 +457,7 @@ void ParityPath::write(uint16_t index, uint64_t offset, std::span<const uint8_t>
     } catch (...) {
       // Refused half way, it may have torn a stripe: its regions stay marked, and the
       // group's next request resyncs them before it reads or clears any.
-      intents_[index].resynced = false;
+      lane(index).intent.resynced = false;
       throw;
     }
     return 0;
@@ -453,7 +465,7 @@ void ParityPath::write(uint16_t index, uint64_t offset, std::span<const uint8_t>
 }
 
 size_t ParityPath::read(uint16_t index, uint64_t offset, std::span<uint8_t> out) {
-  return counted([&]() -> size_t {
+  return counted(index, [&]() -> size_t {
     storage();
     Group group = open(index);
     require_tolerated(group);
@@ -466,7 +478,7 @@ size_t ParityPath::read(uint16_t index, uint64_t offset, std::span<uint8_t> out)
 }
 
 uint64_t ParityPath::file_size(uint16_t index) {
-  return counted([&] {
+  return counted(index, [&] {
     storage();
     load(index);
     return storage_->file_size(index);
@@ -474,11 +486,11 @@ uint64_t ParityPath::file_size(uint16_t index) {
 }
 
 void ParityPath::fail_member(uint16_t index, unsigned port) {
-  counted([&] {
+  counted(index, [&] {
     storage();
     Group group = load(index);
     member(group, port);
-    if (!intents_[index].resynced) {
+    if (!lane(index).intent.resynced) {
       // Resynced first, with the member's units while its store still has them (asnd sets
       // its failed mark before it calls this): after, a stripe torn with a data unit on it
       // could no longer be recomputed. A member whose store cannot be read is left out.
@@ -491,7 +503,13 @@ void ParityPath::fail_member(uint16_t index, unsigned port) {
         resync(group);
       }
     }
-    storage_->fail(port, index);
+    try {
+      storage_->fail(port, index);
+    } catch (const StripeError& e) {
+      // A dying disk may refuse even that: the member is failed all the same (the entry's
+      // mark says so), and a rebuild drops its store on the replacement before it writes.
+      if (e.kind() != Kind::kStorageIo) throw;
+    }
     return 0;
   });
 }
@@ -499,7 +517,7 @@ void ParityPath::fail_member(uint16_t index, unsigned port) {
 // Every stripe of the file, rebuilt from the other members onto the member's empty store.
 // The member counts as lost while it is rebuilt, whether or not its failed bit is set.
 void ParityPath::rebuild_member(uint16_t index, unsigned port, const Progress& progress) {
-  counted([&] {
+  counted(index, [&] {
     storage();
     Group group = open(index);
     const unsigned target = member(group, port);
@@ -520,9 +538,9 @@ void ParityPath::rebuild_member(uint16_t index, unsigned port, const Progress& p
       const unsigned d = group.geometry.data_members;
       for (unsigned r = 0; r < group.geometry.members(); ++r) {
         if (member_of(map, d, r) != target) continue;
-        send_unit(group, target, s, buffers_->unit(r));
-        ++(r < d ? pending_.data_units : pending_.parity_units);
-        ++pending_.units_rebuilt;
+        send_unit(group, target, s, group.lane->buffers->unit(r));
+        ++(r < d ? group.lane->pending.data_units : group.lane->pending.parity_units);
+        ++group.lane->pending.units_rebuilt;
       }
     }
     if (progress) progress(stripes, stripes);
@@ -532,7 +550,7 @@ void ParityPath::rebuild_member(uint16_t index, unsigned port, const Progress& p
 
 stripe::ScrubReport ParityPath::scrub(uint16_t index, bool repair, bool dry_run,
                                       const Progress& progress) {
-  return counted([&] {
+  return counted(index, [&] {
     storage();
     Group group = open(index);
     require_tolerated(group);
@@ -541,10 +559,14 @@ stripe::ScrubReport ParityPath::scrub(uint16_t index, bool repair, bool dry_run,
   });
 }
 
+void ParityPath::inject_fault(uint16_t group, unsigned port, int err, uint64_t after) {
+  storage().inject_fault(port, group, err, after);
+}
+
 void ParityPath::discard(uint16_t index) {
-  counted([&] {
+  counted(index, [&] {
     storage().discard(index);
-    intents_.erase(index);
+    lane(index).intent = Intent{};
     return 0;
   });
 }

@@ -25,9 +25,15 @@
 // The engine reads only the STRIPE block's registers (a group's entry; it updates the
 // counters and member_counters) and, behind the member ports, the storage servers. It takes
 // the board's lock only for those register accesses (through `Registers`), never across file
-// I/O, so register traffic and the clock go on while a large file streams; its own lock
-// makes client requests take turns. A group entry is re-read between batches of stripes: one
-// whose shape changed (or that was cleared) under a request ends it.
+// I/O, so register traffic and the clock go on while a large file streams. Groups are served
+// in parallel (issue 27 item 7): each has its own lane (a lock, stripe buffers, pending
+// counts, its write-intent state), so a request of one group takes turns only with the
+// other requests of that group, in the order they take its lock; a long rebuild or scrub of
+// group A never stalls a data call of group B. Within a group nothing changes: one request
+// at a time, held across its I/O, which is what the write-intent bitmap's rules (mark before
+// sending, clear lazily, resync before the first read) rest on. A group entry is re-read
+// between batches of stripes: one whose shape changed (or that was cleared) under a request
+// ends it.
 #pragma once
 
 #include <array>
@@ -72,11 +78,15 @@ class ParityPath {
   // told stripes done of all.
   stripe::ScrubReport scrub(uint16_t group, bool repair, bool dry_run, const Progress& progress);
   void discard(uint16_t group);
+  // Test hook: StorageServers::inject_fault (EmulatedBoard::stripe_inject_member_fault).
+  void inject_fault(uint16_t group, unsigned port, int err, uint64_t after);
 
  private:
+  struct Lane;
   // A valid group entry, decoded.
   struct Group {
     uint16_t index = 0;
+    Lane* lane = nullptr;  // the group's: its buffers and pending counts
     stripe::Geometry geometry;
     std::vector<unsigned> ports;  // member -> port: data ports ascending, then parity ports
     uint64_t failed = 0;          // port mask
@@ -116,8 +126,11 @@ class ParityPath {
   // unit order of asn::stripe::reconstruct).
   static unsigned member_of(const stripe::StripeMap& map, unsigned data_members, unsigned role);
 
+  // Runs `request` in the group's lane (under its lock).
   template <typename F>
-  auto counted(F&& request);
+  auto counted(uint16_t group, F&& request);
+  // The group's lane, made on its first request; lanes live as long as the engine.
+  Lane& lane(uint16_t group);
   StorageServers& storage();
   Group load(uint16_t group);
   // Throws kTooManyFailed when more members failed than parity covers.
@@ -127,7 +140,7 @@ class ParityPath {
   // Adds the pending counts to the registers and re-reads the group, which must keep its
   // shape; its failed members may change (`also_failed`: a member being rebuilt).
   void checkpoint(Group& group, uint64_t also_failed = 0);
-  void flush();
+  void flush(Lane& lane);
   uint64_t stripes_per_batch(const Group& group) const;
 
   void write_stripes(Group& group, uint64_t offset, std::span<const uint8_t> bytes);
@@ -181,12 +194,18 @@ class ParityPath {
   // a data unit on a failed member is left as it is: its data cannot be known.
   void resync_stripe(const Group& group, uint64_t s);
 
+  // What one group's requests share, and nothing another group's do.
+  struct Lane {
+    std::mutex mu;  // one request of the group at a time; held across its I/O
+    std::unique_ptr<Buffers> buffers;
+    Counts pending;
+    Intent intent;
+  };
+
   Registers registers_;
   std::unique_ptr<StorageServers> storage_;
-  std::mutex mu_;  // one client request at a time; held across its I/O
-  std::unique_ptr<Buffers> buffers_;
-  Counts pending_;
-  std::map<uint16_t, Intent> intents_;
+  std::mutex lanes_mu_;  // guards lanes_ (the map, not a lane)
+  std::map<uint16_t, std::unique_ptr<Lane>> lanes_;
 };
 
 }  // namespace asn::model::detail::engines

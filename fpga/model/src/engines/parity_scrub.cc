@@ -65,20 +65,21 @@ void ParityPath::scrub_stripe(const Group& group, uint64_t s, bool write,
   load_stripe(group, s, 0, /*all=*/true);
   ++report.stripes;
   report.bytes_read += uint64_t{g.members() - lost_count} * g.unit_bytes;
-  const stripe::StripeCheck check =
-      stripe::check_stripe(g, buffers_->units, std::span<const unsigned>(lost.data(), lost_count),
-                           buffers_->scratch, g.unit_bytes);
+  const stripe::StripeCheck check = stripe::check_stripe(
+      g, group.lane->buffers->units, std::span<const unsigned>(lost.data(), lost_count),
+      group.lane->buffers->scratch, g.unit_bytes);
   if (check.mismatch == stripe::Mismatch::kNone) return;
   ++report.mismatches;
   stripe::ScrubFinding finding;
   finding.stripe = s;
   finding.mismatch = check.mismatch;
-  if (check.mismatch != stripe::Mismatch::kUnlocated) finding.member = member_of(map, d, check.unit);
+  if (check.mismatch != stripe::Mismatch::kUnlocated)
+    finding.member = member_of(map, d, check.unit);
   if (write) {
-    for (unsigned r : stripe::repair_stripe(g, buffers_->units, check, buffers_->scratch,
-                                            g.unit_bytes)) {
-      send_unit(group, member_of(map, d, r), s, buffers_->unit(r));
-      ++(r < d ? pending_.data_units : pending_.parity_units);
+    for (unsigned r : stripe::repair_stripe(g, group.lane->buffers->units, check,
+                                            group.lane->buffers->scratch, g.unit_bytes)) {
+      send_unit(group, member_of(map, d, r), s, group.lane->buffers->unit(r));
+      ++(r < d ? group.lane->pending.data_units : group.lane->pending.parity_units);
     }
     finding.repaired = true;
     ++report.repaired;

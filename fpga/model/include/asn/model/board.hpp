@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -68,11 +69,17 @@ class StripeError : public std::runtime_error {
     kStorageIo,      // a storage server's file could not be read or written
   };
 
-  StripeError(Kind kind, const std::string& what) : std::runtime_error(what), kind_(kind) {}
+  StripeError(Kind kind, const std::string& what, std::optional<unsigned> port = std::nullopt)
+      : std::runtime_error(what), kind_(kind), port_(port) {}
   Kind kind() const { return kind_; }
+  // kStorageIo from a member's storage server (its store or its bitmap; not the group's
+  // length, which the storage side keeps apart): the member's port. asnd marks that member
+  // failed (issue 27 item 5).
+  std::optional<unsigned> port() const { return port_; }
 
  private:
   Kind kind_;
+  std::optional<unsigned> port_;
 };
 
 std::string_view to_string(StripeError::Kind kind);
@@ -259,6 +266,11 @@ class EmulatedBoard {
                                    const StripeProgress& progress = {});
   // The group was deleted: every storage server drops its file. Needs no valid entry.
   void stripe_discard(uint16_t group);
+  // Test hook (issue 27 item 5): the storage server at `port` answers the group's reads and
+  // writes (of its store and its bitmap) with errno `err` (EIO, ENOSPC, ...) once `after`
+  // more of them have succeeded, as a dying disk would; `err` 0 clears it (the disk was
+  // replaced). StorageServers::inject_fault.
+  void stripe_inject_member_fault(uint16_t group, unsigned port, int err, uint64_t after = 0);
 
  private:
   class Impl;

@@ -20,11 +20,18 @@
 //                            replaced atomically (write, then rename) after stripes are
 //                            acknowledged, so it never names bytes no stripe holds.
 //
-// Not thread-safe: the parity path serializes its callers.
+// An I/O error of a member's store or bitmap is a StripeError kStorageIo with the member's
+// port (StripeError::port), so that the member can be marked failed (issue 27 item 5);
+// one of the group's length has none.
+//
+// Thread-safe for calls on different groups (the parity path serves groups in parallel,
+// issue 27 item 7); calls on one group are serialized by the parity path.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -74,6 +81,12 @@ class StorageServers {
   // With `sync`, on stable storage (the file and the directory's rename) before it returns.
   void set_file_size(uint16_t group, uint64_t bytes, bool sync = false);
 
+  // Test hook (issue 27 item 5): the server at `port` answers the group's reads, writes,
+  // opens, cuts and syncs of its store and its bitmap with errno `err` once `after` more of
+  // them have succeeded, as a dying disk or a full filesystem would; `err` 0 clears it (the
+  // disk was replaced). fail() keeps it: dropping a store is not I/O on the failed disk.
+  void inject_fault(unsigned port, uint16_t group, int err, uint64_t after = 0);
+
   // The server at `port` loses what it held for the group, bitmap included (its disk is
   // replaced by an empty one).
   void fail(unsigned port, uint16_t group);
@@ -81,13 +94,34 @@ class StorageServers {
   void discard(uint16_t group);
 
  private:
-  // The open store of (port, group); -1 when it does not exist and !create.
-  int store(unsigned port, uint16_t group, bool create);
+  // An open store; closed when the last holder lets it go, so a store dropped from the
+  // cache (its bound reached, or failed) stays open for a call of another group using it.
+  struct Fd {
+    int fd;
+    explicit Fd(int f) : fd(f) {}
+    ~Fd();
+    Fd(const Fd&) = delete;
+    Fd& operator=(const Fd&) = delete;
+  };
+  struct Fault {
+    int err = 0;
+    uint64_t after = 0;  // operations that still succeed
+  };
+  // Runs `io`, a call on the store or bitmap of (port, group): an injected fault answers it
+  // first, and a kStorageIo it throws gets the member's port.
+  template <typename F>
+  auto on_member(unsigned port, uint16_t group, const char* what, F&& io);
+
+  // The open store of (port, group); null when it does not exist and !create.
+  std::shared_ptr<Fd> store(unsigned port, uint16_t group, bool create);
   void close_store(unsigned port, uint16_t group);
 
   std::string dir_;
-  int lock_fd_ = -1;  // an exclusive flock on <dir>/lock while the servers are attached
-  std::map<std::pair<unsigned, uint16_t>, int> fds_;
+  int lock_fd_ = -1;   // an exclusive flock on <dir>/lock while the servers are attached
+  std::mutex fds_mu_;  // guards fds_ (the map; not the I/O on its stores)
+  std::map<std::pair<unsigned, uint16_t>, std::shared_ptr<Fd>> fds_;
+  std::mutex faults_mu_;  // guards faults_
+  std::map<std::pair<unsigned, uint16_t>, Fault> faults_;
 };
 
 }  // namespace asn::model
