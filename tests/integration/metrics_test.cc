@@ -176,6 +176,24 @@ TEST_F(MetricsTest, AScrapeFollowsTheFormatAndItsValuesMoveWithTheBoard) {
             before.sum("asn_listener_accepted_total", "listener=\"unix:") + 4);
 }
 
+TEST_F(MetricsTest, StripeCountersMoveWithAWrite) {
+  ASSERT_EQ(asnd_
+                .asnctl({"stripe", "create", "1", "--raid", "5", "--data", "0,1,2", "--parity", "3",
+                         "--unit", "4K"})
+                .exit_code,
+            0);
+  const Scrape before = scrape();
+  EXPECT_EQ(before.at(R"(asn_stripe_bytes_total{group="1"})"), 0);
+  EXPECT_EQ(before.at(R"(asn_manager_in_force{manager="stripe"})"), 1);
+  const std::string file = dir_.file("in");
+  write_file(file, std::string(48 * 1024, 'x'));  // four full stripes of 3 x 4 KiB
+  ASSERT_EQ(asnd_.asnctl({"stripe", "write", "1", file}).exit_code, 0);
+  const Scrape after = scrape();
+  EXPECT_EQ(after.at(R"(asn_stripe_bytes_total{group="1"})"), 48 * 1024);
+  EXPECT_EQ(after.at(R"(asn_stripe_data_units_total{group="1"})"), 12);
+  EXPECT_EQ(after.at(R"(asn_stripe_parity_units_total{group="1"})"), 4);
+}
+
 TEST_F(MetricsTest, OnlyGetOfMetricsIsServed) {
   EXPECT_EQ(http_get(port_, "/").status, 404);
   EXPECT_EQ(http_get(port_, "/metrics", "POST").status, 405);
