@@ -63,11 +63,16 @@ void ports(Exposition& out, Device& device) {
   per_port("asn_port_enabled", kGauge, "1 when the port is enabled on the board.", 0);
   per_port("asn_port_link_up", kGauge, "1 when the port's link is up.", 1);
   per_port("asn_port_link_changes_total", kCounter, "Link state changes of the port.", 2);
-  static constexpr const char* kCounterNames[] = {
-      "asn_port_rx_packets_total", "asn_port_rx_bytes_total", "asn_port_rx_drops_total",
-      "asn_port_tx_packets_total", "asn_port_tx_bytes_total", "asn_port_tx_drops_total"};
+  static constexpr std::array<std::pair<const char*, const char*>, 6> kCounterNames = {
+      {{"asn_port_rx_packets_total", "Packets the port received."},
+       {"asn_port_rx_bytes_total", "Bytes the port received."},
+       {"asn_port_rx_drops_total", "Received packets the port dropped."},
+       {"asn_port_tx_packets_total", "Packets the port sent."},
+       {"asn_port_tx_bytes_total", "Bytes the port sent."},
+       {"asn_port_tx_drops_total", "Packets to send that the port dropped."}}};
+  static_assert(kCounterNames.size() == counters.size());
   for (size_t i = 0; i < counters.size(); ++i) {
-    per_port(kCounterNames[i], kCounter, "The port's counter of the same name.", 3 + i);
+    per_port(kCounterNames[i].first, kCounter, kCounterNames[i].second, 3 + i);
   }
   out.family("asn_port_vc_queue_occupancy", kGauge,
              "Packets queued in a virtual channel of the port.");
