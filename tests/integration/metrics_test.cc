@@ -2,6 +2,7 @@
 // a plain socket client, parses every line of the Prometheus text format, checks the naming
 // conventions, then changes things through asnctl and sees the matching values move.
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -176,22 +177,38 @@ TEST_F(MetricsTest, AScrapeFollowsTheFormatAndItsValuesMoveWithTheBoard) {
             before.sum("asn_listener_accepted_total", "listener=\"unix:") + 4);
 }
 
-TEST_F(MetricsTest, StripeCountersMoveWithAWrite) {
+TEST_F(MetricsTest, StripeCountersMoveWithAWriteAndAScrub) {
+  EXPECT_EQ(scrape().at("asn_stripe_bytes_total"), -1) << "no group: the block is not read";
   ASSERT_EQ(asnd_
                 .asnctl({"stripe", "create", "1", "--raid", "5", "--data", "0,1,2", "--parity", "3",
                          "--unit", "4K"})
                 .exit_code,
             0);
   const Scrape before = scrape();
-  EXPECT_EQ(before.at(R"(asn_stripe_bytes_total{group="1"})"), 0);
+  EXPECT_EQ(before.at("asn_stripe_bytes_total"), 0);
   EXPECT_EQ(before.at(R"(asn_manager_in_force{manager="stripe"})"), 1);
   const std::string file = dir_.file("in");
   write_file(file, std::string(48 * 1024, 'x'));  // four full stripes of 3 x 4 KiB
   ASSERT_EQ(asnd_.asnctl({"stripe", "write", "1", file}).exit_code, 0);
-  const Scrape after = scrape();
-  EXPECT_EQ(after.at(R"(asn_stripe_bytes_total{group="1"})"), 48 * 1024);
-  EXPECT_EQ(after.at(R"(asn_stripe_data_units_total{group="1"})"), 12);
-  EXPECT_EQ(after.at(R"(asn_stripe_parity_units_total{group="1"})"), 4);
+  ASSERT_EQ(asnd_.asnctl({"stripe", "check", "1"}).exit_code, 0);
+  Scrape after = scrape();
+  EXPECT_EQ(after.at("asn_stripe_bytes_total"), 48 * 1024);
+  EXPECT_EQ(after.at("asn_stripe_data_units_total"), 12);
+  EXPECT_EQ(after.at("asn_stripe_parity_units_total"), 4);
+  EXPECT_EQ(after.at(R"(asn_stripe_member_units_total{port="3"})"), 4);
+  EXPECT_EQ(after.at(R"(asn_stripe_scrubbed_stripes_total{group="1"})"), 4);
+  EXPECT_EQ(after.at(R"(asn_stripe_mismatches_total{group="1"})"), 0);
+
+  // A unit rots on a storage server's disk: the next check counts the stripe.
+  const std::string store = dir_.file("state/storage/port-2/group-1.data");
+  const int fd = ::open(store.c_str(), O_RDWR);
+  ASSERT_GE(fd, 0) << store;
+  ASSERT_EQ(::pwrite(fd, "rot", 3, 4096 + 5), 3);
+  ::close(fd);
+  EXPECT_EQ(asnd_.asnctl({"stripe", "check", "1"}).exit_code, 1);
+  after = scrape();
+  EXPECT_EQ(after.at(R"(asn_stripe_scrubbed_stripes_total{group="1"})"), 8);
+  EXPECT_EQ(after.at(R"(asn_stripe_mismatches_total{group="1"})"), 1);
 }
 
 TEST_F(MetricsTest, OnlyGetOfMetricsIsServed) {

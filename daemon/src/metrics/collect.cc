@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <map>
+
 #include "device/device.hpp"
 #include "listeners.hpp"
 #include "locks/lock_manager.hpp"
@@ -151,27 +153,58 @@ void locks(Exposition& out, LockManager& manager) {
   out.sample(static_cast<double>(view.waiting_calls));
 }
 
+// The stripe block counts for all its groups at once (StripeManager::stats() reads the same
+// block-wide registers for any group), its members per port; only the scrubs' findings are
+// per group. The block's counters can only be read through a group: without one they are
+// absent.
 void stripes(Exposition& out, StripeManager& manager) {
   std::vector<StripeStats> groups;
   for (const auto& g : manager.list()) groups.push_back(manager.stats(g.group));
-  auto per_group = [&](const char* name, const char* help, auto field) {
+  auto block = [&](const char* name, const char* help, auto field) {
     out.family(name, kCounter, help);
+    if (!groups.empty()) out.sample(static_cast<double>(field(groups.front())));
+  };
+  block("asn_stripe_bytes_total", "File bytes the stripe block striped (all groups).",
+        [](const StripeStats& s) { return s.bytes_striped; });
+  block("asn_stripe_data_units_total", "Data units the stripe block wrote.",
+        [](const StripeStats& s) { return s.data_units; });
+  block("asn_stripe_parity_units_total", "Parity units the stripe block wrote.",
+        [](const StripeStats& s) { return s.parity_units; });
+  block("asn_stripe_read_bytes_total", "File bytes read back through the stripe block.",
+        [](const StripeStats& s) { return s.bytes_read; });
+  block("asn_stripe_rebuilt_units_total", "Units rebuilt onto replaced members.",
+        [](const StripeStats& s) { return s.units_rebuilt; });
+  block("asn_stripe_errors_total", "Errors the stripe block's data path reported.",
+        [](const StripeStats& s) { return s.errors; });
+  std::map<uint32_t, StripeMemberStats> members;  // by port: a port may serve several groups
+  for (const auto& g : groups) {
+    for (const auto& m : g.members) members[m.port] = m;
+  }
+  out.family("asn_stripe_member_units_total", kCounter, "Units a member port stored.");
+  for (const auto& [port, m] : members) {
+    out.sample({{"port", std::to_string(port)}}, static_cast<double>(m.units));
+  }
+  out.family("asn_stripe_member_bytes_total", kCounter, "Bytes a member port stored.");
+  for (const auto& [port, m] : members) {
+    out.sample({{"port", std::to_string(port)}}, static_cast<double>(m.bytes));
+  }
+  auto per_group = [&](const char* name, Type type, const char* help, auto field) {
+    out.family(name, type, help);
     for (const auto& s : groups) {
       out.sample({{"group", std::to_string(s.group.group)}}, static_cast<double>(field(s)));
     }
   };
-  per_group("asn_stripe_bytes_total", "File bytes striped by the group.",
-            [](const StripeStats& s) { return s.bytes_striped; });
-  per_group("asn_stripe_data_units_total", "Data units the group wrote.",
-            [](const StripeStats& s) { return s.data_units; });
-  per_group("asn_stripe_parity_units_total", "Parity units the group wrote.",
-            [](const StripeStats& s) { return s.parity_units; });
-  per_group("asn_stripe_read_bytes_total", "File bytes read back through the group.",
-            [](const StripeStats& s) { return s.bytes_read; });
-  per_group("asn_stripe_rebuilt_units_total", "Units rebuilt onto a replaced member.",
-            [](const StripeStats& s) { return s.units_rebuilt; });
-  per_group("asn_stripe_errors_total", "Errors the group's data path reported.",
-            [](const StripeStats& s) { return s.errors; });
+  per_group("asn_stripe_failed_members", kGauge, "Members of the group marked failed.",
+            [](const StripeStats& s) { return s.group.state.failed_ports_size(); });
+  per_group("asn_stripe_scrubbed_stripes_total", kCounter,
+            "Stripes checked by `asnctl stripe check|repair` since asnd started.",
+            [](const StripeStats& s) { return s.scrubbed_stripes; });
+  per_group("asn_stripe_mismatches_total", kCounter,
+            "Stripes whose parity did not check (md's mismatch_cnt), since asnd started.",
+            [](const StripeStats& s) { return s.scrub_mismatches; });
+  per_group("asn_stripe_repaired_total", kCounter,
+            "Stripes a repair set right, since asnd started.",
+            [](const StripeStats& s) { return s.scrub_repaired; });
 }
 
 void listeners(Exposition& out, const Listeners& listeners) {
