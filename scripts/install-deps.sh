@@ -25,6 +25,8 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   libnl-3-dev libnl-genl-3-dev libpci-dev
+  # asnd's Prometheus endpoint (listen.metrics): the HTTP server under it
+  libmicrohttpd-dev
   libspdlog-dev libfmt-dev libyaml-cpp-dev libcli11-dev libisal-dev libsystemd-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   # the linker (cmake/AsnLinker.cmake): a fraction of GNU ld's CPU for the test binaries

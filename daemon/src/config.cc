@@ -182,6 +182,10 @@ const std::map<std::string, Key>& keys() {
          c.listen.tcp = n.IsNull() ? "" : scalar(w, n);
          validate_tcp(w, c.listen.tcp);
        }}},
+      {"listen.metrics", {[](Config& c, const std::string& w, const YAML::Node& n) {
+         c.listen.metrics = n.IsNull() ? "" : scalar(w, n);
+         validate_tcp(w, c.listen.metrics);
+       }}},
       {"listen.max_connections", {[](Config& c, const std::string& w, const YAML::Node& n) {
          c.listen.max_connections = number(w, n, 1, 65536);
        }}},

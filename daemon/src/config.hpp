@@ -43,6 +43,7 @@ struct ListenConfig {
   uint32_t socket_mode = 0660;
   std::string socket_group;  // empty: the group of the process
   std::string tcp;           // "host:port"; empty: no TCP listener
+  std::string metrics;       // "host:port" serving GET /metrics (Prometheus); empty: none
   bool tcp_admin = false;    // TCP callers get the admin role (else lock client)
   TlsConfig tls;             // set: the TCP listener serves mutual TLS only
   // What one listener gives its clients (the unit's LimitNOFILE leaves room for all of it).

@@ -24,6 +24,8 @@
 #include "managers/port_manager.hpp"
 #include "managers/stripe_manager.hpp"
 #include "managers/tdm_manager.hpp"
+#include "metrics/collect.hpp"
+#include "metrics/metrics_server.hpp"
 #include "services/device_service.hpp"
 #include "services/fabric_service.hpp"
 #include "services/lock_service.hpp"
@@ -162,6 +164,10 @@ class Daemon {
   void stop_fabric_agent() {
     if (fabric_agent_) fabric_agent_->stop();
   }
+  // What a scrape of listen.metrics reads (metrics/collect.hpp).
+  metrics::Sources metric_sources(const Listeners& listeners) {
+    return {device_, reconciler_, tdm_, stripe_, locks_, &listeners, &listeners.grpc_calls()};
+  }
   const RegisterBus& bus() const { return *bus_; }
   Device& device() { return device_; }
   // Why the board can no longer be used, or "".
@@ -248,6 +254,15 @@ int run_daemon(const Config& config, const std::string& config_path, bool config
                                 std::vector<std::unique_ptr<grpc::Service>>& out) {
                         daemon.add_services(builder, policy, out);
                       });
+  // The metrics endpoint opens with the listeners: an address that is taken stops the start
+  // as a taken listen.tcp does, rather than leaving asnd running without what was configured.
+  std::unique_ptr<metrics::MetricsServer> metrics_server;
+  if (!config.listen.metrics.empty()) {
+    metrics_server = std::make_unique<metrics::MetricsServer>(
+        config.listen.metrics,
+        [sources = daemon.metric_sources(listeners)] { return metrics::collect(sources); });
+    spdlog::info("metrics on http://{}/metrics", config.listen.metrics);
+  }
   listeners.set_serving(true);
 
   // The watchdog is fed only while the board answers and a real call through the socket
@@ -285,6 +300,7 @@ int run_daemon(const Config& config, const std::string& config_path, bool config
   }
   const auto stop_started = std::chrono::steady_clock::now();
   notifier.stopping();
+  metrics_server.reset();
   daemon.stop_fabric_agent();
   listeners.set_serving(false);
   daemon.stop_locks();  // withdraws every waiting Lock at once

@@ -200,7 +200,8 @@ constexpr int kTlsHandshakeTimeoutMs = 10'000;
 class Listener {
  public:
   Listener(UniqueFd listen_fd, bool unix_socket, ListenerPolicy policy, const ListenConfig& limits,
-           const ServiceFactory& services, std::shared_ptr<grpc::ServerCredentials> tls = nullptr)
+           const ServiceFactory& services, metrics::GrpcCalls& calls,
+           std::shared_ptr<grpc::ServerCredentials> tls = nullptr)
       : listen_fd_(std::move(listen_fd)),
         unix_socket_(unix_socket),
         limits_(limits),
@@ -229,6 +230,9 @@ class Listener {
       builder.AddListeningPort("unix:" + backend_->path(), tls, &tls_port);
     }
     services(builder, policy_, services_);
+    std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> counting;
+    counting.push_back(calls.interceptor_factory());
+    builder.experimental().SetInterceptorCreators(std::move(counting));
     server_ = builder.BuildAndStart();
     if (tls && (!server_ || tls_port == 0)) {
       throw Error(ErrorCode::kUnavailable,
@@ -482,7 +486,7 @@ Listeners::Listeners(const ListenConfig& config, const ServiceFactory& services)
   const std::string unix_name = "unix:" + config.socket;
   listeners_.push_back(std::make_unique<Listener>(open_unix_listener(config), true,
                                                   ListenerPolicy{unix_name, Role::kAdmin, "", {}},
-                                                  config, services));
+                                                  config, services, grpc_calls_));
   description_ = unix_name;
   if (!config.tcp.empty()) {
     // PFS clients lock over TCP: a lock client reads and locks, and never configures or
@@ -492,9 +496,9 @@ Listeners::Listeners(const ListenConfig& config, const ServiceFactory& services)
                        config.tcp_admin ? Role::kAdmin : Role::kLockClient,
                        "use asnd's Unix socket, or set listen.tcp_admin: true in asnd.yaml",
                        {}};
-    listeners_.push_back(
-        std::make_unique<Listener>(open_tcp_listener(config.tcp), false, std::move(tcp), config,
-                                   services, tls ? mutual_tls_credentials(config.tls) : nullptr));
+    listeners_.push_back(std::make_unique<Listener>(
+        open_tcp_listener(config.tcp), false, std::move(tcp), config, services, grpc_calls_,
+        tls ? mutual_tls_credentials(config.tls) : nullptr));
     description_ += " and " + config.tcp + (tls ? " (mutual TLS)" : "");
   }
 }

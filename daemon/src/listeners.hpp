@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "config.hpp"
+#include "metrics/grpc_calls.hpp"
 #include "services/auth.hpp"
 
 namespace asn {
@@ -59,6 +60,8 @@ class Listeners {
   // proves that connections are accepted and calls answered. The watchdog asks it.
   bool answers(std::chrono::milliseconds timeout) const;
   std::vector<ListenerStats> stats() const;
+  // Calls answered on every listener, by method and status code (listen.metrics).
+  const metrics::GrpcCalls& grpc_calls() const { return grpc_calls_; }
   // Who is behind a call's peer string ("fd:12"): "uid 1000 (alice)", "10.0.0.2:4711".
   std::string describe_peer(const std::string& peer) const;
   // Stops accepting, lets calls in flight finish for up to `grace`.
@@ -66,6 +69,7 @@ class Listeners {
 
  private:
   ListenConfig config_;
+  metrics::GrpcCalls grpc_calls_;  // before listeners_: their servers count into it
   std::vector<std::unique_ptr<Listener>> listeners_;
   std::string description_;
   bool shut_down_ = false;

@@ -51,6 +51,7 @@ listen:
   socket_mode: "0600"
   tcp: 127.0.0.1:50051
   tcp_admin: true
+  metrics: "[::1]:9464"
 backend:
   kind: emulated
   emulated:
@@ -66,6 +67,7 @@ backend:
   EXPECT_EQ(c.listen.socket_mode, 0600u);
   EXPECT_EQ(c.listen.tcp, "127.0.0.1:50051");
   EXPECT_TRUE(c.listen.tcp_admin);
+  EXPECT_EQ(c.listen.metrics, "[::1]:9464");
   EXPECT_EQ(c.backend.emulated.board, "lab-1");
   EXPECT_EQ(c.backend.emulated.profile, "emulated-64port");
   EXPECT_EQ(c.backend.emulated.shm_dir, "/tmp");
@@ -95,6 +97,7 @@ TEST(Config, ShippedFileIsValid) {
   Config c = load_config(ASN_DEPLOY_CONFIG, true);
   EXPECT_NO_THROW(apply_overrides(c, {}));
   EXPECT_EQ(c.backend.kind, "emulated");
+  EXPECT_TRUE(c.listen.metrics.empty());  // off until the operator sets it
   EXPECT_TRUE(c.deprecations.empty());
 }
 
@@ -135,6 +138,9 @@ TEST(Config, BadValuesNameTheKey) {
             std::string::npos);
   EXPECT_NE(load_error("listen:\n  tcp: localhost\n").find("is not host:port"), std::string::npos);
   EXPECT_NE(load_error("listen:\n  tcp: localhost:99999\n").find("is not 1-65535"),
+            std::string::npos);
+  EXPECT_NE(load_error("listen:\n  metrics: localhost\n")
+                .find("asnd.yaml:2: listen.metrics: 'localhost' is not host:port"),
             std::string::npos);
   EXPECT_NE(load_error("backend:\n  kind: fpga\n")
                 .find("backend.kind: unknown backend 'fpga' (backends: emulated, kernel)"),

@@ -224,6 +224,10 @@ StripeScrub StripeManager::scrub(uint32_t group, bool repair, bool dry_run,
   {
     std::lock_guard lock(mutex_);
     st = existing(group);  // a member may have failed meanwhile
+    ScrubTotals& totals = scrub_totals_[group];
+    totals.stripes += out.report.stripes;
+    totals.mismatches += out.report.mismatches;
+    totals.repaired += out.report.repaired;
   }
   out.group = view(group, st, entry_words(&st));
   return out;

@@ -435,11 +435,16 @@ StripeChange StripeManager::remove(uint32_t group, bool validate_only) {
 
 StripeStats StripeManager::stats(uint32_t group) {
   state::v1::StripeGroupState st;
+  StripeStats out;
   {
     std::lock_guard lock(mutex_);  // not across the data path: see list()
     st = existing(group);
+    if (auto it = scrub_totals_.find(group); it != scrub_totals_.end()) {
+      out.scrubbed_stripes = it->second.stripes;
+      out.scrub_mismatches = it->second.mismatches;
+      out.scrub_repaired = it->second.repaired;
+    }
   }
-  StripeStats out;
   out.group = view(group, st, device_.read_entries(s::kGroupTable, group, 1));
   Device::ReadBatch batch;
   const size_t first = batch.add64(s::kDataUnits);

@@ -16,6 +16,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <span>
@@ -75,6 +76,9 @@ struct StripeStats {
   std::vector<StripeMemberStats> members;  // member order
   uint64_t data_units = 0, parity_units = 0, bytes_striped = 0;
   uint64_t errors = 0, bytes_read = 0, units_rebuilt = 0;
+  // What the group's checks and repairs (scrub()) found since asnd started: the board counts
+  // none of it, the scrub runs in asnd.
+  uint64_t scrubbed_stripes = 0, scrub_mismatches = 0, scrub_repaired = 0;
 };
 
 // A scrub's outcome: the report's findings name members by index into group.members().
@@ -172,6 +176,10 @@ class StripeManager final : public Reconcilable {
   mutable std::mutex mutex_;  // the document; taken after a group lock, never before
   DesiredState<state::v1::StripeState> state_;
   std::array<std::mutex, 256> group_locks_;  // the table's most entries (regmap max_entries)
+  struct ScrubTotals {
+    uint64_t stripes = 0, mismatches = 0, repaired = 0;
+  };
+  std::map<uint32_t, ScrubTotals> scrub_totals_;  // by group (mutex_)
 };
 
 // A client's stream of file bytes cut into writes of whole stripes: a chunk boundary inside a
