@@ -1,6 +1,6 @@
 #include "metrics/grpc_calls.hpp"
 
-#include <array>
+#include "asn/status/codes.hpp"
 
 namespace asn::metrics {
 
@@ -40,28 +40,6 @@ class CountingFactory final : public ex::ServerInterceptorFactoryInterface {
 
 }  // namespace
 
-std::string status_code_name(int code) {
-  static constexpr std::array<const char*, 17> kNames = {"OK",
-                                                         "CANCELLED",
-                                                         "UNKNOWN",
-                                                         "INVALID_ARGUMENT",
-                                                         "DEADLINE_EXCEEDED",
-                                                         "NOT_FOUND",
-                                                         "ALREADY_EXISTS",
-                                                         "PERMISSION_DENIED",
-                                                         "RESOURCE_EXHAUSTED",
-                                                         "FAILED_PRECONDITION",
-                                                         "ABORTED",
-                                                         "OUT_OF_RANGE",
-                                                         "UNIMPLEMENTED",
-                                                         "INTERNAL",
-                                                         "UNAVAILABLE",
-                                                         "DATA_LOSS",
-                                                         "UNAUTHENTICATED"};
-  if (code >= 0 && static_cast<size_t>(code) < kNames.size()) return kNames[code];
-  return "CODE_" + std::to_string(code);
-}
-
 void GrpcCalls::add(const std::string& method, int code) {
   std::lock_guard lock(mutex_);
   ++counts_[{method, code}];
@@ -70,7 +48,8 @@ void GrpcCalls::add(const std::string& method, int code) {
 std::vector<GrpcCalls::Count> GrpcCalls::counts() const {
   std::lock_guard lock(mutex_);
   std::vector<Count> out;
-  for (const auto& [key, n] : counts_) out.push_back({key.first, status_code_name(key.second), n});
+  for (const auto& [key, n] : counts_)
+    out.push_back({key.first, std::string(status::name(key.second)), n});
   return out;
 }
 

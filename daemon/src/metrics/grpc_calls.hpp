@@ -15,9 +15,6 @@
 
 namespace asn::metrics {
 
-// "OK", "NOT_FOUND": the names of grpc::StatusCode as gRPC's documentation spells them.
-std::string status_code_name(int code);
-
 class GrpcCalls {
  public:
   struct Count {
