@@ -31,6 +31,7 @@
 #include "error.hpp"
 #include "services/grpc_status.hpp"
 #include "services/support.hpp"
+#include "tcp_listener.hpp"
 #include "tls_relay.hpp"
 #include "unique_fd.hpp"
 
@@ -148,7 +149,9 @@ UniqueFd open_unix_listener(const ListenConfig& config) {
   return fd;
 }
 
-UniqueFd open_tcp_listener(const std::string& address) {
+}  // namespace
+
+UniqueFd open_tcp_listener(const std::string& address, const std::string& key) {
   const size_t colon = address.rfind(':');
   std::string host = address.substr(0, colon);
   const std::string port = address.substr(colon + 1);
@@ -160,7 +163,7 @@ UniqueFd open_tcp_listener(const std::string& address) {
   addrinfo* found = nullptr;
   if (int rc = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &found); rc != 0) {
     throw Error(ErrorCode::kUnavailable,
-                fmt::format("cannot listen on {}: {}", address, gai_strerror(rc)));
+                fmt::format("cannot listen on {} ({}): {}", address, key, gai_strerror(rc)));
   }
   std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> list(found, freeaddrinfo);
   int last_errno = 0;
@@ -174,10 +177,8 @@ UniqueFd open_tcp_listener(const std::string& address) {
     }
     last_errno = errno;
   }
-  system_error(fmt::format("cannot listen on {} (listen.tcp)", address), last_errno);
+  system_error(fmt::format("cannot listen on {} ({})", address, key), last_errno);
 }
-
-}  // namespace
 
 std::shared_ptr<grpc::ServerCredentials> mutual_tls_credentials(const TlsConfig& tls) {
   // Read again (and checked again) now: the files may have changed since the configuration
@@ -497,8 +498,8 @@ Listeners::Listeners(const ListenConfig& config, const ServiceFactory& services)
                        "use asnd's Unix socket, or set listen.tcp_admin: true in asnd.yaml",
                        {}};
     listeners_.push_back(std::make_unique<Listener>(
-        open_tcp_listener(config.tcp), false, std::move(tcp), config, services, grpc_calls_,
-        tls ? mutual_tls_credentials(config.tls) : nullptr));
+        open_tcp_listener(config.tcp, "listen.tcp"), false, std::move(tcp), config, services,
+        grpc_calls_, tls ? mutual_tls_credentials(config.tls) : nullptr));
     description_ += " and " + config.tcp + (tls ? " (mutual TLS)" : "");
   }
 }

@@ -2,16 +2,13 @@
 
 #include <fmt/format.h>
 #include <microhttpd.h>
-#include <netdb.h>
 #include <spdlog/spdlog.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
 #include <string_view>
 
 #include "error.hpp"
+#include "tcp_listener.hpp"
 
 namespace asn::metrics {
 
@@ -22,41 +19,6 @@ namespace {
 constexpr unsigned kMaxConnections = 8;
 constexpr unsigned kConnectionTimeoutS = 10;
 constexpr const char* kContentType = "text/plain; version=0.0.4; charset=utf-8";
-
-int open_listener(const std::string& address) {
-  const size_t colon = address.rfind(':');
-  std::string host = address.substr(0, colon);
-  const std::string port = address.substr(colon + 1);
-  if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_PASSIVE;
-  addrinfo* found = nullptr;
-  if (int rc = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &found); rc != 0) {
-    throw Error(ErrorCode::kUnavailable,
-                fmt::format("cannot listen on {} (listen.metrics): {}", address, gai_strerror(rc)));
-  }
-  int last_errno = 0;
-  for (const addrinfo* ai = found; ai != nullptr; ai = ai->ai_next) {
-    const int fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
-      last_errno = errno;
-      continue;
-    }
-    const int one = 1;
-    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (::bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && ::listen(fd, 16) == 0) {
-      freeaddrinfo(found);
-      return fd;
-    }
-    last_errno = errno;
-    ::close(fd);
-  }
-  freeaddrinfo(found);
-  throw Error(ErrorCode::kUnavailable, fmt::format("cannot listen on {} (listen.metrics): {}",
-                                                   address, std::strerror(last_errno)));
-}
 
 MHD_Result respond(MHD_Connection* connection, unsigned status, const std::string& body,
                    const char* content_type) {
@@ -102,7 +64,9 @@ MHD_Result handle(void* cls, MHD_Connection* connection, const char* url, const 
 }  // namespace
 
 MetricsServer::MetricsServer(const std::string& address, Collect collect)
-    : address_(address), collect_(std::move(collect)), listen_fd_(open_listener(address)) {
+    : address_(address),
+      collect_(std::move(collect)),
+      listen_fd_(open_tcp_listener(address, "listen.metrics").release()) {
   daemon_ = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL, 0, nullptr, nullptr,
                              &handle, this, MHD_OPTION_LISTEN_SOCKET, listen_fd_,
                              MHD_OPTION_CONNECTION_LIMIT, kMaxConnections,
